@@ -1,0 +1,135 @@
+//! Reading one JSON-RPC message and writing replies.
+
+use serde_json::{Map, Value, json};
+
+use crate::protocol::{ErrorCode, ErrorObject, RequestId};
+
+/// One decoded incoming message.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    Request {
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+    },
+    Notification {
+        method: String,
+        params: Map<String, Value>,
+    },
+    /// A reply to something we sent; nothing to answer.
+    Response,
+}
+
+/// A message that cannot be processed, with the id to answer it under (`null` when unknown).
+pub(crate) struct Rejected {
+    pub(crate) id: Value,
+    pub(crate) error: ErrorObject,
+}
+
+impl Rejected {
+    fn new(id: Value, code: ErrorCode, message: impl Into<String>) -> Self {
+        Rejected {
+            id,
+            error: ErrorObject::new(code, message),
+        }
+    }
+}
+
+pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
+    let Value::Object(mut map) = message else {
+        return Err(Rejected::new(
+            Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            format!("a JSON-RPC message must be an object, got {}", kind(&message)),
+        ));
+    };
+    let raw_id = map.remove("id");
+    let id = match &raw_id {
+        None => None,
+        Some(v) => match RequestId::from_value(v) {
+            Some(id) => Some(id),
+            None => {
+                return Err(Rejected::new(
+                    Value::Null,
+                    ErrorCode::INVALID_REQUEST,
+                    format!("`id` must be a string or an integer, got {}", kind(v)),
+                ));
+            }
+        },
+    };
+    let reply_id = || id.as_ref().map_or(Value::Null, RequestId::to_value);
+    match map.get("jsonrpc") {
+        Some(Value::String(v)) if v == "2.0" => {}
+        Some(other) => {
+            return Err(Rejected::new(
+                reply_id(),
+                ErrorCode::INVALID_REQUEST,
+                format!("`jsonrpc` must be \"2.0\", got {other}"),
+            ));
+        }
+        None => {
+            return Err(Rejected::new(
+                reply_id(),
+                ErrorCode::INVALID_REQUEST,
+                "`jsonrpc` is missing; it must be \"2.0\"",
+            ));
+        }
+    }
+    let method = match map.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(other) => {
+            return Err(Rejected::new(
+                reply_id(),
+                ErrorCode::INVALID_REQUEST,
+                format!("`method` must be a string, got {}", kind(&other)),
+            ));
+        }
+        None if id.is_some() && (map.contains_key("result") || map.contains_key("error")) => {
+            return Ok(Incoming::Response);
+        }
+        None => {
+            return Err(Rejected::new(
+                reply_id(),
+                ErrorCode::INVALID_REQUEST,
+                "`method` is missing",
+            ));
+        }
+    };
+    let params = match map.remove("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(other) => {
+            return Err(Rejected::new(
+                reply_id(),
+                ErrorCode::INVALID_PARAMS,
+                format!("`params` of {method} must be an object, got {}", kind(&other)),
+            ));
+        }
+    };
+    Ok(match id {
+        Some(id) => Incoming::Request { id, method, params },
+        None => Incoming::Notification { method, params },
+    })
+}
+
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(crate) fn error_reply(id: Value, error: ErrorObject) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+}
+
+pub(crate) fn parse_error(detail: impl std::fmt::Display) -> Value {
+    error_reply(
+        Value::Null,
+        ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {detail}")),
+    )
+}

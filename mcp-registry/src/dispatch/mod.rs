@@ -1,0 +1,482 @@
+//! `handle_mcp_message`: one MCP JSON-RPC message in, one reply out, in-process.
+
+pub(crate) mod envelope;
+
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use crate::protocol::{
+    ErrorCode, ErrorObject, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, META_PROTOCOL_VERSION,
+    META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId, SUPPORTED_VERSIONS,
+};
+use crate::registry::{CallError, CallOptions, Registry};
+use crate::registry::call::RequestInfo;
+use crate::server::Server;
+use envelope::{Incoming, decode, error_reply};
+
+/// What a request is answered with, before it is written as a `Value` or as text.
+pub(crate) enum Answer {
+    Result(Value),
+    /// A page of a server's tool list: served from the list serialized when the server was
+    /// built, so the text path copies bytes instead of re-serializing schemas.
+    Tools {
+        server: Server,
+        start: usize,
+        end: usize,
+        next_cursor: Option<String>,
+        modern: Option<Map<String, Value>>,
+    },
+    Error(ErrorObject),
+    /// The call was cancelled: no reply is sent.
+    Suppressed,
+}
+
+/// The era and version a request is served under.
+#[derive(Clone, Copy)]
+pub(crate) struct Served {
+    pub(crate) version: Option<ProtocolVersion>,
+    pub(crate) modern: bool,
+}
+
+/// Per-connection facts the stateless entry point does not have.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Connection {
+    /// The version negotiated by `initialize`, if any.
+    pub(crate) legacy_version: Option<ProtocolVersion>,
+    /// Whether `notifications/tools/list_changed` will be sent.
+    pub(crate) list_changed: bool,
+}
+
+fn invalid_params(message: impl Into<String>) -> Answer {
+    Answer::Error(ErrorObject::new(ErrorCode::INVALID_PARAMS, message))
+}
+
+fn unsupported_version(requested: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version {requested:?}"),
+    )
+    .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
+}
+
+fn encode_cursor(offset: usize) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("tools:{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    std::str::from_utf8(&bytes).ok()?.strip_prefix("tools:")?.parse().ok()
+}
+
+impl Registry {
+    /// Answers one MCP JSON-RPC message addressed to the server named `server`.
+    ///
+    /// Returns `Some(reply)` for a request and `None` for a notification (or a response).
+    /// Every failure is a reply, never a panic: see the crate docs for the error mapping.
+    ///
+    /// ```
+    /// # use mcp_registry::{Registry, Server, Tool};
+    /// # use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let hi = Tool::new("hi", "Say hi", json!({"type": "object"}), |_| async { "hi" }).unwrap();
+    /// let registry = Registry::from_servers([Server::new("greet", None, [hi]).unwrap()]);
+    /// let reply = registry
+    ///     .handle_mcp_message("greet", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(reply["result"]["tools"][0]["name"], "hi");
+    /// let none = registry
+    ///     .handle_mcp_message("greet", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    ///     .await;
+    /// assert!(none.is_none());
+    /// # }
+    /// ```
+    pub async fn handle_mcp_message(&self, server: &str, message: Value) -> Option<Value> {
+        self.handle_mcp_message_with(server, message, CallOptions::default())
+            .await
+    }
+
+    /// [`handle_mcp_message`](Self::handle_mcp_message) with per-call options (timeout,
+    /// notification sink for progress, cancellation, extensions). A call cancelled through
+    /// the options gets no reply (`None`), as the spec asks.
+    pub async fn handle_mcp_message_with(
+        &self,
+        server: &str,
+        message: Value,
+        options: CallOptions,
+    ) -> Option<Value> {
+        if let Value::Array(batch) = message {
+            return self.handle_batch(server, batch, options).await;
+        }
+        let (id, answer) = self
+            .handle_decoded(server, message, options, Connection::default())
+            .await?;
+        Some(self.answer_to_value(id, answer)?)
+    }
+
+    /// The text form for transports: one JSON text in, one JSON text out. Unparseable text is
+    /// answered with -32700. `tools/list` replies are written from the list serialized once
+    /// per registry change.
+    pub async fn handle_mcp_text(&self, server: &str, text: &str) -> Option<String> {
+        self.handle_mcp_text_with(server, text, CallOptions::default())
+            .await
+    }
+
+    /// [`handle_mcp_text`](Self::handle_mcp_text) with per-call options.
+    pub async fn handle_mcp_text_with(
+        &self,
+        server: &str,
+        text: &str,
+        options: CallOptions,
+    ) -> Option<String> {
+        let message: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => return Some(envelope::parse_error(e).to_string()),
+        };
+        if message.is_array() {
+            return self
+                .handle_mcp_message_with(server, message, options)
+                .await
+                .map(|v| v.to_string());
+        }
+        let (id, answer) = self
+            .handle_decoded(server, message, options, Connection::default())
+            .await?;
+        self.answer_to_text(id, answer)
+    }
+
+    async fn handle_batch(&self, server: &str, batch: Vec<Value>, options: CallOptions) -> Option<Value> {
+        if batch.is_empty() {
+            return Some(error_reply(
+                Value::Null,
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, "an empty batch is not a valid request"),
+            ));
+        }
+        let mut replies = Vec::new();
+        for message in batch {
+            if let Some((id, answer)) = self
+                .handle_decoded(server, message, options.clone(), Connection::default())
+                .await
+                && let Some(reply) = self.answer_to_value(id, answer)
+            {
+                replies.push(reply);
+            }
+        }
+        (!replies.is_empty()).then_some(Value::Array(replies))
+    }
+
+    /// Decodes and answers; `None` for notifications and responses. The id is the JSON value to
+    /// reply under.
+    pub(crate) async fn handle_decoded(
+        &self,
+        server: &str,
+        message: Value,
+        options: CallOptions,
+        connection: Connection,
+    ) -> Option<(Value, Answer)> {
+        match decode(message) {
+            Err(rejected) => Some((rejected.id, Answer::Error(rejected.error))),
+            Ok(Incoming::Notification { .. } | Incoming::Response) => None,
+            Ok(Incoming::Request { id, method, params }) => {
+                let answer = self
+                    .answer_request(server, &id, &method, params, options, connection)
+                    .await;
+                Some((id.to_value(), answer))
+            }
+        }
+    }
+
+    /// Answers one decoded request.
+    pub(crate) async fn answer_request(
+        &self,
+        server_name: &str,
+        id: &RequestId,
+        method: &str,
+        mut params: Map<String, Value>,
+        mut options: CallOptions,
+        connection: Connection,
+    ) -> Answer {
+        let meta = match params.remove("_meta") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(_) => return invalid_params("`params._meta` must be an object"),
+        };
+        let served = match meta.as_ref().and_then(|m| m.get(META_PROTOCOL_VERSION)) {
+            Some(Value::String(v)) => match ProtocolVersion::parse(v) {
+                Some(version) => Served {
+                    version: Some(version),
+                    modern: version.era() == ProtocolEra::Modern,
+                },
+                None => return Answer::Error(unsupported_version(v)),
+            },
+            Some(other) => {
+                return invalid_params(format!(
+                    "`_meta.{META_PROTOCOL_VERSION}` must be a string, got {}",
+                    envelope::kind(other)
+                ));
+            }
+            None if method == "server/discover" => Served {
+                version: Some(ProtocolVersion::MODERN),
+                modern: true,
+            },
+            None => Served {
+                version: connection.legacy_version,
+                modern: false,
+            },
+        };
+        let snapshot = self.snapshot();
+        let server = match snapshot.server(server_name) {
+            None => {
+                return Answer::Error(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("unknown MCP server {server_name:?}"),
+                ));
+            }
+            Some(e) if !e.enabled => {
+                return Answer::Error(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("MCP server {server_name:?} is disabled"),
+                ));
+            }
+            Some(e) => e.server.clone(),
+        };
+        drop(snapshot);
+        let answer = match (method, served.modern) {
+            ("initialize", false) => self.initialize(&server, &params, connection),
+            ("ping", false) => Answer::Result(json!({})),
+            ("server/discover", true) => Answer::Result(self.discover(&server, connection)),
+            ("tools/list", _) => self.list_tools(&server, &params, served),
+            ("tools/call", _) => {
+                if let Some(meta) = meta {
+                    options.meta = Some(meta);
+                }
+                let request = RequestInfo {
+                    id: Some(id.clone()),
+                    protocol_version: served.version,
+                };
+                self.call_tool(&server, params, options, request).await
+            }
+            _ => Answer::Error(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                if served.modern {
+                    format!("method not found: {method} (protocol version {})", ProtocolVersion::MODERN)
+                } else {
+                    format!("method not found: {method}")
+                },
+            )),
+        };
+        if !served.modern {
+            return answer;
+        }
+        let info = server_info_meta(&server);
+        match answer {
+            Answer::Result(mut result) => {
+                if let Value::Object(map) = &mut result {
+                    map.insert("resultType".to_owned(), json!("complete"));
+                    let meta = map
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Value::Object(meta) = meta {
+                        meta.extend(info);
+                    }
+                }
+                Answer::Result(result)
+            }
+            Answer::Tools {
+                server,
+                start,
+                end,
+                next_cursor,
+                modern: _,
+            } => {
+                let mut extra = Map::new();
+                extra.insert("resultType".to_owned(), json!("complete"));
+                extra.insert("ttlMs".to_owned(), json!(self.list_ttl_ms()));
+                extra.insert("cacheScope".to_owned(), json!("public"));
+                extra.insert("_meta".to_owned(), Value::Object(info));
+                Answer::Tools {
+                    server,
+                    start,
+                    end,
+                    next_cursor,
+                    modern: Some(extra),
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn list_ttl_ms(&self) -> u64 {
+        u64::try_from(self.config().list_ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn capabilities(connection: Connection) -> Value {
+        json!({ "tools": { "listChanged": connection.list_changed } })
+    }
+
+    fn initialize(&self, server: &Server, params: &Map<String, Value>, connection: Connection) -> Answer {
+        let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let version = requested
+            .and_then(|v| LEGACY_VERSIONS.iter().find(|l| **l == v))
+            .copied()
+            .unwrap_or(LATEST_LEGACY_VERSION);
+        let mut info = json!({ "name": server.name(), "version": server.version() });
+        if let Some(title) = server.title() {
+            info["title"] = json!(title);
+        }
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": Self::capabilities(connection),
+            "serverInfo": info,
+        });
+        if let Some(instructions) = server.instructions() {
+            result["instructions"] = json!(instructions);
+        }
+        Answer::Result(result)
+    }
+
+    fn discover(&self, server: &Server, connection: Connection) -> Value {
+        let mut result = json!({
+            "supportedVersions": SUPPORTED_VERSIONS,
+            "capabilities": Self::capabilities(connection),
+            "ttlMs": self.list_ttl_ms(),
+            "cacheScope": "public",
+        });
+        if let Some(instructions) = server.instructions() {
+            result["instructions"] = json!(instructions);
+        }
+        result
+    }
+
+    fn list_tools(&self, server: &Server, params: &Map<String, Value>, _served: Served) -> Answer {
+        let total = server.listing().entries.len();
+        let start = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(c)) => match decode_cursor(c) {
+                Some(offset) if offset <= total => offset,
+                _ => return invalid_params(format!("invalid cursor {c:?} for tools/list")),
+            },
+            Some(other) => {
+                return invalid_params(format!("`cursor` must be a string, got {}", envelope::kind(other)));
+            }
+        };
+        let end = match self.config().page_size {
+            Some(size) => (start + size).min(total),
+            None => total,
+        };
+        Answer::Tools {
+            server: server.clone(),
+            start,
+            end,
+            next_cursor: (end < total).then(|| encode_cursor(end)),
+            modern: None,
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        server: &Server,
+        mut params: Map<String, Value>,
+        options: CallOptions,
+        request: RequestInfo,
+    ) -> Answer {
+        let name = match params.remove("name") {
+            Some(Value::String(n)) => n,
+            Some(other) => {
+                return invalid_params(format!("`params.name` must be a string, got {}", envelope::kind(&other)));
+            }
+            None => return invalid_params("tools/call requires `params.name`, the tool to call"),
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a,
+            Some(other) => {
+                return invalid_params(format!(
+                    "`params.arguments` of tool {name:?} must be an object, got {}",
+                    envelope::kind(&other)
+                ));
+            }
+        };
+        let Some(tool) = server.tool(&name) else {
+            return invalid_params(format!("Unknown tool: {name}"));
+        };
+        let tool = tool.clone();
+        match self.invoke(server, &tool, arguments, options, request).await {
+            Ok(result) => Answer::Result(to_value(&result)),
+            Err(CallError::Cancelled { .. }) => Answer::Suppressed,
+            Err(e) => Answer::Result(to_value(&e.into_call_tool_result())),
+        }
+    }
+
+    pub(crate) fn answer_to_value(&self, id: Value, answer: Answer) -> Option<Value> {
+        Some(match answer {
+            Answer::Result(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Answer::Error(error) => error_reply(id, error),
+            Answer::Suppressed => return None,
+            Answer::Tools {
+                server,
+                start,
+                end,
+                next_cursor,
+                modern,
+            } => {
+                let listing = server.listing();
+                let tools = if start == 0 && end == listing.entries.len() {
+                    listing.array.clone()
+                } else {
+                    Value::Array(listing.entries[start..end].to_vec())
+                };
+                let mut result = modern.unwrap_or_default();
+                result.insert("tools".to_owned(), tools);
+                if let Some(cursor) = next_cursor {
+                    result.insert("nextCursor".to_owned(), Value::String(cursor));
+                }
+                json!({ "jsonrpc": "2.0", "id": id, "result": result })
+            }
+        })
+    }
+
+    pub(crate) fn answer_to_text(&self, id: Value, answer: Answer) -> Option<String> {
+        match answer {
+            Answer::Tools {
+                server,
+                start,
+                end,
+                next_cursor,
+                modern,
+            } if start == 0 && end == server.listing().entries.len() => {
+                let listing = server.listing();
+                let mut out = String::with_capacity(listing.text.len() + 256);
+                let _ = write!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":"#);
+                out.push_str(&listing.text);
+                if let Some(cursor) = next_cursor {
+                    let _ = write!(out, r#","nextCursor":{}"#, Value::String(cursor));
+                }
+                for (k, v) in modern.unwrap_or_default() {
+                    let _ = write!(out, ",{}:{v}", Value::String(k));
+                }
+                out.push_str("}}");
+                Some(out)
+            }
+            other => self.answer_to_value(id, other).map(|v| v.to_string()),
+        }
+    }
+}
+
+fn server_info_meta(server: &Server) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(
+        META_SERVER_INFO.to_owned(),
+        json!({ "name": server.name(), "version": server.version() }),
+    );
+    meta
+}
+
+fn to_value(result: &crate::protocol::CallToolResult) -> Value {
+    serde_json::to_value(result).unwrap_or_else(|e| {
+        json!({ "content": [{ "type": "text", "text": format!("could not serialize the result: {e}") }], "isError": true })
+    })
+}

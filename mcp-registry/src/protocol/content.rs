@@ -1,0 +1,324 @@
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Who a piece of content is meant for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The human user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// Optional hints on a content block: audience, priority (0.0–1.0), last modification time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// Who the content is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0.0 (least) to 1.0 (most).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<f64>,
+    /// ISO 8601 timestamp of the last modification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// Plain text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// Content annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+/// A base64-encoded image.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    /// Base64 data.
+    pub data: String,
+    /// MIME type, e.g. `image/png`.
+    pub mime_type: String,
+    /// Content annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+/// Base64-encoded audio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AudioContent {
+    /// Base64 data.
+    pub data: String,
+    /// MIME type, e.g. `audio/wav`.
+    pub mime_type: String,
+    /// Content annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+/// A link to a resource the client may read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceLink {
+    /// The resource URI.
+    pub uri: String,
+    /// Programmatic name.
+    pub name: String,
+    /// Display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the resource is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// MIME type, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Size in bytes, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Content annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+/// Text contents of an embedded resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextResourceContents {
+    /// The resource URI.
+    pub uri: String,
+    /// MIME type, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The text.
+    pub text: String,
+}
+
+/// Binary contents of an embedded resource (base64).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlobResourceContents {
+    /// The resource URI.
+    pub uri: String,
+    /// MIME type, if known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Base64 data.
+    pub blob: String,
+}
+
+/// The contents of an embedded resource: text or blob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ResourceContents {
+    /// Text contents.
+    Text(TextResourceContents),
+    /// Binary contents.
+    Blob(BlobResourceContents),
+}
+
+/// A resource embedded in a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbeddedResource {
+    /// The resource's contents.
+    pub resource: ResourceContents,
+    /// Content annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+}
+
+/// One content block of a tool result.
+///
+/// ```
+/// use mcp_registry::protocol::Content;
+/// let png = Content::image(&[0x89, b'P', b'N', b'G'], "image/png");
+/// let json = serde_json::to_value(&png).unwrap();
+/// assert_eq!(json["type"], "image");
+/// assert_eq!(json["data"], "iVBORw==");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    /// Text.
+    Text(TextContent),
+    /// An image.
+    Image(ImageContent),
+    /// Audio.
+    Audio(AudioContent),
+    /// A link to a resource.
+    ResourceLink(ResourceLink),
+    /// An embedded resource.
+    Resource(EmbeddedResource),
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text(TextContent {
+            text: text.into(),
+            annotations: None,
+        })
+    }
+
+    /// An image block from raw bytes (base64-encoded here).
+    pub fn image(bytes: &[u8], mime_type: impl Into<String>) -> Self {
+        Content::Image(ImageContent {
+            data: b64(bytes),
+            mime_type: mime_type.into(),
+            annotations: None,
+        })
+    }
+
+    /// An audio block from raw bytes (base64-encoded here).
+    pub fn audio(bytes: &[u8], mime_type: impl Into<String>) -> Self {
+        Content::Audio(AudioContent {
+            data: b64(bytes),
+            mime_type: mime_type.into(),
+            annotations: None,
+        })
+    }
+
+    /// A link to a resource.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Content::ResourceLink(ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            annotations: None,
+        })
+    }
+
+    /// An embedded text resource.
+    pub fn embedded_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Content::Resource(EmbeddedResource {
+            resource: ResourceContents::Text(TextResourceContents {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                text: text.into(),
+            }),
+            annotations: None,
+        })
+    }
+
+    /// An embedded binary resource from raw bytes (base64-encoded here).
+    pub fn embedded_blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: &[u8]) -> Self {
+        Content::Resource(EmbeddedResource {
+            resource: ResourceContents::Blob(BlobResourceContents {
+                uri: uri.into(),
+                mime_type: Some(mime_type.into()),
+                blob: b64(bytes),
+            }),
+            annotations: None,
+        })
+    }
+
+    /// Sets this block's annotations.
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        let slot = match &mut self {
+            Content::Text(c) => &mut c.annotations,
+            Content::Image(c) => &mut c.annotations,
+            Content::Audio(c) => &mut c.annotations,
+            Content::ResourceLink(c) => &mut c.annotations,
+            Content::Resource(c) => &mut c.annotations,
+        };
+        *slot = Some(annotations);
+        self
+    }
+
+    /// The text of a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+}
+
+/// The result of `tools/call`.
+///
+/// ```
+/// use mcp_registry::CallToolResult;
+/// let ok = CallToolResult::text("done");
+/// assert!(!ok.is_error());
+/// let failed = CallToolResult::error("disk full");
+/// assert!(failed.is_error());
+/// assert_eq!(failed.first_text(), Some("disk full"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Unstructured content blocks.
+    pub content: Vec<Content>,
+    /// Structured result, matching the tool's output schema when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `Some(true)` when the call failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Result metadata.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl CallToolResult {
+    /// A successful result with the given content.
+    pub fn success(content: Vec<Content>) -> Self {
+        CallToolResult {
+            content,
+            ..Default::default()
+        }
+    }
+
+    /// A successful result holding one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::success(vec![Content::text(text)])
+    }
+
+    /// A failed result (`isError: true`) holding one text block.
+    pub fn error(message: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(message)],
+            is_error: Some(true),
+            ..Default::default()
+        }
+    }
+
+    /// A successful structured result: `value` as `structuredContent` plus its JSON text
+    /// as a text block (for clients that read only `content`).
+    pub fn structured(value: Value) -> Self {
+        let text = value.to_string();
+        CallToolResult {
+            content: vec![Content::text(text)],
+            structured_content: Some(value),
+            ..Default::default()
+        }
+    }
+
+    /// Whether the result reports a failure.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+
+    /// The first text block, if any.
+    pub fn first_text(&self) -> Option<&str> {
+        self.content.iter().find_map(Content::as_text)
+    }
+}

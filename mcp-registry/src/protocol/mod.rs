@@ -1,0 +1,25 @@
+//! Wire types: the JSON-RPC envelope, error codes, MCP tool metadata, results and content,
+//! capabilities, and the protocol versions this crate speaks.
+//!
+//! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
+
+mod content;
+mod jsonrpc;
+mod tool;
+mod version;
+
+pub use content::{
+    Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
+    ImageContent, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
+};
+pub use jsonrpc::{ErrorCode, ErrorObject, RequestId};
+pub use tool::{Tool, ToolAnnotations, ToolNameError, validate_tool_name};
+pub use version::{
+    LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSION, ProtocolEra, ProtocolVersion,
+    SUPPORTED_VERSIONS,
+};
+
+/// `_meta` key carrying the protocol version of a modern (2026-07-28) request.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key carrying the server's identity on a modern result.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";

@@ -1,0 +1,120 @@
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Hints describing a tool's behaviour to clients (all optional; clients treat them as hints).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Human-readable title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not modify its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may perform destructive updates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool interacts with an open world of external entities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Whether no hint is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ToolAnnotations::default()
+    }
+}
+
+/// A tool as `tools/list` describes it.
+///
+/// Schemas are shared (`Arc`) so that listing never regenerates or deep-copies them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Unique name within its server.
+    pub name: String,
+    /// Display title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does (a hint to the model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments object (root `type: "object"`).
+    pub input_schema: Arc<Value>,
+    /// JSON Schema of `structuredContent`, when the tool returns structured data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Arc<Value>>,
+    /// Behaviour hints.
+    #[serde(skip_serializing_if = "ToolAnnotations::is_empty")]
+    pub annotations: ToolAnnotations,
+    /// Tool metadata.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// Why a tool name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolNameError {
+    /// The name is empty.
+    #[error("tool name is empty; a name has 1 to 128 characters of [A-Za-z0-9_.-]")]
+    Empty,
+    /// The name is longer than 128 characters.
+    #[error("tool name {name:?} is {len} characters long; the limit is 128")]
+    TooLong {
+        /// The refused name.
+        name: String,
+        /// Its length in characters.
+        len: usize,
+    },
+    /// The name holds a character outside `[A-Za-z0-9_.-]`.
+    #[error(
+        "tool name {name:?} contains {ch:?} at position {position}; only A-Z, a-z, 0-9, '_', '-' and '.' are allowed"
+    )]
+    InvalidCharacter {
+        /// The refused name.
+        name: String,
+        /// The first offending character.
+        ch: char,
+        /// Its position (0-based, in characters).
+        position: usize,
+    },
+}
+
+/// Checks a tool name against the 2025-11-25 guidance: 1–128 characters of `[A-Za-z0-9_.-]`.
+///
+/// ```
+/// use mcp_registry::protocol::validate_tool_name;
+/// assert!(validate_tool_name("get_weather.v2").is_ok());
+/// let err = validate_tool_name("get weather").unwrap_err();
+/// assert!(err.to_string().contains("\"get weather\""));
+/// ```
+pub fn validate_tool_name(name: &str) -> Result<(), ToolNameError> {
+    if name.is_empty() {
+        return Err(ToolNameError::Empty);
+    }
+    if let Some((position, ch)) = name
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(ToolNameError::InvalidCharacter {
+            name: name.to_owned(),
+            ch,
+            position,
+        });
+    }
+    // Only ASCII remains, so bytes == characters.
+    if name.len() > 128 {
+        return Err(ToolNameError::TooLong {
+            name: name.to_owned(),
+            len: name.len(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,228 @@
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::{CallError, Registry};
+use crate::protocol::{CallToolResult, ProtocolVersion, RequestId};
+use crate::server::Server;
+use crate::tool::{CallScope, Extensions, NotificationSink, Tool, ToolContext, ToolError};
+
+/// Per-call settings for [`Registry::call_tool_by_name_with`] and
+/// [`Registry::handle_mcp_message_with`](crate::Registry::handle_mcp_message_with).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_registry::CallOptions;
+/// let opts = CallOptions::new().timeout(Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    pub(crate) timeout: TimeoutSetting,
+    pub(crate) notifications: Option<NotificationSink>,
+    pub(crate) cancellation: Option<CancellationToken>,
+    pub(crate) extensions: Extensions,
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) enum TimeoutSetting {
+    #[default]
+    RegistryDefault,
+    Limit(Duration),
+    Unlimited,
+}
+
+impl CallOptions {
+    /// Defaults: the registry's timeout, no notifications, not cancellable.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The time limit for this call (overrides the registry's default).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = TimeoutSetting::Limit(limit);
+        self
+    }
+
+    /// No time limit for this call.
+    pub fn without_timeout(mut self) -> Self {
+        self.timeout = TimeoutSetting::Unlimited;
+        self
+    }
+
+    /// Where the call's notifications (progress, …) go, in order, before its result.
+    pub fn notifications(mut self, sink: NotificationSink) -> Self {
+        self.notifications = Some(sink);
+        self
+    }
+
+    /// A token whose cancellation stops the call: its future is dropped and the call ends
+    /// with [`CallError::Cancelled`].
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// A value the tool can read through [`ToolContext::get`] (ahead of registry values).
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// The request `_meta` the tool sees (e.g. `{"progressToken": 7}`).
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}
+
+/// Where a call came from, when it came in as a message.
+#[derive(Default)]
+pub(crate) struct RequestInfo {
+    pub(crate) id: Option<RequestId>,
+    pub(crate) protocol_version: Option<ProtocolVersion>,
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}
+
+impl Registry {
+    /// Calls a tool by plain name (when unique among enabled servers) or qualified name
+    /// (`mcp__<server>__<tool>`), with the registry's default timeout.
+    ///
+    /// `arguments` must be a JSON object (or `null`, read as `{}`).
+    pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        self.call_tool_by_name_with(name, arguments, CallOptions::default()).await
+    }
+
+    /// [`call_tool_by_name`](Self::call_tool_by_name) with per-call options.
+    pub async fn call_tool_by_name_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let (server, tool) = {
+            let snapshot = self.snapshot();
+            let (server, tool) = snapshot.resolve(name)?;
+            (server.clone(), tool.clone())
+        };
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(CallError::InvalidArguments {
+                    tool: tool.name().to_owned(),
+                    message: format!("arguments must be a JSON object, got {other}"),
+                });
+            }
+        };
+        self.invoke(&server, &tool, arguments, options, RequestInfo::default())
+            .await
+    }
+
+    /// Runs one tool: context, timeout, cancellation, panic isolation. Spawns nothing.
+    pub(crate) async fn invoke(
+        &self,
+        server: &Server,
+        tool: &Tool,
+        arguments: Map<String, Value>,
+        options: CallOptions,
+        request: RequestInfo,
+    ) -> Result<CallToolResult, CallError> {
+        let limit = match options.timeout {
+            TimeoutSetting::RegistryDefault => self.config().default_timeout,
+            TimeoutSetting::Limit(d) => Some(d),
+            TimeoutSetting::Unlimited => None,
+        };
+        let ctx = ToolContext::from_scope(Arc::new(CallScope {
+            tool: tool.shared_name().clone(),
+            server: server.shared_name().clone(),
+            request_id: request.id,
+            meta: options.meta,
+            protocol_version: request.protocol_version,
+            notifications: options.notifications,
+            cancellation: options.cancellation.clone(),
+            registry_extensions: self.config().extensions.clone(),
+            call_extensions: options.extensions,
+            last_progress: Mutex::new(None),
+            completed: AtomicBool::new(false),
+        }));
+        let outcome = run(tool, ctx.clone(), arguments, limit, options.cancellation).await;
+        ctx.complete();
+        let name = || tool.name().to_owned();
+        match outcome {
+            Outcome::Done(Ok(result)) => Ok(result),
+            Outcome::Done(Err(ToolError::InvalidArguments(message))) => {
+                Err(CallError::InvalidArguments { tool: name(), message })
+            }
+            Outcome::Done(Err(ToolError::Failed(message))) => Err(CallError::ToolFailed { tool: name(), message }),
+            Outcome::Panicked(message) => {
+                tracing::error!(tool = tool.name(), server = server.name(), %message, "tool panicked");
+                Err(CallError::Panicked { tool: name(), message })
+            }
+            Outcome::TimedOut(limit) => Err(CallError::Timeout { tool: name(), limit }),
+            Outcome::Cancelled => Err(CallError::Cancelled { tool: name() }),
+        }
+    }
+}
+
+enum Outcome {
+    Done(Result<CallToolResult, ToolError>),
+    Panicked(String),
+    TimedOut(Duration),
+    Cancelled,
+}
+
+async fn run(
+    tool: &Tool,
+    ctx: ToolContext,
+    arguments: Map<String, Value>,
+    limit: Option<Duration>,
+    cancellation: Option<CancellationToken>,
+) -> Outcome {
+    // Creating the future runs user code too (argument parsing, a closure's body).
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.handler().call(ctx, arguments))) {
+        Ok(fut) => fut,
+        Err(payload) => return Outcome::Panicked(panic_message(&*payload)),
+    };
+    let guarded = async move {
+        match AssertUnwindSafe(fut).catch_unwind().await {
+            Ok(result) => Outcome::Done(result),
+            Err(payload) => Outcome::Panicked(panic_message(&*payload)),
+        }
+    };
+    let cancellable = async move {
+        match cancellation {
+            None => guarded.await,
+            Some(token) => {
+                tokio::select! {
+                    biased;
+                    outcome = guarded => outcome,
+                    () = token.cancelled() => Outcome::Cancelled,
+                }
+            }
+        }
+    };
+    // A timer needs a Tokio runtime with time enabled; without one the call runs unlimited.
+    match limit {
+        Some(limit) if tokio::runtime::Handle::try_current().is_ok() => {
+            tokio::time::timeout(limit, cancellable)
+                .await
+                .unwrap_or(Outcome::TimedOut(limit))
+        }
+        _ => cancellable.await,
+    }
+}

@@ -1,0 +1,119 @@
+use std::time::Duration;
+
+use crate::protocol::CallToolResult;
+
+/// Why `call_tool_by_name` produced no result, told apart so a host can react to each.
+///
+/// [`into_call_tool_result`](Self::into_call_tool_result) turns any of them into the
+/// `isError: true` result a model reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// No enabled or disabled server has a tool of that name.
+    #[error("unknown tool {name:?}")]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// A qualified name (`mcp__<server>__<tool>`) names a server the registry does not have.
+    #[error("unknown server {server:?} in tool name {name:?}")]
+    UnknownServer {
+        /// The server named.
+        server: String,
+        /// The name asked for.
+        name: String,
+    },
+    /// The plain name is found in several enabled servers.
+    #[error("tool name {name:?} is ambiguous: it is provided by servers {servers:?}; call it as mcp__<server>__{name}")]
+    AmbiguousTool {
+        /// The name asked for.
+        name: String,
+        /// Every enabled server that has it, sorted.
+        servers: Vec<String>,
+    },
+    /// The tool's server is disabled.
+    #[error("tool {tool:?} belongs to server {server:?}, which is disabled")]
+    ServerDisabled {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+    },
+    /// The arguments do not match the tool's input schema.
+    #[error("invalid arguments for tool {tool:?}: {message}")]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// The tool ran and reported a failure.
+    #[error("tool {tool:?} failed: {message}")]
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// The tool's own message.
+        message: String,
+    },
+    /// The tool did not finish in time; its future was dropped.
+    #[error("tool {tool:?} timed out after {limit:?}")]
+    Timeout {
+        /// The tool.
+        tool: String,
+        /// The limit in force.
+        limit: Duration,
+    },
+    /// The tool panicked; the panic was caught and the registry is unaffected.
+    #[error("tool {tool:?} panicked: {message}")]
+    Panicked {
+        /// The tool.
+        tool: String,
+        /// The panic payload, when it was a string.
+        message: String,
+    },
+    /// The caller cancelled the call; the tool's future was dropped.
+    #[error("tool {tool:?} was cancelled")]
+    Cancelled {
+        /// The tool.
+        tool: String,
+    },
+}
+
+impl CallError {
+    /// Whether the tool was never found (the wire answers these with a JSON-RPC error,
+    /// -32602, rather than a result).
+    pub fn is_lookup_error(&self) -> bool {
+        matches!(
+            self,
+            CallError::UnknownTool { .. } | CallError::UnknownServer { .. } | CallError::AmbiguousTool { .. }
+        )
+    }
+
+    /// The error as a result with `isError: true` whose text names the problem.
+    pub fn into_call_tool_result(self) -> CallToolResult {
+        match self {
+            // The tool's own words, unprefixed: they are what the model should read.
+            CallError::ToolFailed { message, .. } => CallToolResult::error(message),
+            other => CallToolResult::error(other.to_string()),
+        }
+    }
+}
+
+/// Errors of registry management operations.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The registry has no server of that name.
+    #[error("unknown server {0:?}")]
+    UnknownServer(String),
+    /// Two collected `server!` invocations share a name.
+    #[error("two servers are named {name:?}: one at {first}, one at {second}; server names must be unique")]
+    DuplicateServer {
+        /// The name.
+        name: String,
+        /// Where the first is defined.
+        first: String,
+        /// Where the second is defined.
+        second: String,
+    },
+}

@@ -1,0 +1,488 @@
+//! [`Registry`]: servers, their enabled flags, the tool index, and calling tools by name.
+
+pub(crate) mod call;
+mod error;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tokio::sync::watch;
+
+pub use call::CallOptions;
+pub use error::{CallError, RegistryError};
+
+use crate::protocol;
+use crate::server::{Server, ServerRegistration};
+use crate::tool::{Extensions, Tool};
+
+/// The timeout a registry applies to calls unless told otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One server's state, as [`Registry::server_status`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// Whether its tools are listed and callable.
+    pub enabled: bool,
+    /// The server's version.
+    pub version: String,
+    /// How many tools it has.
+    pub tool_count: usize,
+    /// Its tool names, sorted.
+    pub tool_names: Vec<String>,
+}
+
+/// A tool of an enabled server, as [`Registry::all_tool_definitions`] lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// The server that provides it.
+    pub server: String,
+    /// `mcp__<server>__<tool>`.
+    pub qualified_name: String,
+    /// The tool as `tools/list` describes it.
+    pub tool: protocol::Tool,
+}
+
+/// What changed in a registry, as [`Registry::subscribe`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryChange {
+    /// Increases by one with every change.
+    pub generation: u64,
+    /// The servers whose listed tools changed (registered, replaced, toggled, unregistered).
+    pub servers: Vec<String>,
+}
+
+#[derive(Clone)]
+pub(crate) struct ServerEntry {
+    pub(crate) server: Server,
+    pub(crate) enabled: bool,
+}
+
+#[derive(Clone)]
+pub(crate) struct ToolRef {
+    pub(crate) server: Server,
+    pub(crate) tool: Tool,
+    pub(crate) enabled: bool,
+}
+
+/// An immutable view of the registry; every change builds a new one and swaps it in.
+#[derive(Default)]
+pub(crate) struct Snapshot {
+    pub(crate) servers: BTreeMap<Arc<str>, ServerEntry>,
+    /// Plain tool name -> every server that has it (sorted by server name).
+    pub(crate) tools: HashMap<Arc<str>, Vec<ToolRef>>,
+}
+
+impl Snapshot {
+    fn build(servers: BTreeMap<Arc<str>, ServerEntry>) -> Self {
+        let mut tools: HashMap<Arc<str>, Vec<ToolRef>> = HashMap::new();
+        for entry in servers.values() {
+            for tool in entry.server.tools() {
+                tools.entry(tool.shared_name().clone()).or_default().push(ToolRef {
+                    server: entry.server.clone(),
+                    tool: tool.clone(),
+                    enabled: entry.enabled,
+                });
+            }
+        }
+        Snapshot { servers, tools }
+    }
+
+    pub(crate) fn server(&self, name: &str) -> Option<&ServerEntry> {
+        self.servers.get(name)
+    }
+
+    /// Resolves a plain or qualified tool name to one enabled server's tool.
+    pub(crate) fn resolve(&self, name: &str) -> Result<(&Server, &Tool), CallError> {
+        if let Some(refs) = self.tools.get(name) {
+            let mut enabled = refs.iter().filter(|r| r.enabled);
+            return match (enabled.next(), enabled.next()) {
+                (Some(only), None) => Ok((&only.server, &only.tool)),
+                (Some(_), Some(_)) => Err(CallError::AmbiguousTool {
+                    name: name.to_owned(),
+                    servers: refs
+                        .iter()
+                        .filter(|r| r.enabled)
+                        .map(|r| r.server.name().to_owned())
+                        .collect(),
+                }),
+                (None, _) => Err(CallError::ServerDisabled {
+                    server: refs[0].server.name().to_owned(),
+                    tool: name.to_owned(),
+                }),
+            };
+        }
+        let Some((server_name, tool_name)) = split_qualified(name) else {
+            return Err(CallError::UnknownTool { name: name.to_owned() });
+        };
+        let Some(entry) = self.servers.get(server_name) else {
+            return Err(CallError::UnknownServer {
+                server: server_name.to_owned(),
+                name: name.to_owned(),
+            });
+        };
+        let Some(tool) = entry.server.tool(tool_name) else {
+            return Err(CallError::UnknownTool { name: name.to_owned() });
+        };
+        if !entry.enabled {
+            return Err(CallError::ServerDisabled {
+                server: server_name.to_owned(),
+                tool: tool_name.to_owned(),
+            });
+        }
+        Ok((&entry.server, tool))
+    }
+}
+
+/// Splits `mcp__<server>__<tool>`; server names never contain `__`, so the first `__` after
+/// the prefix is the separator.
+pub(crate) fn split_qualified(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
+}
+
+/// `mcp__<server>__<tool>`.
+pub fn qualified_name(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}
+
+pub(crate) struct Config {
+    pub(crate) default_timeout: Option<Duration>,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) list_ttl: Duration,
+    pub(crate) extensions: Extensions,
+}
+
+struct Inner {
+    state: ArcSwap<Snapshot>,
+    /// Serializes writers; readers never take it.
+    write: Mutex<()>,
+    config: Config,
+    changes: watch::Sender<RegistryChange>,
+}
+
+/// A set of servers, answering tool calls and MCP messages in-process.
+///
+/// `Clone + Send + Sync`; clones share state. Readers (calls, listings) load an immutable
+/// snapshot and never wait on writers; each change (register, toggle, …) is atomic, and calls
+/// already running finish undisturbed.
+///
+/// ```
+/// use mcp_registry::{Registry, Server, Tool};
+/// use serde_json::json;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let echo = Tool::new("echo", "Echo", json!({"type": "object"}), |args: serde_json::Value| async move {
+///     args.to_string()
+/// })
+/// .unwrap();
+/// let registry = Registry::new();
+/// registry.register_server(Server::new("util", None, [echo]).unwrap());
+/// let result = registry.call_tool_by_name("echo", json!({"x": 1})).await.unwrap();
+/// assert_eq!(result.first_text(), Some(r#"{"x":1}"#));
+/// registry.toggle_server("util", false).unwrap();
+/// assert!(registry.call_tool_by_name("echo", json!({})).await.is_err());
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("servers", &self.server_status())
+            .finish()
+    }
+}
+
+/// Configures a [`Registry`].
+#[derive(Debug)]
+#[must_use = "call build() to get the registry"]
+pub struct RegistryBuilder {
+    default_timeout: Option<Duration>,
+    page_size: Option<usize>,
+    list_ttl: Duration,
+    extensions: Extensions,
+    servers: Vec<Server>,
+}
+
+impl RegistryBuilder {
+    /// The timeout for calls that set none (default 30 s).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// No timeout for calls that set none.
+    pub fn without_default_timeout(mut self) -> Self {
+        self.default_timeout = None;
+        self
+    }
+
+    /// Paginates `tools/list` with pages of `size` tools (default: one page).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size.max(1));
+        self
+    }
+
+    /// The `ttlMs` caching hint on modern (2026-07-28) list and discover results (default 0:
+    /// the registry can change at any time, so clients re-fetch).
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// Attaches a value every tool can read through [`ToolContext::get`](crate::ToolContext::get).
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// Adds a server (a later one with the same name replaces an earlier one).
+    pub fn server(mut self, server: Server) -> Self {
+        self.servers.push(server);
+        self
+    }
+
+    /// The registry.
+    pub fn build(self) -> Registry {
+        let servers = self
+            .servers
+            .into_iter()
+            .map(|s| (s.shared_name().clone(), ServerEntry { server: s, enabled: true }))
+            .collect();
+        let (changes, _) = watch::channel(RegistryChange {
+            generation: 0,
+            servers: Vec::new(),
+        });
+        Registry {
+            inner: Arc::new(Inner {
+                state: ArcSwap::from_pointee(Snapshot::build(servers)),
+                write: Mutex::new(()),
+                config: Config {
+                    default_timeout: self.default_timeout,
+                    page_size: self.page_size,
+                    list_ttl: self.list_ttl,
+                    extensions: self.extensions,
+                },
+                changes,
+            }),
+        }
+    }
+}
+
+impl Registry {
+    /// An empty registry with default settings.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// Configures a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder {
+            default_timeout: Some(DEFAULT_TIMEOUT),
+            page_size: None,
+            list_ttl: Duration::ZERO,
+            extensions: Extensions::new(),
+            servers: Vec::new(),
+        }
+    }
+
+    /// A registry holding `servers`, all enabled (a later server with the same name replaces
+    /// an earlier one).
+    pub fn from_servers(servers: impl IntoIterator<Item = Server>) -> Self {
+        servers
+            .into_iter()
+            .fold(Self::builder(), RegistryBuilder::server)
+            .build()
+    }
+
+    /// A registry of every server defined with `server!` in the program.
+    ///
+    /// # Panics
+    /// When two collected servers share a name (the message names both definitions); use
+    /// [`try_collected`](Self::try_collected) to get that as an error.
+    pub fn collected() -> Self {
+        match Self::try_collected() {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Like [`collected`](Self::collected), returning duplicate names as an error.
+    pub fn try_collected() -> Result<Self, RegistryError> {
+        Ok(Self::from_servers(collect_servers()?))
+    }
+
+    pub(crate) fn snapshot(&self) -> arc_swap::Guard<Arc<Snapshot>> {
+        self.inner.state.load()
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Applies `change` to a copy of the server map and swaps it in; `f` returns the names of
+    /// the servers whose listed tools changed, and what the caller should get back.
+    fn update<R>(&self, change: impl FnOnce(&mut BTreeMap<Arc<str>, ServerEntry>) -> (Vec<String>, R)) -> R {
+        let _writer = self.inner.write.lock().unwrap_or_else(|e| e.into_inner());
+        let mut servers = self.inner.state.load().servers.clone();
+        let (changed, out) = change(&mut servers);
+        if !changed.is_empty() {
+            self.inner.state.store(Arc::new(Snapshot::build(servers)));
+            self.inner.changes.send_modify(|c| {
+                c.generation += 1;
+                c.servers = changed;
+            });
+        }
+        out
+    }
+
+    /// Adds `server`, replacing (and returning) a server of the same name. A replaced server
+    /// keeps its enabled flag; a new one starts enabled.
+    pub fn register_server(&self, server: Server) -> Option<Server> {
+        self.update(|servers| {
+            let name = server.shared_name().clone();
+            let enabled = servers.get(&name).is_none_or(|e| e.enabled);
+            let old = servers.insert(name.clone(), ServerEntry { server, enabled });
+            (vec![name.to_string()], old.map(|e| e.server))
+        })
+    }
+
+    /// Removes the server named `name` and returns it; a no-op (returning `None`) when absent.
+    /// Calls already running on it finish normally.
+    pub fn unregister_server(&self, name: &str) -> Option<Server> {
+        self.update(|servers| match servers.remove(name) {
+            Some(e) => (vec![name.to_owned()], Some(e.server)),
+            None => (Vec::new(), None),
+        })
+    }
+
+    /// Enables or disables the server named `name`. A disabled server's tools are neither
+    /// listed nor callable; calls already running finish normally.
+    pub fn toggle_server(&self, name: &str, enabled: bool) -> Result<(), RegistryError> {
+        self.update(|servers| match servers.get_mut(name) {
+            None => (Vec::new(), Err(RegistryError::UnknownServer(name.to_owned()))),
+            Some(e) if e.enabled == enabled => (Vec::new(), Ok(())),
+            Some(e) => {
+                e.enabled = enabled;
+                (vec![name.to_owned()], Ok(()))
+            }
+        })
+    }
+
+    /// Re-establishes the server named `name`: it is enabled again and its listeners are told
+    /// its tool list changed (so clients re-fetch). An in-process server holds no connection,
+    /// so there is nothing else to restore.
+    pub fn reconnect_server(&self, name: &str) -> Result<(), RegistryError> {
+        self.update(|servers| match servers.get_mut(name) {
+            None => (Vec::new(), Err(RegistryError::UnknownServer(name.to_owned()))),
+            Some(e) => {
+                e.enabled = true;
+                (vec![name.to_owned()], Ok(()))
+            }
+        })
+    }
+
+    /// Replaces the whole set of servers in one step. Servers that stay (by name) keep their
+    /// enabled flag; new ones start enabled.
+    pub fn set_servers(&self, new: impl IntoIterator<Item = Server>) {
+        self.update(|servers| {
+            let mut next = BTreeMap::new();
+            for server in new {
+                let name = server.shared_name().clone();
+                let enabled = servers.get(&name).is_none_or(|e| e.enabled);
+                next.insert(name, ServerEntry { server, enabled });
+            }
+            let changed = servers
+                .keys()
+                .chain(next.keys())
+                .filter(|n| match (servers.get(*n), next.get(*n)) {
+                    (Some(a), Some(b)) => !a.server.ptr_eq(&b.server) || a.enabled != b.enabled,
+                    _ => true,
+                })
+                .map(|n| n.to_string())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            *servers = next;
+            (changed, ())
+        })
+    }
+
+    /// Server names, sorted.
+    pub fn server_names(&self) -> Vec<String> {
+        self.snapshot().servers.keys().map(|k| k.to_string()).collect()
+    }
+
+    /// The server named `name`, enabled or not.
+    pub fn server(&self, name: &str) -> Option<Server> {
+        self.snapshot().server(name).map(|e| e.server.clone())
+    }
+
+    /// Whether the server named `name` exists and is enabled.
+    pub fn is_enabled(&self, name: &str) -> Option<bool> {
+        self.snapshot().server(name).map(|e| e.enabled)
+    }
+
+    /// Every server's state, sorted by name.
+    pub fn server_status(&self) -> Vec<ServerStatus> {
+        self.snapshot()
+            .servers
+            .values()
+            .map(|e| ServerStatus {
+                name: e.server.name().to_owned(),
+                enabled: e.enabled,
+                version: e.server.version().to_owned(),
+                tool_count: e.server.tools().len(),
+                tool_names: e.server.tool_names().map(str::to_owned).collect(),
+            })
+            .collect()
+    }
+
+    /// Every tool of every enabled server, sorted by server then tool name.
+    pub fn all_tool_definitions(&self) -> Vec<ToolDefinition> {
+        self.snapshot()
+            .servers
+            .values()
+            .filter(|e| e.enabled)
+            .flat_map(|e| {
+                e.server.tools().iter().map(|t| ToolDefinition {
+                    server: e.server.name().to_owned(),
+                    qualified_name: qualified_name(e.server.name(), t.name()),
+                    tool: t.descriptor().clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// Watches registry changes: the receiver sees the latest [`RegistryChange`] whenever
+    /// servers are registered, replaced, toggled or unregistered.
+    pub fn subscribe(&self) -> watch::Receiver<RegistryChange> {
+        self.inner.changes.subscribe()
+    }
+}
+
+fn collect_servers() -> Result<Vec<Server>, RegistryError> {
+    let all = ServerRegistration::all();
+    if let Some(w) = all.windows(2).find(|w| w[0].name() == w[1].name()) {
+        return Err(RegistryError::DuplicateServer {
+            name: w[0].name().to_owned(),
+            first: w[0].location().to_owned(),
+            second: w[1].location().to_owned(),
+        });
+    }
+    Ok(all.iter().map(|r| r.build()).collect())
+}

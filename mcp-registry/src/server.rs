@@ -1,0 +1,310 @@
+//! `Server`: a named, versioned group of tools, and its registration in the process-wide
+//! collection that `server!` submits to and [`Registry::collected`](crate::Registry::collected)
+//! reads.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::tool::Tool;
+
+/// The version a server gets when none is given.
+pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
+
+/// Why a server could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerBuildError {
+    /// Two tools share a name.
+    #[error("server {server:?} has two tools named {tool:?}; tool names must be unique within a server")]
+    DuplicateTool {
+        /// The server.
+        server: String,
+        /// The repeated name.
+        tool: String,
+    },
+    /// The server name is unusable.
+    #[error("server name {name:?} is invalid: {reason}")]
+    InvalidName {
+        /// The refused name.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+}
+
+fn validate_server_name(name: &str) -> Result<(), ServerBuildError> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name.len() > 128 {
+        "it is longer than 128 characters"
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        "only A-Z, a-z, 0-9, '_', '-' and '.' are allowed"
+    } else if name.contains("__") {
+        "it contains \"__\", which separates server and tool in qualified names (mcp__<server>__<tool>)"
+    } else {
+        return Ok(());
+    };
+    Err(ServerBuildError::InvalidName {
+        name: name.to_owned(),
+        reason,
+    })
+}
+
+/// A named, versioned group of tools. Immutable once built and cheap to clone; its
+/// `tools/list` payload is serialized once, here, never per request.
+///
+/// ```
+/// use mcp_registry::{Server, Tool};
+/// let ping = Tool::builder("ping").typed(|_: serde_json::Map<String, serde_json::Value>| async { "pong" }).unwrap();
+/// let server = Server::builder("net").version("2.0.0").tool(ping).build().unwrap();
+/// assert_eq!(server.name(), "net");
+/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["ping"]);
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<ServerInner>,
+}
+
+struct ServerInner {
+    name: Arc<str>,
+    version: String,
+    title: Option<String>,
+    instructions: Option<String>,
+    /// Sorted by name.
+    tools: Vec<Tool>,
+    index: HashMap<Arc<str>, usize>,
+    listing: ToolListing,
+}
+
+/// The serialized forms of a server's tool list, built once.
+pub(crate) struct ToolListing {
+    /// Each tool's descriptor, in name order.
+    pub(crate) entries: Vec<Value>,
+    /// `entries` as one JSON array value.
+    pub(crate) array: Value,
+    /// `array` as JSON text.
+    pub(crate) text: String,
+}
+
+impl Server {
+    /// Starts building a server named `name`.
+    pub fn builder(name: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            name: name.into(),
+            version: None,
+            title: None,
+            instructions: None,
+            tools: Vec::new(),
+        }
+    }
+
+    /// A server from a name, an optional version and its tools.
+    pub fn new(
+        name: impl Into<String>,
+        version: Option<&str>,
+        tools: impl IntoIterator<Item = Tool>,
+    ) -> Result<Server, ServerBuildError> {
+        let mut b = Server::builder(name).tools(tools);
+        if let Some(v) = version {
+            b = b.version(v);
+        }
+        b.build()
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
+        &self.inner.name
+    }
+
+    /// The server's version.
+    pub fn version(&self) -> &str {
+        &self.inner.version
+    }
+
+    /// Display title.
+    pub fn title(&self) -> Option<&str> {
+        self.inner.title.as_deref()
+    }
+
+    /// Instructions for the model, sent at `initialize` / `server/discover`.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// The tools, sorted by name.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// Tool names, sorted.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.tools.iter().map(Tool::name)
+    }
+
+    /// The tool named `name` (O(1)).
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.inner.index.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    pub(crate) fn listing(&self) -> &ToolListing {
+        &self.inner.listing
+    }
+
+    /// Whether two handles are the same server value.
+    pub fn ptr_eq(&self, other: &Server) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.inner.name)
+            .field("version", &self.inner.version)
+            .field("tools", &self.tool_names().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Builds a [`Server`].
+#[derive(Debug, Clone)]
+#[must_use = "call build() to get the server"]
+pub struct ServerBuilder {
+    name: String,
+    version: Option<String>,
+    title: Option<String>,
+    instructions: Option<String>,
+    tools: Vec<Tool>,
+}
+
+impl ServerBuilder {
+    /// The version (default [`DEFAULT_SERVER_VERSION`]).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// Display title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Instructions for the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// The server; refuses duplicate tool names and invalid server names.
+    pub fn build(self) -> Result<Server, ServerBuildError> {
+        validate_server_name(&self.name)?;
+        let mut tools = self.tools;
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        if let Some(pair) = tools.windows(2).find(|w| w[0].name() == w[1].name()) {
+            return Err(ServerBuildError::DuplicateTool {
+                server: self.name,
+                tool: pair[0].name().to_owned(),
+            });
+        }
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.shared_name().clone(), i))
+            .collect();
+        let entries: Vec<Value> = tools
+            .iter()
+            .map(|t| serde_json::to_value(t.descriptor()).unwrap_or(Value::Null))
+            .collect();
+        let array = Value::Array(entries.clone());
+        let text = array.to_string();
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                name: self.name.as_str().into(),
+                version: self.version.unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned()),
+                title: self.title,
+                instructions: self.instructions,
+                tools,
+                index,
+                listing: ToolListing {
+                    entries,
+                    array,
+                    text,
+                },
+            }),
+        })
+    }
+}
+
+/// One `server!` invocation, submitted to the process-wide collection. Built by the macro;
+/// read by [`Registry::collected`](crate::Registry::collected).
+pub struct ServerRegistration {
+    name: &'static str,
+    build: fn() -> Server,
+    location: &'static str,
+}
+
+impl ServerRegistration {
+    #[doc(hidden)]
+    pub const fn new(name: &'static str, build: fn() -> Server, location: &'static str) -> Self {
+        ServerRegistration {
+            name,
+            build,
+            location,
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Where the `server!` invocation is (`file:line`).
+    pub fn location(&self) -> &'static str {
+        self.location
+    }
+
+    /// Builds the server.
+    pub fn build(&self) -> Server {
+        (self.build)()
+    }
+
+    /// Every registration in the program, in name order.
+    pub fn all() -> Vec<&'static ServerRegistration> {
+        let mut all: Vec<_> = inventory::iter::<ServerRegistration>.into_iter().collect();
+        all.sort_by(|a, b| a.name.cmp(b.name).then(a.location.cmp(b.location)));
+        all
+    }
+}
+
+impl fmt::Debug for ServerRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerRegistration")
+            .field("name", &self.name)
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+inventory::collect!(ServerRegistration);

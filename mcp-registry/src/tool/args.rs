@@ -1,0 +1,104 @@
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::ToolError;
+
+fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Deserializes a whole arguments object into `A`; the error names the offending field.
+///
+/// ```
+/// use mcp_registry::tool::deserialize_arguments;
+/// #[derive(serde::Deserialize, Debug)]
+/// struct Args { a: i64 }
+/// let map = serde_json::json!({"a": "one"}).as_object().unwrap().clone();
+/// let err = deserialize_arguments::<Args>(map).unwrap_err();
+/// assert!(err.to_string().contains("`a`"), "{err}");
+/// ```
+pub fn deserialize_arguments<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result<A, ToolError> {
+    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            ToolError::InvalidArguments(inner.to_string())
+        } else {
+            ToolError::InvalidArguments(format!("field `{path}`: {inner}"))
+        }
+    })
+}
+
+/// Takes argument `name` out of the arguments object and deserializes it as `T` (used by
+/// `#[mcp_tool]`, one call per parameter). A missing argument is read as `null`, so `Option<T>`
+/// parameters may be left out while required ones report that they are missing.
+pub fn take_argument<T: DeserializeOwned>(arguments: &mut Map<String, Value>, name: &str) -> Result<T, ToolError> {
+    let value = arguments.remove(name);
+    let missing = value.is_none();
+    serde_path_to_error::deserialize(value.unwrap_or(Value::Null)).map_err(|e| {
+        if missing {
+            return ToolError::InvalidArguments(format!("missing required field `{name}`"));
+        }
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            ToolError::InvalidArguments(format!("field `{name}`: {inner}"))
+        } else {
+            ToolError::InvalidArguments(format!("field `{name}.{path}`: {inner}"))
+        }
+    })
+}
+
+fn type_matches(expected: &str, value: &Value) -> bool {
+    match expected {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "null" => value.is_null(),
+        _ => true,
+    }
+}
+
+/// The shallow check raw-schema tools get: required properties present, top-level property
+/// types as declared.
+pub(crate) fn check_against_schema(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ToolError> {
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !arguments.contains_key(name) {
+                return Err(ToolError::InvalidArguments(format!("missing required field `{name}`")));
+            }
+        }
+    }
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    for (name, value) in arguments {
+        let Some(ty) = properties.get(name).and_then(|p| p.get("type")) else {
+            continue;
+        };
+        let ok = match ty {
+            Value::String(t) => type_matches(t, value),
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| type_matches(t, value)),
+            _ => true,
+        };
+        if !ok {
+            return Err(ToolError::InvalidArguments(format!(
+                "field `{name}`: expected {}, got {}",
+                ty.as_str().map_or_else(|| ty.to_string(), str::to_owned),
+                describe(value)
+            )));
+        }
+    }
+    Ok(())
+}

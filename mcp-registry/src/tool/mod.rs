@@ -1,0 +1,326 @@
+//! Tools: metadata plus an async handler, built at run time or by `#[mcp_tool]`.
+
+mod args;
+mod context;
+mod result;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+pub use args::{deserialize_arguments, take_argument};
+pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
+pub(crate) use context::CallScope;
+pub use result::{IntoToolResult, Json, ToolError};
+
+use crate::protocol::{self, ToolAnnotations, ToolNameError};
+use crate::schema::{self, SchemaError};
+
+/// A boxed, `Send` future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a handler resolves to.
+pub type HandlerResult = Result<protocol::CallToolResult, ToolError>;
+
+/// The type-erased function behind a tool. Arguments arrive as a JSON object.
+///
+/// Implemented for every `Fn(ToolContext, Map<String, Value>) -> impl Future<Output =
+/// HandlerResult>`; most users never name it (use [`ToolBuilder::typed`],
+/// [`ToolBuilder::raw`] or `#[mcp_tool]`).
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool.
+    fn call(&self, ctx: ToolContext, arguments: Map<String, Value>) -> BoxFuture<'static, HandlerResult>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(ToolContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult> + Send + 'static,
+{
+    fn call(&self, ctx: ToolContext, arguments: Map<String, Value>) -> BoxFuture<'static, HandlerResult> {
+        Box::pin(self(ctx, arguments))
+    }
+}
+
+/// Why a tool could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolBuildError {
+    /// The name breaks the naming rules.
+    #[error(transparent)]
+    InvalidName(#[from] ToolNameError),
+    /// The arguments type has no object schema.
+    #[error("tool {tool:?}: {source}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// The schema problem.
+        source: SchemaError,
+    },
+    /// A raw input schema is not an object schema.
+    #[error("tool {tool:?}: the input schema must be a JSON object with \"type\": \"object\" at its root, got {found}")]
+    InvalidInputSchema {
+        /// The tool.
+        tool: String,
+        /// What was given.
+        found: String,
+    },
+}
+
+/// A tool: its MCP description and its handler. Cheap to clone.
+///
+/// ```
+/// use mcp_registry::{Tool, Json};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct AddArgs { a: i64, b: i64 }
+/// let add = Tool::builder("add")
+///     .description("Add two integers")
+///     .read_only(true)
+///     .typed(|args: AddArgs| async move { (args.a + args.b).to_string() })
+///     .unwrap();
+/// assert_eq!(add.name(), "add");
+/// assert_eq!(add.descriptor().input_schema["required"], serde_json::json!(["a", "b"]));
+/// ```
+#[derive(Clone)]
+pub struct Tool {
+    inner: Arc<ToolInner>,
+}
+
+struct ToolInner {
+    name: Arc<str>,
+    descriptor: protocol::Tool,
+    handler: Arc<dyn ToolHandler>,
+}
+
+impl Tool {
+    /// Starts building a tool named `name`.
+    pub fn builder(name: impl Into<String>) -> ToolBuilder {
+        ToolBuilder {
+            name: name.into(),
+            title: None,
+            description: None,
+            annotations: ToolAnnotations::default(),
+            output_schema: None,
+            meta: None,
+        }
+    }
+
+    /// A tool from a raw JSON Schema and a closure over the JSON arguments: for hosts that
+    /// load tools from configuration.
+    ///
+    /// ```
+    /// use mcp_registry::Tool;
+    /// use serde_json::{json, Value};
+    /// let echo = Tool::new(
+    ///     "echo",
+    ///     "Echo the text back",
+    ///     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    ///     |args: Value| async move { args["text"].as_str().unwrap_or_default().to_owned() },
+    /// )
+    /// .unwrap();
+    /// assert_eq!(echo.descriptor().description.as_deref(), Some("Echo the text back"));
+    /// ```
+    pub fn new<F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Result<Tool, ToolBuildError>
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        Tool::builder(name)
+            .description(description)
+            .raw(input_schema, handler)
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
+        &self.inner.name
+    }
+
+    /// The tool as `tools/list` describes it.
+    pub fn descriptor(&self) -> &protocol::Tool {
+        &self.inner.descriptor
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &Arc<dyn ToolHandler> {
+        &self.inner.handler
+    }
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("descriptor", &self.inner.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Tool`]: metadata setters, then one of [`typed`](Self::typed),
+/// [`typed_with_context`](Self::typed_with_context), [`raw`](Self::raw) or
+/// [`handler`](Self::handler) to finish.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until a handler finishes it"]
+pub struct ToolBuilder {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    annotations: ToolAnnotations,
+    output_schema: Option<Arc<Value>>,
+    meta: Option<Map<String, Value>>,
+}
+
+impl ToolBuilder {
+    /// Display title (also sent as `annotations.title` for clients of older versions).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        let title = title.into();
+        self.annotations.title = Some(title.clone());
+        self.title = Some(title);
+        self
+    }
+
+    /// What the tool does.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// `readOnlyHint`.
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.annotations.read_only_hint = Some(yes);
+        self
+    }
+
+    /// `destructiveHint`.
+    pub fn destructive(mut self, yes: bool) -> Self {
+        self.annotations.destructive_hint = Some(yes);
+        self
+    }
+
+    /// `idempotentHint`.
+    pub fn idempotent(mut self, yes: bool) -> Self {
+        self.annotations.idempotent_hint = Some(yes);
+        self
+    }
+
+    /// `openWorldHint`.
+    pub fn open_world(mut self, yes: bool) -> Self {
+        self.annotations.open_world_hint = Some(yes);
+        self
+    }
+
+    /// Replaces all annotations.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Sets the output schema explicitly (typed tools returning `Json<T>` get one without this).
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// Tool `_meta`.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Finishes with a closure over typed arguments; the input schema is `A`'s (generated once,
+    /// cached) and the output schema comes from `R` (e.g. `Json<T>`).
+    pub fn typed<A, F, Fut, R>(self, handler: F) -> Result<Tool, ToolBuildError>
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.typed_with_context(move |_ctx: ToolContext, args: A| handler(args))
+    }
+
+    /// Like [`typed`](Self::typed), for a closure that also takes the [`ToolContext`].
+    pub fn typed_with_context<A, F, Fut, R>(mut self, handler: F) -> Result<Tool, ToolBuildError>
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let input = schema::input_schema_for::<A>().map_err(|source| ToolBuildError::Schema {
+            tool: self.name.clone(),
+            source,
+        })?;
+        if self.output_schema.is_none() {
+            self.output_schema = R::output_schema();
+        }
+        let handler = move |ctx: ToolContext, arguments: Map<String, Value>| {
+            let parsed = deserialize_arguments::<A>(arguments);
+            let fut = parsed.map(|args| handler(ctx, args));
+            async move { fut?.await.into_tool_result() }
+        };
+        self.handler(input, handler)
+    }
+
+    /// Finishes with a raw JSON Schema and a closure over the JSON arguments object.
+    ///
+    /// Arguments are checked against the schema's `required` list and the `type` of each
+    /// top-level property before the closure runs; deeper validation is the closure's job.
+    pub fn raw<F, Fut, R>(mut self, input_schema: Value, handler: F) -> Result<Tool, ToolBuildError>
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        if self.output_schema.is_none() {
+            self.output_schema = R::output_schema();
+        }
+        let input = Arc::new(input_schema);
+        let schema = input.clone();
+        let handler = move |_ctx: ToolContext, arguments: Map<String, Value>| {
+            let checked = args::check_against_schema(&schema, &arguments).map(|()| handler(Value::Object(arguments)));
+            async move { checked?.await.into_tool_result() }
+        };
+        self.handler(input, handler)
+    }
+
+    /// Finishes with a low-level [`ToolHandler`] and its input schema (used by `#[mcp_tool]`).
+    pub fn handler(self, input_schema: Arc<Value>, handler: impl ToolHandler) -> Result<Tool, ToolBuildError> {
+        protocol::validate_tool_name(&self.name)?;
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(ToolBuildError::InvalidInputSchema {
+                tool: self.name,
+                found: input_schema.to_string(),
+            });
+        }
+        let name: Arc<str> = self.name.as_str().into();
+        Ok(Tool {
+            inner: Arc::new(ToolInner {
+                name,
+                descriptor: protocol::Tool {
+                    name: self.name,
+                    title: self.title,
+                    description: self.description,
+                    input_schema,
+                    output_schema: self.output_schema,
+                    annotations: self.annotations,
+                    meta: self.meta,
+                },
+                handler: Arc::new(handler),
+            }),
+        })
+    }
+}

@@ -1,0 +1,139 @@
+use std::fmt::Display;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::protocol::{CallToolResult, Content};
+use crate::schema;
+
+/// Why a handler did not produce a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments did not match the tool's input schema.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool ran and failed; the text is the tool's own message.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// A tool failure with the given message.
+    pub fn failed(message: impl Display) -> Self {
+        ToolError::Failed(message.to_string())
+    }
+
+    /// An argument error with the given message (name the field in it).
+    pub fn invalid_arguments(message: impl Display) -> Self {
+        ToolError::InvalidArguments(message.to_string())
+    }
+}
+
+/// Structured tool output: `T` becomes the result's `structuredContent` (with a JSON text copy
+/// in `content`), and a tool returning `Json<T>` advertises `T`'s schema as its output schema.
+///
+/// A `T` whose schema is not an object is wrapped as `{"result": value}` (see
+/// [`schema::OutputSchema`]).
+///
+/// ```
+/// use mcp_registry::{IntoToolResult, Json};
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Sum { value: i64 }
+/// let r = Json(Sum { value: 3 }).into_tool_result().unwrap();
+/// assert_eq!(r.structured_content, Some(serde_json::json!({"value": 3})));
+/// assert_eq!(r.first_text(), Some(r#"{"value":3}"#));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+/// Turns a tool function's return value into a `tools/call` result.
+///
+/// Implemented for `String`, `&'static str`, `()`, [`Json<T>`], [`CallToolResult`],
+/// [`Content`], `Vec<Content>`, and `Result<T, E>` for any such `T` and `E: Display` (an `Err`
+/// is a tool failure: `isError: true` with the error's text). Implement it for your own types
+/// to return them from tools.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from an MCP tool",
+    label = "return a String, Json<T>, CallToolResult, Content, (), or Result<T, E: Display> of those",
+    note = "implement `mcp_registry::IntoToolResult` for `{Self}` to return it from a tool"
+)]
+pub trait IntoToolResult {
+    /// The result, or the failure it stands for.
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError>;
+
+    /// The output schema a tool returning this type advertises (`None`: unstructured).
+    fn output_schema() -> Option<Arc<Value>>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::success(Vec::new()))
+    }
+}
+
+impl IntoToolResult for Content {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::success(vec![self]))
+    }
+}
+
+impl IntoToolResult for Vec<Content> {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::success(self))
+    }
+}
+
+impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        let value = serde_json::to_value(&self.0)
+            .map_err(|e| ToolError::failed(format_args!("could not serialize the result: {e}")))?;
+        let value = if schema::output_schema_for::<T>().wrapped {
+            serde_json::json!({ "result": value })
+        } else {
+            value
+        };
+        Ok(CallToolResult::structured(value))
+    }
+
+    fn output_schema() -> Option<Arc<Value>> {
+        Some(schema::output_schema_for::<T>().schema.clone())
+    }
+}
+
+impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
+        match self {
+            Ok(v) => v.into_tool_result(),
+            Err(e) => Err(ToolError::Failed(e.to_string())),
+        }
+    }
+
+    fn output_schema() -> Option<Arc<Value>> {
+        T::output_schema()
+    }
+}
