@@ -1,0 +1,161 @@
+//! Shared test helpers: validation of replies against the official MCP JSON Schemas.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use serde_json::{Value, json};
+
+static VALIDATORS: LazyLock<Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>> =
+    LazyLock::new(Default::default);
+
+fn document(version: &str) -> Value {
+    let path = format!("{}/tests/schemas/{version}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
+    let key = (version.to_owned(), def.to_owned());
+    if let Some(v) = VALIDATORS.lock().unwrap().get(&key) {
+        return v.clone();
+    }
+    let mut doc = document(version);
+    let defs_key = if doc.get("$defs").is_some() { "$defs" } else { "definitions" };
+    assert!(doc[defs_key].get(def).is_some(), "{version} has no definition {def}");
+    doc["$ref"] = json!(format!("#/{defs_key}/{def}"));
+    let v = Arc::new(jsonschema::validator_for(&doc).expect("official schema compiles"));
+    VALIDATORS.lock().unwrap().insert(key, v.clone());
+    v
+}
+
+/// Asserts `value` is valid against definition `def` of the official schema of `version`.
+pub fn assert_valid(version: &str, def: &str, value: &Value) {
+    let v = validator(version, def);
+    let errors: Vec<String> = v
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not a valid {def} for {version}:\n{}\n{errors:#?}",
+        serde_json::to_string_pretty(value).unwrap()
+    );
+}
+
+/// Validates a whole reply: the envelope as a JSON-RPC response (or error), and for a success
+/// the result against `result_def`.
+pub fn assert_reply(version: &str, result_def: &str, reply: &Value) {
+    if reply.get("error").is_some() {
+        let def = if version >= "2025-11-25" { "JSONRPCErrorResponse" } else { "JSONRPCError" };
+        assert_valid(version, def, reply);
+        return;
+    }
+    let envelope = if version >= "2025-11-25" { "JSONRPCResultResponse" } else { "JSONRPCResponse" };
+    assert_valid(version, envelope, reply);
+    assert_valid(version, result_def, &reply["result"]);
+}
+
+pub const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+pub const MODERN: &str = "2026-07-28";
+
+/// `_meta` for a modern request.
+pub fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+use mcp_registry::{Json, Server, Tool, ToolContext};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize, JsonSchema)]
+pub struct AddArgs {
+    /// The left operand.
+    pub a: i64,
+    /// The right operand (default 0).
+    pub b: Option<i64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Sum {
+    pub value: i64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct DivArgs {
+    pub a: f64,
+    pub b: f64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct SleepArgs {
+    pub ms: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// A server named `math`: add (Json), divide (Result), boom (panics), sleep (slow),
+/// echo (raw schema).
+pub fn math_server() -> Server {
+    let add = Tool::builder("add")
+        .title("Add")
+        .description("Add two integers")
+        .read_only(true)
+        .idempotent(true)
+        .typed(|args: AddArgs| async move {
+            Json(Sum {
+                value: args.a + args.b.unwrap_or(0),
+            })
+        })
+        .unwrap();
+    let divide = Tool::builder("divide")
+        .description("Divide a by b")
+        .typed(|args: DivArgs| async move {
+            if args.b == 0.0 {
+                Err("division by zero".to_owned())
+            } else {
+                Ok((args.a / args.b).to_string())
+            }
+        })
+        .unwrap();
+    let boom = Tool::builder("boom")
+        .description("Always panics")
+        .typed(|_: NoArgs| async move {
+            if true {
+                panic!("kaboom");
+            }
+            "unreachable"
+        })
+        .unwrap();
+    let sleep = Tool::builder("sleep")
+        .description("Sleeps for ms milliseconds")
+        .typed_with_context(|ctx: ToolContext, args: SleepArgs| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(args.ms)).await;
+            format!("{} slept {}", ctx.tool_name(), args.ms)
+        })
+        .unwrap();
+    let echo = Tool::new(
+        "echo",
+        "Echo the text",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        |args: Value| async move { args["text"].as_str().unwrap_or_default().to_owned() },
+    )
+    .unwrap();
+    Server::builder("math")
+        .version("1.2.0")
+        .instructions("Arithmetic tools")
+        .tools([add, divide, boom, sleep, echo])
+        .build()
+        .unwrap()
+}
+
+/// A one-tool server named `name` whose tool `tool` answers with `answer`.
+pub fn small_server(name: &str, tool: &str, answer: &'static str) -> Server {
+    let t = Tool::new(tool, "test tool", json!({"type": "object"}), move |_| async move { answer }).unwrap();
+    Server::new(name, None, [t]).unwrap()
+}

@@ -1,0 +1,316 @@
+//! Registry behaviour: management operations, lookup, and every way a call can end.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use common::{math_server, small_server};
+use mcp_registry::{CallError, CallOptions, CancellationToken, Registry, RegistryError, Server, Tool};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn calls_a_typed_tool_and_returns_structured_content() {
+    let registry = Registry::from_servers([math_server()]);
+    let result = registry.call_tool_by_name("add", json!({"a": 2, "b": 3})).await.unwrap();
+    assert_eq!(result.structured_content, Some(json!({"value": 5})));
+    assert_eq!(result.first_text(), Some(r#"{"value":5}"#));
+    assert!(!result.is_error());
+    // Option parameter left out, and given as explicit null.
+    let r = registry.call_tool_by_name("add", json!({"a": 2})).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"value": 2})));
+    let r = registry.call_tool_by_name("add", json!({"a": 2, "b": null})).await.unwrap();
+    assert_eq!(r.structured_content, Some(json!({"value": 2})));
+}
+
+#[tokio::test]
+async fn qualified_names_reach_the_named_server() {
+    let registry = Registry::from_servers([small_server("one", "hello", "from one"), small_server("two", "hello", "from two")]);
+    let r = registry.call_tool_by_name("mcp__two__hello", json!({})).await.unwrap();
+    assert_eq!(r.first_text(), Some("from two"));
+    let err = registry.call_tool_by_name("hello", json!({})).await.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::AmbiguousTool {
+            name: "hello".into(),
+            servers: vec!["one".into(), "two".into()]
+        }
+    );
+    assert!(err.to_string().contains("\"one\"") && err.to_string().contains("\"two\""));
+    // Disabling one makes the plain name unique again.
+    registry.toggle_server("one", false).unwrap();
+    let r = registry.call_tool_by_name("hello", json!({})).await.unwrap();
+    assert_eq!(r.first_text(), Some("from two"));
+    let err = registry.call_tool_by_name("mcp__nope__hello", json!({})).await.unwrap_err();
+    assert!(matches!(err, CallError::UnknownServer { ref server, .. } if server == "nope"), "{err}");
+}
+
+#[tokio::test]
+async fn each_failure_is_told_apart() {
+    let registry = Registry::from_servers([math_server()]);
+    let unknown = registry.call_tool_by_name("nope", json!({})).await.unwrap_err();
+    assert_eq!(unknown, CallError::UnknownTool { name: "nope".into() });
+
+    let invalid = registry.call_tool_by_name("add", json!({"a": "two"})).await.unwrap_err();
+    match &invalid {
+        CallError::InvalidArguments { tool, message } => {
+            assert_eq!(tool, "add");
+            assert!(message.contains("`a`"), "message names the field: {message}");
+            assert!(message.contains("invalid type"), "{message}");
+        }
+        other => panic!("expected InvalidArguments, got {other:?}"),
+    }
+    let missing = registry.call_tool_by_name("add", json!({})).await.unwrap_err();
+    assert!(missing.to_string().contains("missing field `a`"), "{missing}");
+    let raw_missing = registry.call_tool_by_name("echo", json!({})).await.unwrap_err();
+    assert!(raw_missing.to_string().contains("missing required field `text`"), "{raw_missing}");
+    let raw_type = registry.call_tool_by_name("echo", json!({"text": 5})).await.unwrap_err();
+    assert!(raw_type.to_string().contains("field `text`: expected string, got an integer"), "{raw_type}");
+    let not_object = registry.call_tool_by_name("add", json!([1, 2])).await.unwrap_err();
+    assert!(matches!(not_object, CallError::InvalidArguments { .. }), "{not_object}");
+
+    let failed = registry.call_tool_by_name("divide", json!({"a": 1, "b": 0})).await.unwrap_err();
+    assert_eq!(
+        failed,
+        CallError::ToolFailed {
+            tool: "divide".into(),
+            message: "division by zero".into()
+        }
+    );
+    assert_eq!(failed.into_call_tool_result().first_text(), Some("division by zero"));
+
+    let panicked = registry.call_tool_by_name("boom", json!({})).await.unwrap_err();
+    assert_eq!(
+        panicked,
+        CallError::Panicked {
+            tool: "boom".into(),
+            message: "kaboom".into()
+        }
+    );
+    // The registry is fully usable after a panic.
+    let ok = registry.call_tool_by_name("add", json!({"a": 1})).await.unwrap();
+    assert_eq!(ok.structured_content, Some(json!({"value": 1})));
+
+    registry.toggle_server("math", false).unwrap();
+    let disabled = registry.call_tool_by_name("add", json!({"a": 1})).await.unwrap_err();
+    assert_eq!(
+        disabled,
+        CallError::ServerDisabled {
+            server: "math".into(),
+            tool: "add".into()
+        }
+    );
+}
+
+/// Sets a flag when dropped: observes that a timed-out or cancelled future was dropped.
+struct DropFlag(Arc<AtomicBool>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn hanging_server(dropped: Arc<AtomicBool>) -> Server {
+    let hang = Tool::new("hang", "Never finishes", json!({"type": "object"}), move |_: Value| {
+        let guard = DropFlag(dropped.clone());
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+            "never"
+        }
+    })
+    .unwrap();
+    Server::new("slow", None, [hang]).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeouts_drop_the_future_per_registry_and_per_call() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let registry = Registry::builder()
+        .default_timeout(Duration::from_secs(2))
+        .server(hanging_server(dropped.clone()))
+        .server(math_server())
+        .build();
+    let err = registry.call_tool_by_name("hang", json!({})).await.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::Timeout {
+            tool: "hang".into(),
+            limit: Duration::from_secs(2)
+        }
+    );
+    assert!(err.to_string().contains("\"hang\"") && err.to_string().contains("2s"));
+    assert!(dropped.load(Ordering::SeqCst), "the handler's future was dropped");
+
+    let err = registry
+        .call_tool_by_name_with("sleep", json!({"ms": 500}), CallOptions::new().timeout(Duration::from_millis(100)))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(100)));
+    // A per-call limit can also lift the registry's.
+    let ok = registry
+        .call_tool_by_name_with("sleep", json!({"ms": 5000}), CallOptions::new().without_timeout())
+        .await
+        .unwrap();
+    assert_eq!(ok.first_text(), Some("sleep slept 5000"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn default_timeout_is_thirty_seconds() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let registry = Registry::from_servers([hanging_server(dropped)]);
+    let err = registry.call_tool_by_name("hang", json!({})).await.unwrap_err();
+    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_secs(30)));
+}
+
+#[tokio::test]
+async fn cancellation_drops_the_future_even_if_the_tool_never_looks() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let registry = Registry::from_servers([hanging_server(dropped.clone())]);
+    let token = CancellationToken::new();
+    let call = registry.call_tool_by_name_with("hang", json!({}), CallOptions::new().cancellation(token.clone()));
+    let canceller = async {
+        tokio::task::yield_now().await;
+        token.cancel();
+    };
+    let (result, ()) = tokio::join!(call, canceller);
+    assert_eq!(result.unwrap_err(), CallError::Cancelled { tool: "hang".into() });
+    assert!(dropped.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn management_operations() {
+    let registry = Registry::new();
+    assert!(registry.server_names().is_empty());
+    assert!(registry.register_server(small_server("b", "t1", "b1")).is_none());
+    registry.register_server(small_server("a", "t2", "a2"));
+    assert_eq!(registry.server_names(), ["a", "b"]);
+
+    // Same name replaces, and the replaced server is returned; its enabled flag stays.
+    registry.toggle_server("b", false).unwrap();
+    let old = registry.register_server(small_server("b", "t3", "b3")).unwrap();
+    assert_eq!(old.tool_names().collect::<Vec<_>>(), ["t1"]);
+    let status = registry.server_status();
+    assert_eq!(status[1].name, "b");
+    assert!(!status[1].enabled);
+    assert_eq!(status[1].tool_names, ["t3"]);
+    assert_eq!(status[1].tool_count, 1);
+    assert_eq!(status[1].version, "1.0.0");
+
+    assert_eq!(
+        registry.toggle_server("zzz", true),
+        Err(RegistryError::UnknownServer("zzz".into()))
+    );
+    assert!(registry.unregister_server("zzz").is_none(), "unregistering an absent server is a no-op");
+
+    // reconnect re-enables.
+    registry.reconnect_server("b").unwrap();
+    assert_eq!(registry.is_enabled("b"), Some(true));
+    assert!(registry.reconnect_server("zzz").is_err());
+
+    // set_servers keeps the enabled flag of servers that stay; new ones start enabled.
+    registry.toggle_server("a", false).unwrap();
+    registry.set_servers([small_server("a", "t4", "a4"), small_server("c", "t5", "c5")]);
+    assert_eq!(registry.server_names(), ["a", "c"]);
+    assert_eq!(registry.is_enabled("a"), Some(false));
+    assert_eq!(registry.is_enabled("c"), Some(true));
+
+    let defs = registry.all_tool_definitions();
+    assert_eq!(defs.len(), 1, "only enabled servers' tools");
+    assert_eq!(defs[0].qualified_name, "mcp__c__t5");
+
+    assert!(registry.unregister_server("c").is_some());
+    assert!(registry.call_tool_by_name("t5", json!({})).await.is_err());
+}
+
+#[tokio::test]
+async fn clones_share_state_and_changes_are_published() {
+    let registry = Registry::new();
+    let clone = registry.clone();
+    let mut changes = registry.subscribe();
+    clone.register_server(small_server("x", "t", "x"));
+    changes.changed().await.unwrap();
+    let change = changes.borrow_and_update().clone();
+    assert_eq!(change.generation, 1);
+    assert_eq!(change.servers, ["x"]);
+    assert_eq!(registry.server_names(), ["x"]);
+    // A toggle to the state it already has is not a change.
+    registry.toggle_server("x", true).unwrap();
+    assert!(!changes.has_changed().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toggles_do_not_disturb_running_calls() {
+    let registry = Registry::from_servers([math_server()]);
+    let running = {
+        let r = registry.clone();
+        tokio::spawn(async move { r.call_tool_by_name("sleep", json!({"ms": 200})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    registry.toggle_server("math", false).unwrap();
+    registry.unregister_server("math");
+    let result = running.await.unwrap().unwrap();
+    assert_eq!(result.first_text(), Some("sleep slept 200"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_readers_and_writers() {
+    let registry = Registry::from_servers([math_server()]);
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let r = registry.clone();
+        tasks.push(tokio::spawn(async move {
+            for j in 0..200 {
+                if i == 0 {
+                    r.register_server(small_server(&format!("s{}", j % 5), "t", "x"));
+                } else {
+                    let res = r.call_tool_by_name("add", json!({"a": j})).await.unwrap();
+                    assert_eq!(res.structured_content, Some(json!({"value": j})));
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(registry.server_names().len(), 6);
+}
+
+#[test]
+fn tool_and_server_construction_errors() {
+    let bad = Tool::new("get weather", "x", json!({"type": "object"}), |_| async { "" }).unwrap_err();
+    assert!(bad.to_string().contains("\"get weather\"") && bad.to_string().contains("' '"), "{bad}");
+    let long = "a".repeat(129);
+    let err = Tool::new(long.as_str(), "x", json!({"type": "object"}), |_| async { "" }).unwrap_err();
+    assert!(err.to_string().contains("129 characters"), "{err}");
+    let err = Tool::new("x", "x", json!({"type": "string"}), |_| async { "" }).unwrap_err();
+    assert!(err.to_string().contains("\"type\": \"object\""), "{err}");
+    let err = Tool::builder("n").typed(|x: i64| async move { x.to_string() }).unwrap_err();
+    assert!(err.to_string().contains("object schema"), "{err}");
+
+    let t = || Tool::new("same", "x", json!({"type": "object"}), |_| async { "" }).unwrap();
+    let err = Server::new("dup", None, [t(), t()]).unwrap_err();
+    assert!(err.to_string().contains("two tools named \"same\""), "{err}");
+    let err = Server::new("a__b", None, []).unwrap_err();
+    assert!(err.to_string().contains("\"a__b\""), "{err}");
+}
+
+#[test]
+fn calls_without_a_tokio_runtime_still_work() {
+    let registry = Registry::from_servers([math_server()]);
+    let result = futures_executor_block_on(registry.call_tool_by_name("add", json!({"a": 4})));
+    assert_eq!(result.unwrap().structured_content, Some(json!({"value": 4})));
+}
+
+/// A minimal executor, so the test runs outside any Tokio runtime.
+fn futures_executor_block_on<F: std::future::Future>(fut: F) -> F::Output {
+    use std::task::{Context, Poll, Waker};
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
