@@ -123,8 +123,14 @@ pub(crate) fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// An error reply. When the request's id is unknown the `id` member is left out: MCP's schema
+/// (2025-11-25 onward) makes it optional but does not allow `null`.
 pub(crate) fn error_reply(id: Value, error: ErrorObject) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    if id.is_null() {
+        json!({ "jsonrpc": "2.0", "error": error })
+    } else {
+        json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    }
 }
 
 pub(crate) fn parse_error(detail: impl std::fmt::Display) -> Value {
