@@ -1,6 +1,9 @@
 //! `handle_mcp_message`: one MCP JSON-RPC message in, one reply out, in-process.
 
 pub(crate) mod envelope;
+mod session;
+
+pub use session::{Lifecycle, ServerSession};
 
 use std::fmt::Write as _;
 

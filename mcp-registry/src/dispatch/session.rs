@@ -1,0 +1,340 @@
+//! [`ServerSession`]: one connection's view of one server, with the legacy lifecycle,
+//! concurrent requests, cancellation and `notifications/tools/list_changed`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::envelope::{Incoming, decode, error_reply};
+use super::{Answer, Connection};
+use crate::protocol::{ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolVersion, RequestId};
+use crate::registry::{CallOptions, Registry};
+use crate::tool::NotificationSink;
+
+/// Where a session is in the MCP lifecycle.
+///
+/// `Uninitialized → Initializing` (after answering `initialize`) `→ Ready` (after
+/// `notifications/initialized`); any state `→ Error` through [`ServerSession::mark_error`],
+/// back to `Uninitialized` through [`ServerSession::reset`]; `→ ShuttingDown` through
+/// [`ServerSession::shutdown`], which is final.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// No `initialize` yet: only `ping`, `initialize` and modern requests are served.
+    Uninitialized,
+    /// `initialize` answered; waiting for `notifications/initialized` (requests are served).
+    Initializing,
+    /// Fully initialized.
+    Ready,
+    /// Marked failed; legacy requests are refused until [`ServerSession::reset`].
+    Error(String),
+    /// Closing: every request is refused and in-flight calls were cancelled.
+    ShuttingDown,
+}
+
+struct State {
+    lifecycle: Lifecycle,
+    version: Option<ProtocolVersion>,
+}
+
+struct Inner {
+    registry: Registry,
+    server: String,
+    state: Mutex<State>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    outbox: mpsc::UnboundedSender<Value>,
+    watcher: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(w) = &self.watcher {
+            w.abort();
+        }
+    }
+}
+
+/// One client connection to one server of a [`Registry`].
+///
+/// Requests may be handled concurrently (call [`handle`](Self::handle) from several tasks on
+/// clones of the session). Everything the server sends on its own (progress,
+/// `notifications/tools/list_changed`) goes to the receiver returned by
+/// [`new`](Self::new), in order; a call's notifications are queued before its reply is
+/// returned. Transports (stdio, HTTP) sit on this type.
+///
+/// ```
+/// use mcp_registry::{Registry, Server, Tool, dispatch::ServerSession};
+/// use serde_json::json;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # let t = Tool::new("t", "x", json!({"type": "object"}), |_| async { "ok" }).unwrap();
+/// let registry = Registry::from_servers([Server::new("s", None, [t]).unwrap()]);
+/// let (session, _outgoing) = ServerSession::new(registry, "s");
+/// let early = session.handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap();
+/// assert_eq!(early["error"]["code"], -32600, "initialize comes first");
+/// session.handle(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+///     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}})).await;
+/// session.handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+/// let list = session.handle(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})).await.unwrap();
+/// assert_eq!(list["result"]["tools"][0]["name"], "t");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ServerSession {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for ServerSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerSession")
+            .field("server", &self.inner.server)
+            .field("lifecycle", &self.lifecycle())
+            .finish()
+    }
+}
+
+impl ServerSession {
+    /// A session on `server` of `registry`, and the receiver of what the server sends on its
+    /// own. Inside a Tokio runtime, a background task watches the registry and sends
+    /// `notifications/tools/list_changed` (once the session is initialized) whenever this
+    /// server's tools change: registered, replaced, toggled or unregistered.
+    pub fn new(registry: Registry, server: impl Into<String>) -> (ServerSession, mpsc::UnboundedReceiver<Value>) {
+        let server = server.into();
+        let (outbox, outgoing) = mpsc::unbounded_channel();
+        let session = Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
+            let watcher = tokio::runtime::Handle::try_current().ok().map(|handle| {
+                let mut changes = registry.subscribe();
+                let weak = weak.clone();
+                let name = server.clone();
+                handle.spawn(async move {
+                    while changes.changed().await.is_ok() {
+                        let touched = changes.borrow_and_update().servers.contains(&name);
+                        let Some(inner) = weak.upgrade() else { break };
+                        if touched && ServerSession::lifecycle_of(&inner).is_initialized() {
+                            let _ = inner.outbox.send(json!({
+                                "jsonrpc": "2.0",
+                                "method": "notifications/tools/list_changed",
+                            }));
+                        }
+                    }
+                })
+            });
+            Inner {
+                registry,
+                server,
+                state: Mutex::new(State {
+                    lifecycle: Lifecycle::Uninitialized,
+                    version: None,
+                }),
+                in_flight: Mutex::new(HashMap::new()),
+                outbox,
+                watcher,
+            }
+        });
+        (ServerSession { inner: session }, outgoing)
+    }
+
+    fn lifecycle_of(inner: &Inner) -> Lifecycle {
+        inner.state.lock().unwrap_or_else(PoisonError::into_inner).lifecycle.clone()
+    }
+
+    /// The server this session talks to.
+    pub fn server_name(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// The current lifecycle state.
+    pub fn lifecycle(&self) -> Lifecycle {
+        Self::lifecycle_of(&self.inner)
+    }
+
+    /// The legacy protocol version negotiated by `initialize`, if any.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.state().version
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Puts the session in the error state: legacy requests are refused with `reason` until
+    /// [`reset`](Self::reset).
+    pub fn mark_error(&self, reason: impl Into<String>) {
+        let mut state = self.state();
+        if state.lifecycle != Lifecycle::ShuttingDown {
+            state.lifecycle = Lifecycle::Error(reason.into());
+        }
+    }
+
+    /// Back to `Uninitialized` (a new `initialize` is expected); in-flight calls are cancelled.
+    pub fn reset(&self) {
+        {
+            let mut state = self.state();
+            if state.lifecycle == Lifecycle::ShuttingDown {
+                return;
+            }
+            state.lifecycle = Lifecycle::Uninitialized;
+            state.version = None;
+        }
+        self.cancel_all();
+    }
+
+    /// Shuts the session down: every in-flight call is cancelled (no reply is sent for it) and
+    /// every later request is refused.
+    pub fn shutdown(&self) {
+        self.state().lifecycle = Lifecycle::ShuttingDown;
+        self.cancel_all();
+    }
+
+    fn cancel_all(&self) {
+        let in_flight = std::mem::take(&mut *self.inner.in_flight.lock().unwrap_or_else(PoisonError::into_inner));
+        for token in in_flight.values() {
+            token.cancel();
+        }
+    }
+
+    /// Cancels the in-flight request `id`, as `notifications/cancelled` does. Returns whether
+    /// such a request was running.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        let token = self
+            .inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// Handles one message; `Some(reply)` for a request (unless it was cancelled), `None` for
+    /// a notification.
+    pub async fn handle(&self, message: Value) -> Option<Value> {
+        self.handle_with(message, CallOptions::default()).await
+    }
+
+    /// Handles a JSON text; unparseable text is answered with -32700.
+    pub async fn handle_text(&self, text: &str) -> Option<String> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(message) => self.handle(message).await.map(|v| v.to_string()),
+            Err(e) => Some(super::envelope::parse_error(e).to_string()),
+        }
+    }
+
+    /// [`handle`](Self::handle) with per-request options. When `options` carries no
+    /// notification sink, the call's notifications go to the session's outgoing channel
+    /// (a transport with per-request streams, like Streamable HTTP, passes its own).
+    pub async fn handle_with(&self, message: Value, mut options: CallOptions) -> Option<Value> {
+        let (id, method, params) = match decode(message) {
+            Err(rejected) => return Some(error_reply(rejected.id, rejected.error)),
+            Ok(Incoming::Response) => return None,
+            Ok(Incoming::Notification { method, params }) => {
+                self.on_notification(&method, &params);
+                return None;
+            }
+            Ok(Incoming::Request { id, method, params }) => (id, method, params),
+        };
+        let modern = method == "server/discover"
+            || params
+                .get("_meta")
+                .and_then(|m| m.get(META_PROTOCOL_VERSION))
+                .is_some();
+        let (lifecycle, version) = {
+            let state = self.state();
+            (state.lifecycle.clone(), state.version)
+        };
+        let refuse = |code: ErrorCode, message: String| Some(error_reply(id.to_value(), ErrorObject::new(code, message)));
+        match (&lifecycle, method.as_str(), modern) {
+            (Lifecycle::ShuttingDown, _, _) => {
+                return refuse(ErrorCode::INVALID_REQUEST, "the session is shutting down".to_owned());
+            }
+            (_, _, true) => {}
+            (Lifecycle::Error(reason), _, false) => {
+                return refuse(ErrorCode::INTERNAL_ERROR, format!("the session is in an error state: {reason}"));
+            }
+            (Lifecycle::Uninitialized, "initialize" | "ping", false) => {}
+            (Lifecycle::Uninitialized, _, false) => {
+                return refuse(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("{method} received before initialize; the session must be initialized first"),
+                );
+            }
+            (_, "initialize", false) => {
+                return refuse(ErrorCode::INVALID_REQUEST, "the session is already initialized".to_owned());
+            }
+            _ => {}
+        }
+
+        let token = CancellationToken::new();
+        let cancellable = method == "tools/call";
+        if cancellable {
+            self.inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id.clone(), token.clone());
+            options = options.cancellation(token);
+        }
+        if options.notifications.is_none() {
+            let outbox = self.inner.outbox.clone();
+            options = options.notifications(NotificationSink::new(move |n| {
+                let _ = outbox.send(n);
+            }));
+        }
+        let connection = Connection {
+            legacy_version: version,
+            list_changed: true,
+        };
+        let answer = self
+            .inner
+            .registry
+            .answer_request(&self.inner.server, &id, &method, params, options, connection)
+            .await;
+        if cancellable {
+            self.inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id);
+        }
+        if method == "initialize"
+            && let Answer::Result(result) = &answer
+        {
+            let negotiated = result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .and_then(ProtocolVersion::parse);
+            let mut state = self.state();
+            if state.lifecycle == Lifecycle::Uninitialized {
+                state.lifecycle = Lifecycle::Initializing;
+                state.version = negotiated;
+            }
+        }
+        self.inner.registry.answer_to_value(id.to_value(), answer)
+    }
+
+    fn on_notification(&self, method: &str, params: &serde_json::Map<String, Value>) {
+        match method {
+            "notifications/initialized" => {
+                let mut state = self.state();
+                if state.lifecycle == Lifecycle::Initializing {
+                    state.lifecycle = Lifecycle::Ready;
+                }
+            }
+            "notifications/cancelled" => {
+                if let Some(id) = params.get("requestId").and_then(RequestId::from_value) {
+                    self.cancel(&id);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Lifecycle {
+    /// Whether `initialize` has been answered (Initializing or Ready).
+    pub fn is_initialized(&self) -> bool {
+        matches!(self, Lifecycle::Initializing | Lifecycle::Ready)
+    }
+}

@@ -1,0 +1,336 @@
+//! ToolContext, progress, cancellation, host state and the stateful ServerSession.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{assert_reply, assert_valid, math_server, modern_meta, small_server};
+use mcp_registry::{
+    CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool, ToolContext,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Steps {
+    steps: u32,
+}
+
+struct DbPool(&'static str);
+struct RequestUser(&'static str);
+
+struct DropFlag(Arc<AtomicBool>);
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Tools that exercise the context: `job` reports progress, `who` describes its context,
+/// `late` keeps its context past completion, `hang` never ends (and flags its drop).
+fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>>) -> Server {
+    let job = Tool::builder("job")
+        .typed_with_context(|ctx: ToolContext, args: Steps| async move {
+            for i in 1..=args.steps {
+                ctx.progress(f64::from(i), Some(f64::from(args.steps)), Some(&format!("step {i}")))
+                    .unwrap();
+                tokio::task::yield_now().await;
+            }
+            let refused = ctx.progress(1.0, None, None).unwrap_err();
+            assert!(matches!(refused, ProgressError::NotIncreasing { .. }));
+            format!("{} steps", args.steps)
+        })
+        .unwrap();
+    let who = Tool::builder("who")
+        .typed_with_context(|ctx: ToolContext, _: serde_json::Map<String, Value>| async move {
+            json!({
+                "tool": ctx.tool_name(),
+                "server": ctx.server_name(),
+                "id": ctx.request_id().map(|i| i.to_value()),
+                "meta": ctx.meta(),
+                "version": ctx.protocol_version().map(|v| v.as_str()),
+                "db": ctx.get::<DbPool>().map(|d| d.0),
+                "user": ctx.get::<RequestUser>().map(|u| u.0),
+            })
+            .to_string()
+        })
+        .unwrap();
+    let late = Tool::builder("late")
+        .typed_with_context(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
+            let slot = late_ctx.clone();
+            async move {
+                *slot.lock().unwrap() = Some(ctx);
+                "done"
+            }
+        })
+        .unwrap();
+    let hang = Tool::builder("hang")
+        .typed_with_context(move |_ctx: ToolContext, _: serde_json::Map<String, Value>| {
+            let guard = DropFlag(dropped.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                "never"
+            }
+        })
+        .unwrap();
+    Server::new("jobs", None, [job, who, late, hang]).unwrap()
+}
+
+fn init(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+}
+
+async fn ready_session(registry: Registry, server: &str, version: &str) -> (ServerSession, UnboundedReceiver<Value>) {
+    let (session, outgoing) = ServerSession::new(registry, server);
+    let reply = session.handle(init(version)).await.unwrap();
+    assert_reply(version, "InitializeResult", &reply);
+    assert_eq!(reply["result"]["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(session.lifecycle(), Lifecycle::Initializing);
+    assert!(session.handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.is_none());
+    assert_eq!(session.lifecycle(), Lifecycle::Ready);
+    (session, outgoing)
+}
+
+fn drain(rx: &mut UnboundedReceiver<Value>) -> Vec<Value> {
+    std::iter::from_fn(|| rx.try_recv().ok()).collect()
+}
+
+#[tokio::test]
+async fn progress_is_sent_in_order_before_the_reply() {
+    for (version, token) in [("2025-06-18", json!("tok")), ("2025-11-25", json!(7)), ("2024-11-05", json!(1))] {
+        let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
+        let (session, mut outgoing) = ready_session(registry, "jobs", version).await;
+        let reply = session
+            .handle(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+                "name": "job", "arguments": {"steps": 4}, "_meta": {"progressToken": token}}}))
+            .await
+            .unwrap();
+        assert_reply(version, "CallToolResult", &reply);
+        let notes = drain(&mut outgoing);
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        for (i, n) in notes.iter().enumerate() {
+            assert_valid(version, "ProgressNotification", n);
+            assert_eq!(n["params"]["progressToken"], token);
+            assert_eq!(n["params"]["progress"], json!((i + 1) as f64));
+            assert_eq!(n["params"]["total"], json!(4.0));
+            assert_eq!(n["params"]["message"], format!("step {}", i + 1));
+        }
+    }
+}
+
+#[tokio::test]
+async fn no_progress_without_a_token_or_after_completion() {
+    let late = Arc::new(Mutex::new(None));
+    let registry = Registry::from_servers([job_server(Default::default(), late.clone())]);
+    let (session, mut outgoing) = ready_session(registry.clone(), "jobs", "2025-11-25").await;
+    session
+        .handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "job", "arguments": {"steps": 3}}}))
+        .await
+        .unwrap();
+    assert!(drain(&mut outgoing).is_empty(), "no token, no notifications");
+
+    session
+        .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "late", "_meta": {"progressToken": "x"}}}))
+        .await
+        .unwrap();
+    let ctx = late.lock().unwrap().take().unwrap();
+    assert_eq!(ctx.progress(1.0, None, None), Err(ProgressError::Completed));
+    assert!(drain(&mut outgoing).is_empty());
+}
+
+#[tokio::test]
+async fn stateless_calls_deliver_progress_to_a_sink() {
+    let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let seen = seen.clone();
+        NotificationSink::new(move |n| seen.lock().unwrap().push(n))
+    };
+    let mut meta = serde_json::Map::new();
+    meta.insert("progressToken".into(), json!("p"));
+    let result = registry
+        .call_tool_by_name_with("job", json!({"steps": 2}), CallOptions::new().notifications(sink.clone()).meta(meta))
+        .await
+        .unwrap();
+    assert_eq!(result.first_text(), Some("2 steps"));
+    assert_eq!(seen.lock().unwrap().len(), 2);
+
+    let mut message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "job", "arguments": {"steps": 3}}});
+    message["params"]["_meta"] = modern_meta();
+    message["params"]["_meta"]["progressToken"] = json!(99);
+    let reply = registry
+        .handle_mcp_message_with("jobs", message, CallOptions::new().notifications(sink))
+        .await
+        .unwrap();
+    assert_valid("2026-07-28", "CallToolResultResponse", &reply);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 5);
+    for n in &seen[2..] {
+        assert_valid("2026-07-28", "ProgressNotification", n);
+        assert_eq!(n["params"]["progressToken"], 99);
+    }
+}
+
+#[tokio::test]
+async fn context_carries_identity_and_host_state() {
+    let registry = Registry::builder()
+        .extension(DbPool("postgres://db"))
+        .server(job_server(Default::default(), Default::default()))
+        .build();
+    let (session, _out) = ready_session(registry.clone(), "jobs", "2025-06-18").await;
+    let reply = session
+        .handle(json!({"jsonrpc": "2.0", "id": "r1", "method": "tools/call", "params": {"name": "who", "_meta": {"progressToken": 3}}}))
+        .await
+        .unwrap();
+    let seen: Value = serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        seen,
+        json!({"tool": "who", "server": "jobs", "id": "r1", "meta": {"progressToken": 3},
+               "version": "2025-06-18", "db": "postgres://db", "user": null})
+    );
+    let result = registry
+        .call_tool_by_name_with("who", json!({}), CallOptions::new().extension(RequestUser("ada")))
+        .await
+        .unwrap();
+    let seen: Value = serde_json::from_str(result.first_text().unwrap()).unwrap();
+    assert_eq!(seen["user"], "ada");
+    assert_eq!(seen["db"], "postgres://db");
+    assert_eq!(seen["id"], Value::Null);
+}
+
+#[tokio::test]
+async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let registry = Registry::from_servers([job_server(dropped.clone(), Default::default())]);
+    let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
+    let call = session.handle(json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"name": "hang"}}));
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let n = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42, "reason": "user"}});
+        assert_valid("2025-11-25", "CancelledNotification", &n);
+        assert!(session.handle(n).await.is_none());
+    };
+    let (reply, ()) = tokio::join!(call, cancel);
+    assert!(reply.is_none(), "no reply for a cancelled request: {reply:?}");
+    assert!(dropped.load(Ordering::SeqCst), "the tool's future was dropped");
+    // The session goes on.
+    let ping = session.handle(json!({"jsonrpc": "2.0", "id": 43, "method": "ping"})).await.unwrap();
+    assert_eq!(ping["result"], json!({}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_tool_leaves_the_session_usable() {
+    let registry = Registry::builder()
+        .default_timeout(Duration::from_secs(1))
+        .server(job_server(Default::default(), Default::default()))
+        .build();
+    let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
+    let reply = session
+        .handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang"}}))
+        .await
+        .unwrap();
+    assert_reply("2025-11-25", "CallToolResult", &reply);
+    assert_eq!(reply["result"]["isError"], true);
+    assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("timed out after 1s"));
+    let reply = session
+        .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "job", "arguments": {"steps": 1}}}))
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "1 steps");
+}
+
+#[tokio::test]
+async fn lifecycle_is_enforced() {
+    let registry = Registry::from_servers([math_server()]);
+    let (session, _out) = ServerSession::new(registry, "math");
+    assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
+    let early = session.handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap();
+    assert_eq!(early["error"]["code"], -32600);
+    assert!(early["error"]["message"].as_str().unwrap().contains("before initialize"));
+    assert_valid("2025-11-25", "JSONRPCErrorResponse", &early);
+    let ping = session.handle(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await.unwrap();
+    assert_eq!(ping["result"], json!({}));
+    // Modern requests are stateless: served in any state.
+    let mut discover = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
+    discover["params"]["_meta"] = modern_meta();
+    let modern = session.handle(discover).await.unwrap();
+    assert_valid("2026-07-28", "ListToolsResultResponse", &modern);
+
+    session.handle(init("2025-03-26")).await.unwrap();
+    assert_eq!(session.protocol_version().unwrap().as_str(), "2025-03-26");
+    let again = session.handle(init("2025-03-26")).await.unwrap();
+    assert!(again["error"]["message"].as_str().unwrap().contains("already initialized"));
+
+    session.mark_error("backend lost");
+    let refused = session.handle(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})).await.unwrap();
+    assert!(refused["error"]["message"].as_str().unwrap().contains("backend lost"));
+    session.reset();
+    assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
+    assert!(session.protocol_version().is_none());
+    session.handle(init("2025-11-25")).await.unwrap();
+    assert!(session.lifecycle().is_initialized());
+
+    session.shutdown();
+    let closed = session.handle(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})).await.unwrap();
+    assert!(closed["error"]["message"].as_str().unwrap().contains("shutting down"));
+    session.reset();
+    assert_eq!(session.lifecycle(), Lifecycle::ShuttingDown, "shutdown is final");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_requests_in_flight_at_once() {
+    // Each call waits until all ten have started: they can only finish if the session runs
+    // them concurrently.
+    let barrier = Arc::new(tokio::sync::Barrier::new(10));
+    let meet = Tool::builder("meet")
+        .typed(move |_: serde_json::Map<String, Value>| {
+            let barrier = barrier.clone();
+            async move {
+                barrier.wait().await;
+                "met"
+            }
+        })
+        .unwrap();
+    let registry = Registry::from_servers([Server::new("m", None, [meet]).unwrap()]);
+    let (session, _out) = ready_session(registry, "m", "2025-11-25").await;
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let s = session.clone();
+        set.spawn(async move {
+            s.handle(json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "meet"}}))
+                .await
+                .unwrap()
+        });
+    }
+    let replies = tokio::time::timeout(Duration::from_secs(10), set.join_all()).await.expect("calls ran concurrently");
+    let mut ids: Vec<i64> = replies.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (0..10).collect::<Vec<_>>());
+    assert!(replies.iter().all(|r| r["result"]["content"][0]["text"] == "met"));
+}
+
+#[tokio::test]
+async fn list_changed_follows_registry_changes() {
+    let registry = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
+    let (session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
+    registry.toggle_server("math", false).unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv()).await.unwrap().unwrap();
+    assert_eq!(n, json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+    assert_valid("2025-11-25", "ToolListChangedNotification", &n);
+    // Another server's change is not this session's business.
+    registry.toggle_server("other", false).unwrap();
+    registry.register_server(math_server());
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv()).await.unwrap().unwrap();
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(drain(&mut outgoing).is_empty(), "one notification per change of this server");
+    registry.unregister_server("math");
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv()).await.unwrap().unwrap();
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    drop(session);
+}
