@@ -2,6 +2,8 @@
 #![warn(missing_docs)]
 
 mod dispatch;
+pub mod agent;
+pub mod client;
 pub mod protocol;
 pub mod registry;
 pub mod schema;

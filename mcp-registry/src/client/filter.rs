@@ -1,0 +1,670 @@
+//! Allow and deny filters, and a registry view that enforces them on listing and on calling.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::qualify::{ToolCatalog, model_tool_name};
+use crate::protocol::{CallToolResult, ErrorCode};
+use crate::registry::{CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name};
+
+/// One allow or deny rule: an exact tool name or every tool of a server.
+///
+/// - `mcp__<server>__<tool>`: one tool, written either unsanitized (`mcp__files.v2__read`) or
+///   as the model sees it (`mcp__files_v2__read`, or a truncated 64-character name).
+/// - `mcp__<server>__*`: every tool of the server (`<server>` as registered or sanitized).
+///
+/// ```
+/// use mcp_registry::client::ToolPattern;
+/// assert!(ToolPattern::parse("mcp__math__*").unwrap().matches("math", "add"));
+/// assert!(!ToolPattern::parse("mcp__math__add").unwrap().matches("math", "sub"));
+/// assert!(ToolPattern::parse("Bash").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolPattern {
+    text: String,
+    kind: PatternKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PatternKind {
+    Exact,
+    Server(String),
+}
+
+/// A pattern that names no tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool filter pattern {pattern:?} is invalid: {reason}; write mcp__<server>__<tool> or mcp__<server>__*")]
+pub struct FilterPatternError {
+    /// The refused pattern.
+    pub pattern: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
+}
+
+impl ToolPattern {
+    /// Parses `mcp__<server>__<tool>` or `mcp__<server>__*`.
+    pub fn parse(pattern: &str) -> Result<Self, FilterPatternError> {
+        let fail = |reason| {
+            Err(FilterPatternError {
+                pattern: pattern.to_owned(),
+                reason,
+            })
+        };
+        let Some(rest) = pattern.strip_prefix("mcp__") else {
+            return fail("it does not start with \"mcp__\"");
+        };
+        if let Some(server) = rest.strip_suffix("__*") {
+            if server.is_empty() || server.contains('*') {
+                return fail("the server part of a wildcard must be a server name");
+            }
+            return Ok(ToolPattern {
+                text: pattern.to_owned(),
+                kind: PatternKind::Server(server.to_owned()),
+            });
+        }
+        if rest.contains('*') {
+            return fail("'*' is only allowed as the whole tool part (mcp__<server>__*)");
+        }
+        // A truncated model-facing name has exactly 64 characters and may have lost its "__".
+        let truncated = pattern.len() == super::MAX_TOOL_NAME_LENGTH;
+        let split = rest.split_once("__").is_some_and(|(s, t)| !s.is_empty() && !t.is_empty());
+        if !split && !truncated {
+            return fail("it has no \"__\" between a server and a tool name");
+        }
+        Ok(ToolPattern {
+            text: pattern.to_owned(),
+            kind: PatternKind::Exact,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the pattern covers `tool` of `server`.
+    pub fn matches(&self, server: &str, tool: &str) -> bool {
+        self.matches_names(server, &qualified_name(server, tool), &model_tool_name(server, tool))
+    }
+
+    fn matches_names(&self, server: &str, qualified: &str, model_name: &str) -> bool {
+        match &self.kind {
+            PatternKind::Exact => self.text == qualified || self.text == model_name,
+            PatternKind::Server(s) => s == server || *s == super::sanitize_tool_name(server),
+        }
+    }
+}
+
+impl fmt::Display for ToolPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Which tools a model may see and call: an optional allow list and a deny list of
+/// [`ToolPattern`]s. A tool passes when no deny pattern matches it and, if an allow list is
+/// set, some allow pattern does. Deny wins over allow.
+///
+/// ```
+/// use mcp_registry::client::{FilterDecision, ToolFilter};
+/// let filter = ToolFilter::builder()
+///     .allow("mcp__math__*")
+///     .deny("mcp__math__divide")
+///     .build()
+///     .unwrap();
+/// assert!(filter.decide("math", "add").is_allowed());
+/// assert_eq!(
+///     filter.decide("math", "divide"),
+///     FilterDecision::Denied { pattern: "mcp__math__divide".into() }
+/// );
+/// assert_eq!(filter.decide("shell", "run"), FilterDecision::NotAllowed { allow: vec!["mcp__math__*".into()] });
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    allow: Option<Vec<ToolPattern>>,
+    deny: Vec<ToolPattern>,
+}
+
+/// Builds a [`ToolFilter`]; patterns are checked by [`build`](Self::build).
+#[derive(Debug, Clone, Default)]
+#[must_use = "call build() to get the filter"]
+pub struct ToolFilterBuilder {
+    allow: Option<Vec<String>>,
+    deny: Vec<String>,
+}
+
+impl ToolFilterBuilder {
+    /// Adds an allow pattern (the first one turns the allow list on).
+    pub fn allow(mut self, pattern: impl Into<String>) -> Self {
+        self.allow.get_or_insert_with(Vec::new).push(pattern.into());
+        self
+    }
+
+    /// Adds allow patterns; called with none, it turns on an empty allow list (nothing passes).
+    pub fn allow_all_of<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow
+            .get_or_insert_with(Vec::new)
+            .extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds a deny pattern.
+    pub fn deny(mut self, pattern: impl Into<String>) -> Self {
+        self.deny.push(pattern.into());
+        self
+    }
+
+    /// Adds deny patterns.
+    pub fn deny_all_of<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny.extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// The filter; refuses the first pattern that names no tool.
+    pub fn build(self) -> Result<ToolFilter, FilterPatternError> {
+        let parse = |v: Vec<String>| v.iter().map(|p| ToolPattern::parse(p)).collect::<Result<Vec<_>, _>>();
+        Ok(ToolFilter {
+            allow: self.allow.map(parse).transpose()?,
+            deny: parse(self.deny)?,
+        })
+    }
+}
+
+/// What a [`ToolFilter`] says about one tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FilterDecision {
+    /// The tool may be listed and called.
+    Allowed,
+    /// A deny pattern matches the tool.
+    Denied {
+        /// The first matching deny pattern.
+        pattern: String,
+    },
+    /// An allow list is set and no pattern in it matches the tool.
+    NotAllowed {
+        /// The allow list.
+        allow: Vec<String>,
+    },
+}
+
+impl FilterDecision {
+    /// Whether the tool passes.
+    pub fn is_allowed(&self) -> bool {
+        matches!(self, FilterDecision::Allowed)
+    }
+}
+
+impl fmt::Display for FilterDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FilterDecision::Allowed => f.write_str("allowed"),
+            FilterDecision::Denied { pattern } => write!(f, "denied by pattern {pattern:?}"),
+            FilterDecision::NotAllowed { allow } => write!(f, "matched by no allow pattern (allowed: {allow:?})"),
+        }
+    }
+}
+
+impl ToolFilter {
+    /// A filter that lets every tool pass.
+    pub fn allow_all() -> Self {
+        Self::default()
+    }
+
+    /// Starts building a filter.
+    pub fn builder() -> ToolFilterBuilder {
+        ToolFilterBuilder::default()
+    }
+
+    /// Whether every tool passes (no allow list, no deny pattern).
+    pub fn is_allow_all(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty()
+    }
+
+    /// The allow list, if one is set.
+    pub fn allow_patterns(&self) -> Option<&[ToolPattern]> {
+        self.allow.as_deref()
+    }
+
+    /// The deny list.
+    pub fn deny_patterns(&self) -> &[ToolPattern] {
+        &self.deny
+    }
+
+    /// The verdict on `tool` of `server`.
+    pub fn decide(&self, server: &str, tool: &str) -> FilterDecision {
+        if self.is_allow_all() {
+            return FilterDecision::Allowed;
+        }
+        self.decide_names(server, &qualified_name(server, tool), &model_tool_name(server, tool))
+    }
+
+    fn decide_names(&self, server: &str, qualified: &str, model_name: &str) -> FilterDecision {
+        if let Some(p) = self.deny.iter().find(|p| p.matches_names(server, qualified, model_name)) {
+            return FilterDecision::Denied { pattern: p.text.clone() };
+        }
+        match &self.allow {
+            Some(allow) if !allow.iter().any(|p| p.matches_names(server, qualified, model_name)) => {
+                FilterDecision::NotAllowed {
+                    allow: allow.iter().map(|p| p.text.clone()).collect(),
+                }
+            }
+            _ => FilterDecision::Allowed,
+        }
+    }
+}
+
+/// Why a call through a [`FilteredRegistry`] produced no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FilteredCallError {
+    /// The tool exists but the filter keeps it from being called.
+    #[error("tool {tool:?} of server {server:?} (called as {name:?}) is refused by the tool filter: {decision}")]
+    Refused {
+        /// The name asked for.
+        name: String,
+        /// The tool's server.
+        server: String,
+        /// The tool.
+        tool: String,
+        /// The filter's verdict (which pattern, or the allow list).
+        decision: FilterDecision,
+    },
+    /// The registry could not produce a result.
+    #[error(transparent)]
+    Call(#[from] CallError),
+}
+
+impl FilteredCallError {
+    /// Whether no callable tool was found by that name (refused, unknown, ambiguous).
+    pub fn is_lookup_error(&self) -> bool {
+        match self {
+            FilteredCallError::Refused { .. } => true,
+            FilteredCallError::Call(e) => e.is_lookup_error(),
+        }
+    }
+
+    /// The error as a result with `isError: true` whose text names the problem.
+    pub fn into_call_tool_result(self) -> CallToolResult {
+        match self {
+            FilteredCallError::Call(e) => e.into_call_tool_result(),
+            refused => CallToolResult::error(refused.to_string()),
+        }
+    }
+}
+
+/// One tool of the registry, as the filtered view indexes it.
+struct Entry {
+    server: String,
+    tool: String,
+    enabled: bool,
+    decision: FilterDecision,
+}
+
+/// The filtered view of one registry generation, built once per change.
+struct View {
+    generation: u64,
+    /// Enabled and allowed tools, sorted by server then tool.
+    definitions: Vec<ToolDefinition>,
+    /// The same tools, under their model-facing names.
+    catalog: ToolCatalog,
+    /// Every tool, by qualified name (`mcp__<server>__<tool>`).
+    entries: HashMap<String, Entry>,
+    /// Model-facing name -> qualified name, for tools outside the catalog.
+    aliases: HashMap<String, String>,
+    /// Plain tool name -> qualified names, sorted by server.
+    plain: HashMap<String, Vec<String>>,
+}
+
+impl View {
+    fn build(registry: &Registry, filter: &ToolFilter, generation: u64) -> Self {
+        let mut entries = HashMap::new();
+        let mut aliases = HashMap::new();
+        let mut plain: HashMap<String, Vec<String>> = HashMap::new();
+        let mut definitions = Vec::new();
+        for status in registry.server_status() {
+            let Some(server) = registry.server(&status.name) else {
+                continue; // unregistered meanwhile; the next generation's view will know
+            };
+            for tool in server.tools() {
+                let qualified = qualified_name(server.name(), tool.name());
+                let model_name = model_tool_name(server.name(), tool.name());
+                let decision = filter.decide_names(server.name(), &qualified, &model_name);
+                if status.enabled && decision.is_allowed() {
+                    definitions.push(ToolDefinition {
+                        server: server.name().to_owned(),
+                        qualified_name: qualified.clone(),
+                        tool: tool.descriptor().clone(),
+                    });
+                }
+                aliases.entry(model_name).or_insert_with(|| qualified.clone());
+                plain.entry(tool.name().to_owned()).or_default().push(qualified.clone());
+                entries.insert(
+                    qualified,
+                    Entry {
+                        server: server.name().to_owned(),
+                        tool: tool.name().to_owned(),
+                        enabled: status.enabled,
+                        decision,
+                    },
+                );
+            }
+        }
+        View {
+            generation,
+            catalog: ToolCatalog::new(definitions.clone()),
+            definitions,
+            entries,
+            aliases,
+            plain,
+        }
+    }
+
+    /// The qualified name of the one tool `name` may call, or why there is none.
+    fn resolve(&self, name: &str) -> Result<String, FilteredCallError> {
+        if let Some(tool) = self.catalog.get(name) {
+            return Ok(tool.qualified_name());
+        }
+        let qualified = self.aliases.get(name).map_or(name, String::as_str);
+        if let Some(entry) = self.entries.get(qualified) {
+            return self.check(name, qualified, entry);
+        }
+        if let Some(candidates) = self.plain.get(name) {
+            let entries = || candidates.iter().filter_map(|q| Some((q, self.entries.get(q)?)));
+            let mut callable = entries().filter(|(_, e)| e.enabled && e.decision.is_allowed());
+            return match (callable.next(), callable.next()) {
+                (Some((q, _)), None) => Ok(q.clone()),
+                (Some(_), Some(_)) => Err(CallError::AmbiguousTool {
+                    name: name.to_owned(),
+                    servers: entries()
+                        .filter(|(_, e)| e.enabled && e.decision.is_allowed())
+                        .map(|(_, e)| e.server.clone())
+                        .collect(),
+                }
+                .into()),
+                // Prefer "disabled" over "refused" when both apply: enabling is the host's fix.
+                (None, _) => match entries().find(|(_, e)| e.decision.is_allowed()).or_else(|| entries().next()) {
+                    Some((q, e)) => self.check(name, q, e),
+                    None => Err(CallError::UnknownTool { name: name.to_owned() }.into()),
+                },
+            };
+        }
+        Err(match split_qualified(name) {
+            Some((server, _)) if !self.entries.values().any(|e| e.server == server) => CallError::UnknownServer {
+                server: server.to_owned(),
+                name: name.to_owned(),
+            },
+            _ => CallError::UnknownTool { name: name.to_owned() },
+        }
+        .into())
+    }
+
+    fn check(&self, name: &str, qualified: &str, entry: &Entry) -> Result<String, FilteredCallError> {
+        if !entry.decision.is_allowed() {
+            return Err(FilteredCallError::Refused {
+                name: name.to_owned(),
+                server: entry.server.clone(),
+                tool: entry.tool.clone(),
+                decision: entry.decision.clone(),
+            });
+        }
+        if !entry.enabled {
+            return Err(CallError::ServerDisabled {
+                server: entry.server.clone(),
+                tool: entry.tool.clone(),
+            }
+            .into());
+        }
+        Ok(qualified.to_owned())
+    }
+}
+
+fn split_qualified(name: &str) -> Option<(&str, &str)> {
+    let (server, tool) = name.strip_prefix("mcp__")?.split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
+}
+
+struct FilteredInner {
+    registry: Registry,
+    filter: ToolFilter,
+    changes: watch::Receiver<RegistryChange>,
+    view: ArcSwapOption<View>,
+}
+
+/// A [`Registry`] seen through a [`ToolFilter`]: filtered-out tools are neither listed nor
+/// callable, whichever way they are named (plain, `mcp__<server>__<tool>`, or the
+/// model-facing name). Cheap to clone; clones share the view, which is rebuilt once per
+/// registry change, so lookups stay O(1).
+///
+/// ```
+/// use mcp_registry::client::{FilteredCallError, FilteredRegistry, ToolFilter};
+/// use mcp_registry::{Registry, Server, Tool};
+/// use serde_json::json;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let tool = |name: &str| Tool::new(name, "", json!({"type": "object"}), |_| async { "ok" }).unwrap();
+/// let registry = Registry::from_servers([Server::new("fs", None, [tool("read"), tool("delete")]).unwrap()]);
+/// let filter = ToolFilter::builder().deny("mcp__fs__delete").build().unwrap();
+/// let view = FilteredRegistry::new(registry.clone(), filter);
+///
+/// let names: Vec<_> = view.catalog().tools().iter().map(|t| t.name.clone()).collect();
+/// assert_eq!(names, ["mcp__fs__read"]);
+/// assert!(view.call_tool_by_name("read", json!({})).await.is_ok());
+/// let refused = view.call_tool_by_name("delete", json!({})).await.unwrap_err();
+/// assert!(matches!(refused, FilteredCallError::Refused { .. }));
+/// assert!(refused.to_string().contains("mcp__fs__delete"));
+/// // The registry itself is unfiltered.
+/// assert!(registry.call_tool_by_name("delete", json!({})).await.is_ok());
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct FilteredRegistry {
+    inner: Arc<FilteredInner>,
+}
+
+impl fmt::Debug for FilteredRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FilteredRegistry")
+            .field("registry", &self.inner.registry)
+            .field("filter", &self.inner.filter)
+            .finish()
+    }
+}
+
+impl From<Registry> for FilteredRegistry {
+    /// The registry with every tool allowed.
+    fn from(registry: Registry) -> Self {
+        FilteredRegistry::new(registry, ToolFilter::allow_all())
+    }
+}
+
+impl FilteredRegistry {
+    /// `registry` seen through `filter`. The registry keeps changing underneath (toggles,
+    /// registrations); the view follows.
+    pub fn new(registry: Registry, filter: ToolFilter) -> Self {
+        let changes = registry.subscribe();
+        FilteredRegistry {
+            inner: Arc::new(FilteredInner {
+                registry,
+                filter,
+                changes,
+                view: ArcSwapOption::empty(),
+            }),
+        }
+    }
+
+    /// The registry underneath (unfiltered).
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The filter.
+    pub fn filter(&self) -> &ToolFilter {
+        &self.inner.filter
+    }
+
+    fn view(&self) -> Arc<View> {
+        // Read the generation before building: a view is never labelled newer than it is.
+        let generation = self.inner.changes.borrow().generation;
+        if let Some(view) = self.inner.view.load_full()
+            && view.generation == generation
+        {
+            return view;
+        }
+        let view = Arc::new(View::build(&self.inner.registry, &self.inner.filter, generation));
+        self.inner.view.store(Some(view.clone()));
+        view
+    }
+
+    /// The enabled, allowed tools under their model-facing names (collisions reported in
+    /// [`ToolCatalog::duplicates`]).
+    pub fn catalog(&self) -> ToolCatalog {
+        self.view().catalog.clone()
+    }
+
+    /// The enabled, allowed tools, sorted by server then tool name.
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        self.view().definitions.clone()
+    }
+
+    /// The verdict on `tool` of `server`.
+    pub fn decide(&self, server: &str, tool: &str) -> FilterDecision {
+        self.inner.filter.decide(server, tool)
+    }
+
+    /// The qualified name (`mcp__<server>__<tool>`) of the tool `name` stands for — a plain,
+    /// qualified or model-facing name — if the filter lets it be called.
+    pub fn resolve(&self, name: &str) -> Result<String, FilteredCallError> {
+        self.view().resolve(name)
+    }
+
+    /// Calls a tool by plain, qualified or model-facing name, refusing filtered-out tools.
+    pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Result<CallToolResult, FilteredCallError> {
+        self.call_tool_by_name_with(name, arguments, CallOptions::default())
+            .await
+    }
+
+    /// [`call_tool_by_name`](Self::call_tool_by_name) with per-call options.
+    pub async fn call_tool_by_name_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, FilteredCallError> {
+        let qualified = self.resolve(name)?;
+        // The filter judges names, so the verdict holds even if the registry changes now.
+        Ok(self
+            .inner
+            .registry
+            .call_tool_by_name_with(&qualified, arguments, options)
+            .await?)
+    }
+
+    /// [`Registry::handle_mcp_message`] through the filter: `tools/list` leaves out filtered
+    /// tools and `tools/call` of one is answered with a JSON-RPC error (-32602) naming the
+    /// tool and the filter.
+    pub async fn handle_mcp_message(&self, server: &str, message: Value) -> Option<Value> {
+        self.handle_mcp_message_with(server, message, CallOptions::default())
+            .await
+    }
+
+    /// [`handle_mcp_message`](Self::handle_mcp_message) with per-call options.
+    pub async fn handle_mcp_message_with(&self, server: &str, message: Value, options: CallOptions) -> Option<Value> {
+        if self.inner.filter.is_allow_all() {
+            return self
+                .inner
+                .registry
+                .handle_mcp_message_with(server, message, options)
+                .await;
+        }
+        match message {
+            Value::Array(batch) if !batch.is_empty() => {
+                let mut replies = Vec::new();
+                for message in batch {
+                    if let Some(reply) = self.handle_one(server, message, options.clone()).await {
+                        replies.push(reply);
+                    }
+                }
+                (!replies.is_empty()).then_some(Value::Array(replies))
+            }
+            message => self.handle_one(server, message, options).await,
+        }
+    }
+
+    async fn handle_one(&self, server: &str, message: Value, options: CallOptions) -> Option<Value> {
+        let method = message.get("method").and_then(Value::as_str).map(str::to_owned);
+        if method.as_deref() == Some("tools/call")
+            && let Some(tool) = message.pointer("/params/name").and_then(Value::as_str)
+            && self.inner.registry.is_enabled(server) == Some(true)
+        {
+            let decision = self.inner.filter.decide(server, tool);
+            if !decision.is_allowed() {
+                let id = message.get("id")?.clone();
+                return Some(json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "error": {
+                        "code": ErrorCode::INVALID_PARAMS.0,
+                        "message": format!(
+                            "tool {tool:?} of MCP server {server:?} is refused by the tool filter: {decision}"
+                        ),
+                        "data": { "server": server, "tool": tool, "filter": decision.to_string() },
+                    },
+                }));
+            }
+        }
+        let mut reply = self
+            .inner
+            .registry
+            .handle_mcp_message_with(server, message, options)
+            .await?;
+        if method.as_deref() == Some("tools/list")
+            && let Some(Value::Array(tools)) = reply.pointer_mut("/result/tools")
+        {
+            tools.retain(|t| {
+                t.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| self.inner.filter.decide(server, name).is_allowed())
+            });
+        }
+        Some(reply)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filtered_registry_is_send_and_sync() {
+        fn is<T: Send + Sync + 'static>() {}
+        is::<FilteredRegistry>();
+    }
+
+    #[test]
+    fn patterns_without_a_server_or_tool_are_refused() {
+        for bad in ["mcp__", "mcp____*", "mcp__a", "mcp__a__", "mcp__*__x", "mcp__a__b*", "read"] {
+            assert!(ToolPattern::parse(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn server_wildcards_match_the_sanitized_server_name_too() {
+        let p = ToolPattern::parse("mcp__files_v2__*").unwrap();
+        assert!(p.matches("files.v2", "read"));
+        assert!(p.matches("files_v2", "read"));
+        assert!(!p.matches("files", "read"));
+    }
+}
