@@ -1,1 +1,158 @@
-//! placeholder
+//! Procedural macros for [`mcp-registry`](https://docs.rs/mcp-registry): `#[mcp_tool]` and
+//! `server!`. Depend on `mcp-registry`, which re-exports them; this crate is not used alone.
+
+#![forbid(unsafe_code)]
+
+mod ast;
+mod attr;
+mod ctxt;
+mod expand;
+mod fallback;
+mod valid;
+
+use proc_macro::TokenStream;
+
+use crate::ctxt::Errors;
+
+/// Turns an async function into an MCP tool, leaving the function itself unchanged.
+///
+/// ```
+/// use mcp_registry::{mcp_tool, Json};
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Sum {
+///     value: i64,
+/// }
+///
+/// /// Add two numbers.
+/// ///
+/// /// # Arguments
+/// /// * `a` - the left operand
+/// /// * `b` - the right operand; 0 when left out
+/// #[mcp_tool(read_only, idempotent)]
+/// async fn add(a: i64, b: Option<i64>) -> Json<Sum> {
+///     Json(Sum { value: a + b.unwrap_or(0) })
+/// }
+///
+/// let tool = add::tool();
+/// let schema = &tool.descriptor().input_schema;
+/// assert_eq!(tool.descriptor().description.as_deref(), Some("Add two numbers."));
+/// assert_eq!(schema["properties"]["a"]["description"], "the left operand");
+/// assert_eq!(schema["required"], serde_json::json!(["a"]));
+/// ```
+///
+/// **Input schema.** Each parameter is a property of the tool's object input schema, named
+/// like the parameter (without `r#`) or by `#[arg(rename = "...")]`; its schema is the
+/// type's `schemars` schema under the project's one profile (draft 2020-12, inlined, root
+/// object), built once per tool and cached. A parameter is *required* unless `null` is a
+/// valid value of its type (`Option<T>`, `serde_json::Value`): a missing optional argument
+/// and an explicit `null` are both `None`. A recursive type cannot be inlined: it is kept as
+/// a `$ref` into `$defs` at the root of the tool's input schema.
+///
+/// **Context.** A parameter whose type is [`ToolContext`] (recognised through the
+/// `ToolParam` trait, so aliases work) is filled by the call and is not in the schema.
+///
+/// **Description.** The doc comment's text before its first `#` heading, unless
+/// `description = "..."` is given. Parameters are described by the rustdoc `# Arguments`
+/// list (`` * `name` - text ``) or by `#[arg(description = "...")]`, which wins.
+///
+/// **Attributes.** `name = "..."` (default: the function's name; 1 to 128 characters of
+/// `A-Z a-z 0-9 _ - .`), `title = "..."`, `description = "..."`, the hints `read_only`,
+/// `destructive`, `idempotent`, `open_world` (each also `= false`), and `crate = path` when
+/// `mcp_registry` is reached under another path.
+///
+/// **Returns.** Anything implementing `IntoToolResult`: `String`, `&'static str`, `Json<T>`
+/// (structured content, a text copy and an output schema), `CallToolResult`, `Content`,
+/// `Vec<Content>`, `()`, and `Result<T, E: Display>` of those (an `Err` is a tool failure).
+///
+/// **Generated items.** Next to `fn add`, a hidden `struct add {}` (type namespace, same
+/// visibility) through which `server!(tools = [add])`, `use ops::add;` and `add::tool()`
+/// (the `Tool`, built on first use and then shared) reach the tool. The function must be a
+/// free function without `self`, generics or destructuring parameters.
+///
+/// [`ToolContext`]: https://docs.rs/mcp-registry/latest/mcp_registry/struct.ToolContext.html
+#[proc_macro_attribute]
+pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item = match syn::parse::<syn::ItemFn>(input.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let mut out = syn::Error::new(
+                e.span(),
+                "#[mcp_tool] goes on a function: `async fn name(..) -> ..`",
+            )
+            .to_compile_error();
+            out.extend(proc_macro2::TokenStream::from(input));
+            return out.into();
+        }
+    };
+    let mut errors = Errors::default();
+    let tool = ast::ToolFn::from_syn(args.into(), item, &mut errors);
+    valid::check_tool(&tool, &mut errors);
+    if errors.is_empty() {
+        expand::tool(&tool).into()
+    } else {
+        fallback::tool(&tool, &errors).into()
+    }
+}
+
+/// Groups tools into a named, versioned MCP server and submits it to the process-wide
+/// collection that `Registry::collected()` reads.
+///
+/// ```
+/// use mcp_registry::{mcp_tool, server, Registry};
+///
+/// /// Say hello.
+/// #[mcp_tool(read_only)]
+/// async fn hello(name: String) -> String {
+///     format!("Hello, {name}!")
+/// }
+///
+/// mod ops {
+///     /// Say goodbye.
+///     #[mcp_registry::mcp_tool]
+///     pub async fn bye() -> &'static str {
+///         "Bye!"
+///     }
+/// }
+///
+/// server!(name = "greeter", version = "1.2.0", tools = [hello, ops::bye], fn = greeter);
+///
+/// let server = greeter(); // the `Server` value, to pass explicitly
+/// assert_eq!(server.version(), "1.2.0");
+/// assert_eq!(server.tool_names().collect::<Vec<_>>(), ["bye", "hello"]);
+/// assert!(Registry::collected().server("greeter").is_some());
+/// ```
+///
+/// Keys (comma-separated, in any order):
+/// - `name = "..."` (required): the server's name (1 to 128 characters of
+///   `A-Z a-z 0-9 _ - .`, no `__`).
+/// - `tools = [path, ..]` (required): functions annotated with `#[mcp_tool]`, by any path
+///   that names them (`add`, `ops::divide`, `crate::x::y`). Two tools of the same name are a
+///   compile error.
+/// - `version = "..."`: defaults to the version of the crate invoking `server!`
+///   (`env!("CARGO_PKG_VERSION")`).
+/// - `title = "..."`, `instructions = "..."`.
+/// - `fn = [vis] ident`: also defines `vis fn ident() -> Server`, the server value to pass
+///   explicitly (built on the first call, then shared). Without it nothing is named, so any
+///   number of `server!`s fit in one module.
+/// - `collect = false`: do not submit the server to the collection (needs `fn`).
+/// - `crate = path`: where `mcp_registry` is, when re-exported.
+///
+/// Collection goes through `inventory`: a server defined in a crate the program never
+/// references is not linked in, and so not collected. Two collected servers with the same
+/// name make `Registry::try_collected()` fail with `RegistryError::DuplicateServer` (and
+/// `Registry::collected()` panic), naming both definitions.
+#[proc_macro]
+pub fn server(input: TokenStream) -> TokenStream {
+    let mut server = match syn::parse::<ast::ServerInput>(input) {
+        Ok(server) => server,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let mut errors = std::mem::take(&mut server.errors);
+    valid::check_server(&server, &mut errors);
+    if errors.is_empty() {
+        expand::server(&server).into()
+    } else {
+        fallback::server(server.getter.as_ref(), &server.krate(), &errors).into()
+    }
+}

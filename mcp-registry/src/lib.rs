@@ -22,6 +22,8 @@ pub use tool::{
 };
 pub use tokio_util::sync::CancellationToken;
 
+pub use mcp_registry_macros::{mcp_tool, server};
+
 /// Items the macros expand to. Not public API: no stability guarantees.
 #[doc(hidden)]
 pub mod __private {
@@ -29,4 +31,6 @@ pub mod __private {
     pub use schemars;
     pub use serde;
     pub use serde_json;
+
+    pub use crate::tool::param::support::*;
 }

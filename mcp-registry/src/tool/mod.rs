@@ -2,6 +2,7 @@
 
 mod args;
 mod context;
+pub mod param;
 mod result;
 
 use std::fmt;

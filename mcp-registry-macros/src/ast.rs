@@ -1,0 +1,239 @@
+//! Typed views of the macros' input: the annotated function and the `server!` arguments.
+
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Expr, ExprLit, FnArg, Ident, ItemFn, Lit, LitBool, LitStr, Pat, Path, ReturnType, Token, Type,
+    Visibility,
+};
+
+use crate::attr::{self, Docs, ParamAttrs, ToolAttrs};
+use crate::ctxt::Errors;
+
+/// The function under `#[mcp_tool]`.
+pub(crate) struct ToolFn {
+    /// The user's function as it is emitted: unchanged but for our `#[arg]` attributes.
+    pub(crate) item: ItemFn,
+    pub(crate) attrs: ToolAttrs,
+    pub(crate) docs: Docs,
+    pub(crate) params: Vec<Param>,
+    /// The `self` receiver, if there is one (refused).
+    pub(crate) receiver: Option<Span>,
+}
+
+/// One parameter of the function.
+pub(crate) struct Param {
+    pub(crate) pat: Pat,
+    pub(crate) ty: Type,
+    /// The binding's name (`None` for a pattern that is not a plain name).
+    pub(crate) ident: Option<Ident>,
+    pub(crate) attrs: ParamAttrs,
+}
+
+impl Param {
+    /// The argument's property name: `#[arg(rename)]`, else the binding without `r#`.
+    pub(crate) fn property(&self) -> Option<String> {
+        match &self.attrs.rename {
+            Some(r) => Some(r.value()),
+            None => self.ident.as_ref().map(|i| i.unraw().to_string()),
+        }
+    }
+}
+
+impl ToolFn {
+    /// Reads the function and its attributes, collecting every mistake in `errors`.
+    pub(crate) fn from_syn(args: TokenStream, mut item: ItemFn, errors: &mut Errors) -> ToolFn {
+        let attrs = attr::parse_tool_attrs(args, errors);
+        let docs = attr::parse_docs(&item.attrs, errors);
+        let mut params = Vec::new();
+        let mut receiver = None;
+        for input in &mut item.sig.inputs {
+            match input {
+                FnArg::Receiver(r) => receiver = Some(r.span()),
+                FnArg::Typed(pt) => {
+                    let attrs = attr::parse_param_attrs(&pt.attrs, errors);
+                    pt.attrs.retain(|a| !attr::is_param_attr(a));
+                    let ident = match &*pt.pat {
+                        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                            Some(pi.ident.clone())
+                        }
+                        _ => None,
+                    };
+                    params.push(Param {
+                        pat: (*pt.pat).clone(),
+                        ty: (*pt.ty).clone(),
+                        ident,
+                        attrs,
+                    });
+                }
+            }
+        }
+        ToolFn {
+            item,
+            attrs,
+            docs,
+            params,
+            receiver,
+        }
+    }
+
+    /// The tool's name: `name = "..."`, else the function's name without `r#`.
+    pub(crate) fn tool_name(&self) -> (String, Span) {
+        match &self.attrs.name {
+            Some(n) => (n.value(), n.span()),
+            None => (
+                self.item.sig.ident.unraw().to_string(),
+                self.item.sig.ident.span(),
+            ),
+        }
+    }
+
+    /// The type the function returns (after `.await` for an `async fn`).
+    pub(crate) fn output(&self) -> Type {
+        match &self.item.sig.output {
+            ReturnType::Default => syn::parse_quote!(()),
+            ReturnType::Type(_, ty) => (**ty).clone(),
+        }
+    }
+
+    /// The path of the runtime crate in generated code.
+    pub(crate) fn krate(&self) -> Path {
+        self.attrs.krate.clone().unwrap_or_else(default_crate)
+    }
+}
+
+pub(crate) fn default_crate() -> Path {
+    syn::parse_quote!(::mcp_registry)
+}
+
+/// `fn = [vis] ident`: the function `server!` defines to hand out its `Server`.
+pub(crate) struct Getter {
+    pub(crate) vis: Visibility,
+    pub(crate) ident: Ident,
+}
+
+/// The arguments of `server!`.
+pub(crate) struct ServerInput {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) version: Option<Expr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) instructions: Option<LitStr>,
+    pub(crate) tools: Option<Vec<Path>>,
+    pub(crate) getter: Option<Getter>,
+    pub(crate) collect: Option<LitBool>,
+    pub(crate) krate: Option<Path>,
+    /// Mistakes that do not stop parsing (unknown, repeated or ill-typed keys).
+    pub(crate) errors: Errors,
+}
+
+const SERVER_KEYS: &str =
+    "`name`, `version`, `title`, `instructions`, `tools`, `fn`, `collect`, `crate`";
+
+fn lit_str(value: Expr, key: &str, errors: &mut Errors) -> Option<LitStr> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s),
+        other => {
+            errors.spanned(
+                other,
+                format_args!("`{key}` takes a string literal: `{key} = \"...\"`"),
+            );
+            None
+        }
+    }
+}
+
+impl Parse for ServerInput {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut out = ServerInput {
+            name: None,
+            version: None,
+            title: None,
+            instructions: None,
+            tools: None,
+            getter: None,
+            collect: None,
+            krate: None,
+            errors: Errors::default(),
+        };
+        let mut seen: Vec<String> = Vec::new();
+        while !input.is_empty() {
+            let (key, span) = if input.peek(Token![fn]) {
+                let f: Token![fn] = input.parse()?;
+                ("fn".to_owned(), f.span)
+            } else {
+                let ident = Ident::parse_any(input)?;
+                (ident.to_string(), ident.span())
+            };
+            input.parse::<Token![=]>()?;
+            let repeated = seen.contains(&key);
+            if repeated {
+                out.errors
+                    .at(span, format_args!("duplicate attribute `{key}`"));
+            }
+            seen.push(key.clone());
+            match key.as_str() {
+                "tools" => {
+                    let content;
+                    syn::bracketed!(content in input);
+                    let paths = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
+                    if !repeated {
+                        out.tools = Some(paths.into_iter().collect());
+                    }
+                }
+                "fn" => {
+                    let vis: Visibility = input.parse()?;
+                    let ident: Ident = input.parse()?;
+                    if !repeated {
+                        out.getter = Some(Getter { vis, ident });
+                    }
+                }
+                _ => {
+                    let value: Expr = input.parse()?;
+                    if repeated {
+                        // Reported above; the first value stands.
+                    } else if key == "name" {
+                        out.name = lit_str(value, &key, &mut out.errors);
+                    } else if key == "version" {
+                        out.version = Some(value);
+                    } else if key == "title" {
+                        out.title = lit_str(value, &key, &mut out.errors);
+                    } else if key == "instructions" {
+                        out.instructions = lit_str(value, &key, &mut out.errors);
+                    } else if key == "collect" {
+                        match value {
+                            Expr::Lit(ExprLit {
+                                lit: Lit::Bool(b), ..
+                            }) => out.collect = Some(b),
+                            other => out
+                                .errors
+                                .spanned(other, "`collect` takes `true` or `false`"),
+                        }
+                    } else if key == "crate" {
+                        out.krate = attr::crate_path(&value, &mut out.errors);
+                    } else {
+                        out.errors.at(
+                            span,
+                            format_args!("unknown attribute `{key}`; server! takes {SERVER_KEYS}"),
+                        );
+                    }
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(out)
+    }
+}
+
+impl ServerInput {
+    pub(crate) fn krate(&self) -> Path {
+        self.krate.clone().unwrap_or_else(default_crate)
+    }
+}

@@ -1,0 +1,379 @@
+//! Attribute parsing: `#[mcp_tool(...)]`, per-parameter `#[arg(...)]`, and the doc comment
+//! (description and the rustdoc `# Arguments` list). Duplicate and unknown attributes are
+//! reported here, while parsing; every error is collected, none stops the others.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitStr, Meta, Path, Token};
+
+use crate::ctxt::Errors;
+
+/// An annotation hint: `read_only` (true) or `read_only = false`.
+pub(crate) type Hint = bool;
+
+/// What `#[mcp_tool(...)]` says.
+#[derive(Default)]
+pub(crate) struct ToolAttrs {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) read_only: Option<Hint>,
+    pub(crate) destructive: Option<Hint>,
+    pub(crate) idempotent: Option<Hint>,
+    pub(crate) open_world: Option<Hint>,
+    pub(crate) krate: Option<Path>,
+}
+
+const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `crate`";
+
+/// Remembers which keys were given, reporting a repeated one at its second occurrence.
+#[derive(Default)]
+struct Seen(HashSet<String>);
+
+impl Seen {
+    fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
+        if self.0.insert(key.to_owned()) {
+            return true;
+        }
+        errors.spanned(path, format_args!("duplicate attribute `{key}`"));
+        false
+    }
+}
+
+fn key_of(path: &Path) -> String {
+    path.get_ident().map_or_else(
+        || quote::quote!(#path).to_string().replace(' ', ""),
+        ToString::to_string,
+    )
+}
+
+fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Some(s.clone()),
+            other => {
+                errors.spanned(
+                    other,
+                    format_args!("`{key}` takes a string literal: `{key} = \"...\"`"),
+                );
+                None
+            }
+        },
+        _ => {
+            errors.spanned(
+                meta,
+                format_args!("`{key}` takes a string literal: `{key} = \"...\"`"),
+            );
+            None
+        }
+    }
+}
+
+fn hint_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<Hint> {
+    match meta {
+        Meta::Path(_) => Some(true),
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Bool(LitBool { value, .. }),
+                ..
+            }) => Some(*value),
+            other => {
+                errors.spanned(
+                    other,
+                    format_args!("`{key}` is a flag: write `{key}` or `{key} = false`"),
+                );
+                None
+            }
+        },
+        Meta::List(l) => {
+            errors.spanned(
+                l,
+                format_args!("`{key}` is a flag: write `{key}` or `{key} = false`"),
+            );
+            None
+        }
+    }
+}
+
+/// `crate = path` or `crate = "path"`.
+pub(crate) fn crate_path(value: &Expr, errors: &mut Errors) -> Option<Path> {
+    match value {
+        Expr::Path(p) if p.qself.is_none() => Some(p.path.clone()),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => match s.parse::<Path>() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        },
+        other => {
+            errors.spanned(other, "`crate` takes a path to the mcp-registry crate: `crate = ::my_reexport::mcp_registry`");
+            None
+        }
+    }
+}
+
+/// Parses the tokens inside `#[mcp_tool(...)]`.
+pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
+    let mut attrs = ToolAttrs::default();
+    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
+        Ok(metas) => metas,
+        Err(e) => {
+            errors.push(e);
+            return attrs;
+        }
+    };
+    let mut seen = Seen::default();
+    for meta in &metas {
+        let key = key_of(meta.path());
+        let known = matches!(
+            key.as_str(),
+            "name"
+                | "title"
+                | "description"
+                | "read_only"
+                | "destructive"
+                | "idempotent"
+                | "open_world"
+                | "crate"
+        );
+        if !known {
+            errors.spanned(
+                meta.path(),
+                format_args!("unknown attribute `{key}`; #[mcp_tool] takes {TOOL_KEYS}"),
+            );
+            continue;
+        }
+        if !seen.first(&key, meta.path(), errors) {
+            continue;
+        }
+        match key.as_str() {
+            "name" => attrs.name = string_value(meta, &key, errors),
+            "title" => attrs.title = string_value(meta, &key, errors),
+            "description" => attrs.description = string_value(meta, &key, errors),
+            "read_only" => attrs.read_only = hint_value(meta, &key, errors),
+            "destructive" => attrs.destructive = hint_value(meta, &key, errors),
+            "idempotent" => attrs.idempotent = hint_value(meta, &key, errors),
+            "open_world" => attrs.open_world = hint_value(meta, &key, errors),
+            _ => match meta {
+                Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
+                _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
+            },
+        }
+    }
+    attrs
+}
+
+/// What a parameter's `#[arg(...)]` says.
+#[derive(Default)]
+pub(crate) struct ParamAttrs {
+    pub(crate) description: Option<LitStr>,
+    pub(crate) rename: Option<LitStr>,
+}
+
+/// Whether `attr` is ours (`#[arg(...)]`); such attributes are removed from the emitted
+/// function, since Rust has no meaning for them there.
+pub(crate) fn is_param_attr(attr: &Attribute) -> bool {
+    attr.path().is_ident("arg")
+}
+
+/// Parses every `#[arg(...)]` of one parameter.
+pub(crate) fn parse_param_attrs(attrs: &[Attribute], errors: &mut Errors) -> ParamAttrs {
+    let mut out = ParamAttrs::default();
+    let mut seen = Seen::default();
+    for attr in attrs.iter().filter(|a| is_param_attr(a)) {
+        let metas = match attr.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated) {
+            Ok(metas) => metas,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        for meta in &metas {
+            let key = key_of(meta.path());
+            if key != "description" && key != "rename" {
+                errors.spanned(
+                    meta.path(),
+                    format_args!(
+                        "unknown attribute `{key}`; #[arg] takes `description` and `rename`"
+                    ),
+                );
+                continue;
+            }
+            if !seen.first(&key, meta.path(), errors) {
+                continue;
+            }
+            let value = string_value(meta, &key, errors);
+            if key == "description" {
+                out.description = value;
+            } else {
+                out.rename = value;
+            }
+        }
+    }
+    out
+}
+
+/// One line of the doc comment, with the span of the attribute it came from.
+struct DocLine {
+    text: String,
+    span: Span,
+}
+
+/// One entry of the `# Arguments` list: `` * `name` - text ``.
+pub(crate) struct ArgumentDoc {
+    pub(crate) name: String,
+    pub(crate) text: String,
+    pub(crate) span: Span,
+}
+
+/// What the doc comment says.
+#[derive(Default)]
+pub(crate) struct Docs {
+    /// The text before the first heading.
+    pub(crate) description: Option<String>,
+    /// The `# Arguments` (or `# Parameters`) entries.
+    pub(crate) arguments: Vec<ArgumentDoc>,
+}
+
+fn doc_lines(attrs: &[Attribute]) -> Vec<DocLine> {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        let Meta::NameValue(nv) = &attr.meta else {
+            continue;
+        };
+        if !nv.path.is_ident("doc") {
+            continue;
+        }
+        // `#[doc = include_str!(..)]` and the like cannot be read here; they are skipped.
+        let Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) = &nv.value
+        else {
+            continue;
+        };
+        for text in s.value().split('\n') {
+            lines.push(DocLine {
+                text: text.trim_end().to_owned(),
+                span: attr.span(),
+            });
+        }
+    }
+    // Remove the indentation common to every non-blank line, as rustdoc does.
+    let indent = lines
+        .iter()
+        .filter(|l| !l.text.trim().is_empty())
+        .map(|l| l.text.len() - l.text.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    for line in &mut lines {
+        line.text = line.text.get(indent..).unwrap_or_default().to_owned();
+    }
+    lines
+}
+
+/// The heading's text if `line` is a Markdown ATX heading (`# Arguments`, `## Errors`).
+fn heading(line: &str) -> Option<&str> {
+    let trimmed = line.trim_start();
+    let rest = trimmed.trim_start_matches('#');
+    let level = trimmed.len() - rest.len();
+    if (1..=6).contains(&level) && (rest.is_empty() || rest.starts_with(' ')) {
+        Some(rest.trim())
+    } else {
+        None
+    }
+}
+
+fn is_fence(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~")
+}
+
+/// Parses one `# Arguments` list item (the text after the bullet).
+fn argument_entry(item: &str) -> Option<(String, String)> {
+    let rest = item.trim_start().strip_prefix('`')?;
+    let (name, rest) = rest.split_once('`')?;
+    let rest = rest.trim_start();
+    let text = ["-", ":", "\u{2014}", "\u{2013}"]
+        .iter()
+        .find_map(|sep| rest.strip_prefix(sep))
+        .unwrap_or(rest);
+    Some((name.trim().to_owned(), text.trim().to_owned()))
+}
+
+/// Reads the description and the `# Arguments` list out of the doc comment.
+pub(crate) fn parse_docs(attrs: &[Attribute], errors: &mut Errors) -> Docs {
+    let lines = doc_lines(attrs);
+    let mut docs = Docs::default();
+    let mut description = Vec::new();
+    let mut in_fence = false;
+    let mut seen_heading = false;
+    let mut in_arguments = false;
+    let mut current: Option<ArgumentDoc> = None;
+    for line in &lines {
+        if is_fence(&line.text) {
+            in_fence = !in_fence;
+        }
+        let head = if in_fence { None } else { heading(&line.text) };
+        if let Some(title) = head {
+            seen_heading = true;
+            docs.arguments.extend(current.take());
+            in_arguments =
+                title.eq_ignore_ascii_case("arguments") || title.eq_ignore_ascii_case("parameters");
+            continue;
+        }
+        if !seen_heading {
+            description.push(line.text.as_str());
+            continue;
+        }
+        if !in_arguments || in_fence {
+            continue;
+        }
+        let trimmed = line.text.trim();
+        let bullet = ["* ", "- ", "+ "]
+            .iter()
+            .find_map(|b| trimmed.strip_prefix(b));
+        match bullet {
+            Some(item) => {
+                docs.arguments.extend(current.take());
+                match argument_entry(item) {
+                    Some((name, text)) => {
+                        current = Some(ArgumentDoc {
+                            name,
+                            text,
+                            span: line.span,
+                        })
+                    }
+                    None => errors.at(
+                        line.span,
+                        "cannot read this `# Arguments` entry; write it as: * `name` - what the argument is",
+                    ),
+                }
+            }
+            None if trimmed.is_empty() => docs.arguments.extend(current.take()),
+            None => {
+                if let Some(entry) = &mut current {
+                    if !entry.text.is_empty() {
+                        entry.text.push(' ');
+                    }
+                    entry.text.push_str(trimmed);
+                }
+            }
+        }
+    }
+    docs.arguments.extend(current.take());
+    let text = description.join("\n");
+    let text = text.trim();
+    if !text.is_empty() {
+        docs.description = Some(text.to_owned());
+    }
+    docs
+}

@@ -1,0 +1,285 @@
+//! Code generation only; everything it reads has been checked by `valid`.
+//!
+//! `#[mcp_tool] fn add(..)` keeps the function as written and adds, under the same name in
+//! the *type* namespace, a hidden braced struct `add {}` implementing
+//! `__private::ToolItem` (the tool name as a constant, and the `Tool`, built once and cached).
+//! A braced struct occupies no value-namespace name, so `add` still calls the function while
+//! `<add as ToolItem>` (what `server!` writes), `add::tool()` and `use ops::add;` reach the
+//! tool through the very path that names the function, with the function's visibility.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Path};
+
+use crate::ast::{ServerInput, ToolFn};
+
+fn hidden(name: &str) -> Ident {
+    // Mixed-site hygiene: a user's function named like a local of ours cannot be captured.
+    Ident::new(name, Span::mixed_site())
+}
+
+/// The attributes copied from the function onto every generated item, so that
+/// `#[cfg(..)]` on the function removes the tool too.
+fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
+    tool.item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect()
+}
+
+/// The items standing for the tool: the struct, `add::tool()`, and the `ToolItem` impl whose
+/// `tool()` has the given body.
+pub(crate) fn tool_items(
+    tool: &ToolFn,
+    krate: &Path,
+    name: &str,
+    body: TokenStream,
+) -> TokenStream {
+    let ident = &tool.item.sig.ident;
+    let vis = &tool.item.vis;
+    let cfgs = cfgs(tool);
+    quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
+
+        #(#cfgs)*
+        impl #ident {
+            /// The MCP tool made from this function (built on first use, then shared).
+            #[allow(dead_code)]
+            pub fn tool() -> #krate::Tool {
+                <Self as #krate::__private::ToolItem>::tool()
+            }
+        }
+
+        #(#cfgs)*
+        #[allow(deprecated, unused_mut, unused_variables, clippy::redundant_closure_call)]
+        impl #krate::__private::ToolItem for #ident {
+            const NAME: &'static str = #name;
+
+            fn tool() -> #krate::Tool {
+                #body
+            }
+        }
+    }
+}
+
+/// `#[mcp_tool]`: the function, unchanged, and the tool next to it.
+pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
+    let krate = tool.krate();
+    let item = &tool.item;
+    let ident = &item.sig.ident;
+    let (name, _) = tool.tool_name();
+    let (ctx, args, call, schema, builder) = (
+        hidden("__mcp_ctx"),
+        hidden("__mcp_args"),
+        hidden("__mcp_call"),
+        hidden("__mcp_schema"),
+        hidden("__mcp_builder"),
+    );
+
+    let mut describe = Vec::new();
+    let mut extract = Vec::new();
+    for param in &tool.params {
+        let ty = &param.ty;
+        let property = param.property().unwrap_or_default();
+        let text = param
+            .attrs
+            .description
+            .as_ref()
+            .map(syn::LitStr::value)
+            .or_else(|| {
+                let ident = param
+                    .ident
+                    .as_ref()
+                    .map(|i| syn::ext::IdentExt::unraw(i).to_string());
+                tool.docs
+                    .arguments
+                    .iter()
+                    .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
+                    .map(|a| a.text.clone())
+            });
+        let description = match text {
+            Some(t) => quote!(::core::option::Option::Some(#t)),
+            None => quote!(::core::option::Option::None),
+        };
+        // Spanned on the parameter's type: a type that is no `ToolParam` is reported there.
+        describe.push(quote_spanned! {ty.span()=>
+            <#ty as #krate::tool::param::ToolParam>::describe(&mut #schema, #property, #description);
+        });
+        extract.push(quote_spanned! {ty.span()=>
+            <#ty as #krate::tool::param::ToolParam>::from_call(&#ctx, &mut #args, #property)?
+        });
+    }
+
+    let mut chain = TokenStream::new();
+    if let Some(title) = &tool.attrs.title {
+        chain.extend(quote!(.title(#title)));
+    }
+    let description = tool
+        .attrs
+        .description
+        .as_ref()
+        .map(syn::LitStr::value)
+        .or_else(|| tool.docs.description.clone());
+    if let Some(d) = description {
+        chain.extend(quote!(.description(#d)));
+    }
+    for (hint, method) in [
+        (tool.attrs.read_only, "read_only"),
+        (tool.attrs.destructive, "destructive"),
+        (tool.attrs.idempotent, "idempotent"),
+        (tool.attrs.open_world, "open_world"),
+    ] {
+        if let Some(h) = hint {
+            let method = format_ident!("{method}");
+            chain.extend(quote!(.#method(#h)));
+        }
+    }
+
+    let output = tool.output();
+    let with_output = quote_spanned! {output.span()=>
+        #krate::__private::with_output_schema::<#output>(#builder)
+    };
+    let convert = quote_spanned! {output.span()=>
+        <#output as #krate::IntoToolResult>::into_tool_result
+    };
+    let result = if item.sig.asyncness.is_some() {
+        quote!(#call?.await)
+    } else {
+        quote!(#call?)
+    };
+
+    let body = quote! {
+        static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new();
+        __MCP_TOOL.get(|| {
+            let mut #schema = #krate::schema::ObjectSchemaBuilder::new();
+            #(#describe)*
+            let #builder = #krate::Tool::builder(#name) #chain;
+            let #builder = #with_output;
+            #krate::__private::finish_tool(#builder.handler(
+                ::std::sync::Arc::new(#schema.build()),
+                |#ctx: #krate::ToolContext,
+                 mut #args: #krate::__private::serde_json::Map<
+                    ::std::string::String,
+                    #krate::__private::serde_json::Value,
+                 >| {
+                    // Arguments are read before the call; the future owns them.
+                    let #call = (|| ::core::result::Result::<_, #krate::ToolError>::Ok(
+                        #ident(#(#extract),*)
+                    ))();
+                    async move { #convert(#result) }
+                },
+            ))
+        })
+    };
+    let items = tool_items(tool, &krate, &name, body);
+    quote! {
+        #item
+        #items
+    }
+}
+
+/// `server!`: the build function (named by `fn = ..`, else hidden), the compile-time check
+/// that tool names are unique, and the submission to the collection.
+pub(crate) fn server(server: &ServerInput) -> TokenStream {
+    let krate = server.krate();
+    let name = server
+        .name
+        .as_ref()
+        .map(syn::LitStr::value)
+        .unwrap_or_default();
+    let tools = server.tools.as_deref().unwrap_or_default();
+
+    let tool_item = |path: &Path| {
+        quote_spanned! {path.span()=> <#path as #krate::__private::ToolItem>}
+    };
+    let mut checks = Vec::new();
+    for (i, path) in tools.iter().enumerate().skip(1) {
+        let this = tool_item(path);
+        let earlier = tools[..i].iter().map(tool_item);
+        let path_text = quote!(#path).to_string().replace(' ', "");
+        let message = format!(
+            "server `{name}`: tool `{path_text}` has the same name as a tool listed before it; tool names must be unique within a server"
+        );
+        checks.push(quote_spanned! {path.span()=>
+            const _: () = if #krate::__private::name_in(#this::NAME, &[#(#earlier::NAME),*]) {
+                ::core::panic!(#message)
+            };
+        });
+    }
+
+    let version = match &server.version {
+        Some(v) => quote!(#v),
+        None => quote!(::core::env!("CARGO_PKG_VERSION")),
+    };
+    let mut chain = quote!(.version(#version));
+    if let Some(t) = &server.title {
+        chain.extend(quote!(.title(#t)));
+    }
+    if let Some(i) = &server.instructions {
+        chain.extend(quote!(.instructions(#i)));
+    }
+    let built = tools.iter().map(|p| {
+        let item = tool_item(p);
+        quote!(#item::tool())
+    });
+    let body = quote! {
+        static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
+        __MCP_SERVER.get(|| {
+            #krate::__private::finish_server(
+                #krate::Server::builder(#name) #chain .tools([#(#built),*]).build()
+            )
+        })
+    };
+
+    let (getter, build_fn) = match &server.getter {
+        Some(g) => {
+            let (vis, ident) = (&g.vis, &g.ident);
+            let doc = format!(
+                "The `{name}` MCP server defined with `server!` (built on the first call, then shared)."
+            );
+            let getter = quote! {
+                #[doc = #doc]
+                #vis fn #ident() -> #krate::Server {
+                    #body
+                }
+            };
+            (getter, quote!(#ident))
+        }
+        None => {
+            let ident = hidden("__mcp_server");
+            let getter = TokenStream::new();
+            let local = quote! {
+                fn #ident() -> #krate::Server {
+                    #body
+                }
+            };
+            checks.push(local);
+            (getter, quote!(#ident))
+        }
+    };
+    let submit = if server.collect.as_ref().is_none_or(|c| c.value) {
+        quote! {
+            #krate::__private::inventory::submit! {
+                #krate::ServerRegistration::new(
+                    #name,
+                    #build_fn,
+                    ::core::concat!(::core::file!(), ":", ::core::line!()),
+                )
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        #getter
+        const _: () = {
+            #(#checks)*
+            #submit
+        };
+    }
+}

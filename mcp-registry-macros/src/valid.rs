@@ -1,0 +1,229 @@
+//! Checks only: every rule a tool function or a `server!` breaks becomes an error at the
+//! offending token. Nothing here generates code.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::visit::Visit;
+use syn::{Pat, ReturnType, Type};
+
+use crate::ast::{ServerInput, ToolFn};
+use crate::ctxt::Errors;
+
+/// The MCP tool name rule: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
+pub(crate) fn tool_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("a tool name cannot be empty".to_owned());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Some(format!(
+            "invalid tool name {name:?}: {c:?} is not allowed; use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
+        ));
+    }
+    if name.len() > 128 {
+        return Some(format!(
+            "invalid tool name: it is {} characters long; the limit is 128",
+            name.len()
+        ));
+    }
+    None
+}
+
+/// The server name rule (as `Server::builder` checks it at run time).
+fn server_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.len() > 128 {
+        Some("it is longer than 128 characters")
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        Some("only A-Z, a-z, 0-9, '_', '-' and '.' are allowed")
+    } else if name.contains("__") {
+        Some(
+            "it contains \"__\", which separates server and tool in qualified names (mcp__<server>__<tool>)",
+        )
+    } else {
+        None
+    }
+}
+
+/// Finds `impl Trait` inside a type.
+struct ImplTraitFinder(Option<Span>);
+
+impl<'ast> Visit<'ast> for ImplTraitFinder {
+    fn visit_type_impl_trait(&mut self, t: &'ast syn::TypeImplTrait) {
+        self.0.get_or_insert_with(|| syn::spanned::Spanned::span(t));
+    }
+}
+
+fn impl_trait_in(ty: &Type) -> Option<Span> {
+    let mut finder = ImplTraitFinder(None);
+    finder.visit_type(ty);
+    finder.0
+}
+
+/// Checks a tool function.
+pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
+    let sig = &tool.item.sig;
+    if let Some(span) = tool.receiver {
+        errors.at(
+            span,
+            "#[mcp_tool] cannot take `self`: a tool is a free function; move it out of the impl block and pass the value it needs as a parameter",
+        );
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.spanned(
+            &sig.generics,
+            "#[mcp_tool] functions cannot be generic: the schema of every parameter must be known when the tool is defined",
+        );
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.spanned(
+            unsafety,
+            "#[mcp_tool] functions cannot be `unsafe`: a client calls them with any arguments",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(variadic, "#[mcp_tool] functions cannot be variadic");
+    }
+
+    let (name, span) = tool.tool_name();
+    if let Some(problem) = tool_name_problem(&name) {
+        errors.at(span, problem);
+    }
+
+    let mut properties: HashMap<String, Span> = HashMap::new();
+    for param in &tool.params {
+        if param.ident.is_none() {
+            let hint = match &param.pat {
+                Pat::Wild(_) => "give it a name (`_name: Type`)",
+                _ => "bind it to a name and destructure it in the body",
+            };
+            errors.spanned(
+                &param.pat,
+                format_args!(
+                    "a tool parameter must be a plain name, which becomes the argument's name in the tool's input schema; {hint}"
+                ),
+            );
+        }
+        if let Type::Reference(r) = &param.ty {
+            errors.spanned(
+                r,
+                "a tool parameter cannot be a reference: arguments are deserialized from JSON into owned values (take `String` instead of `&str`, `Vec<T>` instead of `&[T]`)",
+            );
+        } else if let Some(span) = impl_trait_in(&param.ty) {
+            errors.at(
+                span,
+                "#[mcp_tool] functions cannot take `impl Trait`: the schema of every parameter must be known when the tool is defined",
+            );
+        }
+        if let Some(property) = param.property() {
+            let span = param
+                .attrs
+                .rename
+                .as_ref()
+                .map_or_else(|| param.pat.to_token_stream(), ToTokens::to_token_stream);
+            if properties.contains_key(&property) {
+                errors.spanned(
+                    span,
+                    format_args!("two parameters are named `{property}` in the input schema"),
+                );
+            } else {
+                properties.insert(property, syn::spanned::Spanned::span(&span));
+            }
+        }
+    }
+
+    if sig.asyncness.is_none()
+        && let ReturnType::Type(_, ty) = &sig.output
+        && let Some(span) = impl_trait_in(ty)
+    {
+        errors.at(
+            span,
+            "#[mcp_tool] needs a nameable return type; return a concrete type, or make the function `async`",
+        );
+    }
+
+    let mut described: HashMap<&str, Span> = HashMap::new();
+    for entry in &tool.docs.arguments {
+        let named = tool.params.iter().any(|p| {
+            p.ident
+                .as_ref()
+                .is_some_and(|i| syn::ext::IdentExt::unraw(i) == entry.name)
+                || p.property().as_deref() == Some(entry.name.as_str())
+        });
+        if !named {
+            let names: Vec<String> = tool
+                .params
+                .iter()
+                .filter_map(|p| p.ident.as_ref())
+                .map(|i| format!("`{i}`"))
+                .collect();
+            let known = if names.is_empty() {
+                "it has no parameters".to_owned()
+            } else {
+                format!("its parameters are {}", names.join(", "))
+            };
+            errors.at(
+                entry.span,
+                format_args!(
+                    "the `# Arguments` entry `{}` names no parameter of `{}`; {known}",
+                    entry.name, sig.ident
+                ),
+            );
+        } else if described.insert(entry.name.as_str(), entry.span).is_some() {
+            errors.at(
+                entry.span,
+                format_args!("`{}` is described twice in `# Arguments`", entry.name),
+            );
+        }
+    }
+}
+
+/// Checks a `server!`.
+pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
+    match &server.name {
+        Some(name) => {
+            if let Some(problem) = server_name_problem(&name.value()) {
+                errors.spanned(
+                    name,
+                    format_args!("invalid server name {:?}: {problem}", name.value()),
+                );
+            }
+        }
+        None => errors.at(
+            Span::call_site(),
+            "server! needs a name: `server!(name = \"...\", tools = [...])`",
+        ),
+    }
+    match &server.tools {
+        Some(tools) => {
+            let mut seen: Vec<String> = Vec::new();
+            for path in tools {
+                let text = path.to_token_stream().to_string().replace(' ', "");
+                if seen.contains(&text) {
+                    errors.spanned(path, format_args!("`{text}` is listed twice in `tools`"));
+                }
+                seen.push(text);
+            }
+        }
+        None => errors.at(
+            Span::call_site(),
+            "server! needs its tools: `tools = [tool_fn, module::other_tool]`",
+        ),
+    }
+    if let (Some(collect), None) = (&server.collect, &server.getter)
+        && !collect.value
+    {
+        errors.spanned(
+            collect,
+            "a server that is not collected can only be reached through a function: add `fn = my_server`",
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! How the parameters of a `#[mcp_tool]` function are filled, and the support items the
+//! macros expand to.
+//!
+//! Every parameter's type goes through [`ToolParam`]. An *argument* (any
+//! `T: DeserializeOwned + JsonSchema`) becomes one property of the tool's input schema and is
+//! read from the call's arguments; a *provided* parameter such as [`ToolContext`] comes from
+//! the call itself and never appears in the schema. The macro tells them apart through this
+//! trait, never by a type's spelling, so a type alias or a re-export of `ToolContext` works.
+
+use std::sync::{Arc, OnceLock};
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::{
+    IntoToolResult, Tool, ToolBuildError, ToolBuilder, ToolContext, ToolError, take_argument,
+};
+use crate::schema::ObjectSchemaBuilder;
+use crate::server::{Server, ServerBuildError};
+
+/// A type a `#[mcp_tool]` function can take as a parameter.
+///
+/// Implemented for every `T: DeserializeOwned + JsonSchema` (a tool argument: a property of
+/// the input schema, required unless `null` is a valid `T`, as for `Option<_>`) and for
+/// [`ToolContext`] (provided by the call, absent from the schema). Implement it for your own
+/// types to have them provided by the call too, e.g. a handle the host attached with
+/// [`Extensions`](crate::Extensions):
+///
+/// ```
+/// use mcp_registry::tool::param::ToolParam;
+/// use mcp_registry::{schema::ObjectSchemaBuilder, ToolContext, ToolError};
+/// use serde_json::{Map, Value};
+///
+/// #[derive(Clone)]
+/// struct Db(&'static str);
+///
+/// impl ToolParam for Db {
+///     fn describe(_: &mut ObjectSchemaBuilder, _: &str, _: Option<&str>) {}
+///     fn from_call(ctx: &ToolContext, _: &mut Map<String, Value>, _: &str) -> Result<Self, ToolError> {
+///         ctx.get::<Db>().cloned().ok_or_else(|| ToolError::failed("no database attached"))
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of an MCP tool",
+    label = "a tool parameter must implement `serde::Deserialize` and `schemars::JsonSchema` (or be the `ToolContext`)",
+    note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+)]
+pub trait ToolParam: Sized {
+    /// Adds this parameter to the tool's input schema (nothing, for a parameter the call
+    /// provides). Runs once per tool, when the tool is first built.
+    fn describe(schema: &mut ObjectSchemaBuilder, name: &str, description: Option<&str>);
+
+    /// This parameter's value for one call: taken out of `arguments` (by `name`) or from
+    /// the call's context.
+    fn from_call(
+        ctx: &ToolContext,
+        arguments: &mut Map<String, Value>,
+        name: &str,
+    ) -> Result<Self, ToolError>;
+}
+
+impl ToolParam for ToolContext {
+    fn describe(_: &mut ObjectSchemaBuilder, _: &str, _: Option<&str>) {}
+
+    fn from_call(
+        ctx: &ToolContext,
+        _: &mut Map<String, Value>,
+        _: &str,
+    ) -> Result<Self, ToolError> {
+        Ok(ctx.clone())
+    }
+}
+
+/// Whether a missing argument of type `T` is acceptable: exactly when `null` is a valid `T`,
+/// because [`take_argument`] reads a missing argument as `null`. The schema and the run-time
+/// behaviour therefore agree by construction (`Option<T>`, `serde_json::Value`, `()`).
+fn accepts_null<T: DeserializeOwned>() -> bool {
+    T::deserialize(Value::Null).is_ok()
+}
+
+// `do_not_recommend` makes a missing bound report the `ToolParam` message above, on the
+// parameter, instead of a list of every type that implements `JsonSchema`.
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
+    fn describe(schema: &mut ObjectSchemaBuilder, name: &str, description: Option<&str>) {
+        schema.property::<T>(name, description, !accepts_null::<T>());
+    }
+
+    fn from_call(
+        _: &ToolContext,
+        arguments: &mut Map<String, Value>,
+        name: &str,
+    ) -> Result<Self, ToolError> {
+        take_argument::<T>(arguments, name)
+    }
+}
+
+/// Items `#[mcp_tool]` and `server!` expand to. Not public API.
+#[doc(hidden)]
+pub mod support {
+    use super::*;
+
+    /// What `#[mcp_tool]` generates next to a function, under the function's name in the type
+    /// namespace; `server!(tools = [path])` reaches the tool through it.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not an MCP tool",
+        label = "`server!` lists functions annotated with `#[mcp_tool]`",
+        note = "annotate the function with `#[mcp_tool]`"
+    )]
+    pub trait ToolItem {
+        /// The tool's name, known at compile time so `server!` can refuse duplicates.
+        const NAME: &'static str;
+
+        /// The tool (built on first use, then shared).
+        fn tool() -> Tool;
+    }
+
+    /// A tool built once per process.
+    pub struct ToolCell(OnceLock<Tool>);
+
+    impl ToolCell {
+        /// An empty cell (for a `static`).
+        pub const fn new() -> Self {
+            ToolCell(OnceLock::new())
+        }
+
+        /// The tool, built by `build` on first use.
+        pub fn get(&self, build: fn() -> Tool) -> Tool {
+            self.0.get_or_init(build).clone()
+        }
+    }
+
+    impl Default for ToolCell {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// A server built once per process.
+    pub struct ServerCell(OnceLock<Server>);
+
+    impl ServerCell {
+        /// An empty cell (for a `static`).
+        pub const fn new() -> Self {
+            ServerCell(OnceLock::new())
+        }
+
+        /// The server, built by `build` on first use.
+        pub fn get(&self, build: fn() -> Server) -> Server {
+            self.0.get_or_init(build).clone()
+        }
+    }
+
+    impl Default for ServerCell {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Sets the output schema a tool returning `R` advertises.
+    pub fn with_output_schema<R: IntoToolResult>(builder: ToolBuilder) -> ToolBuilder {
+        match R::output_schema() {
+            Some(schema) => builder.output_schema(Arc::unwrap_or_clone(schema)),
+            None => builder,
+        }
+    }
+
+    /// Unwraps a tool the macro built. The macro has checked the name at compile time and the
+    /// input schema is always an object schema, so an error here is a bug in the macro.
+    pub fn finish_tool(tool: Result<Tool, ToolBuildError>) -> Tool {
+        match tool {
+            Ok(tool) => tool,
+            Err(e) => panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}"),
+        }
+    }
+
+    /// Unwraps a server `server!` built. Its name and the uniqueness of its tool names were
+    /// checked at compile time, so an error here is a bug in the macro.
+    pub fn finish_server(server: Result<Server, ServerBuildError>) -> Server {
+        match server {
+            Ok(server) => server,
+            Err(e) => panic!("server! generated an invalid server (a bug in mcp-registry): {e}"),
+        }
+    }
+
+    /// Whether `name` is one of `earlier` (for `server!`'s compile-time duplicate check).
+    pub const fn name_in(name: &str, earlier: &[&str]) -> bool {
+        let mut i = 0;
+        while i < earlier.len() {
+            if str_eq(name, earlier[i]) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    const fn str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+}
