@@ -266,7 +266,11 @@ impl ServerSession {
             _ => {}
         }
 
-        let token = CancellationToken::new();
+        // A caller's own token (an HTTP stream closing) still cancels the call.
+        let token = options
+            .cancellation
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
         let cancellable = method == "tools/call";
         if cancellable {
             self.inner

@@ -3,7 +3,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt as _;
 use serde_json::{Map, Value};
@@ -216,13 +219,56 @@ async fn run(
             }
         }
     };
-    // A timer needs a Tokio runtime with time enabled; without one the call runs unlimited.
     match limit {
-        Some(limit) if tokio::runtime::Handle::try_current().is_ok() => {
-            tokio::time::timeout(limit, cancellable)
-                .await
-                .unwrap_or(Outcome::TimedOut(limit))
+        Some(limit) => Deadline::new(cancellable, limit).await,
+        None => cancellable.await,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A time limit that costs nothing for a call finishing on its first poll: the timer is
+    /// armed only when the call first returns `Pending`, with the deadline counted from the
+    /// call's start. Without a Tokio runtime (time enabled) the call runs unlimited.
+    struct Deadline<F> {
+        #[pin]
+        fut: F,
+        start: Instant,
+        limit: Duration,
+        sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+        armed: bool,
+    }
+}
+
+impl<F> Deadline<F> {
+    fn new(fut: F, limit: Duration) -> Self {
+        Deadline {
+            fut,
+            start: Instant::now(),
+            limit,
+            sleep: None,
+            armed: false,
         }
-        _ => cancellable.await,
+    }
+}
+
+impl<F: Future<Output = Outcome>> Future for Deadline<F> {
+    type Output = Outcome;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let this = self.project();
+        if let Poll::Ready(outcome) = this.fut.poll(cx) {
+            return Poll::Ready(outcome);
+        }
+        if !*this.armed {
+            *this.armed = true;
+            if tokio::runtime::Handle::try_current().is_ok() {
+                let deadline = tokio::time::Instant::from_std(*this.start + *this.limit);
+                *this.sleep = Some(Box::pin(tokio::time::sleep_until(deadline)));
+            }
+        }
+        match this.sleep.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Outcome::TimedOut(*this.limit)),
+            _ => Poll::Pending,
+        }
     }
 }

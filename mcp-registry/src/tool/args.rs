@@ -26,14 +26,19 @@ fn describe(value: &Value) -> &'static str {
 /// assert!(err.to_string().contains("`a`"), "{err}");
 /// ```
 pub fn deserialize_arguments<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result<A, ToolError> {
-    serde_path_to_error::deserialize(Value::Object(arguments)).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." || path.is_empty() {
-            ToolError::InvalidArguments(inner.to_string())
-        } else {
-            ToolError::InvalidArguments(format!("field `{path}`: {inner}"))
-        }
+    let value = Value::Object(arguments);
+    // The fast path reads the object by reference; only a failure pays for path tracking,
+    // to name the offending field.
+    A::deserialize(&value).or_else(|_| {
+        serde_path_to_error::deserialize(&value).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." || path.is_empty() {
+                ToolError::InvalidArguments(inner.to_string())
+            } else {
+                ToolError::InvalidArguments(format!("field `{path}`: {inner}"))
+            }
+        })
     })
 }
 
@@ -43,7 +48,11 @@ pub fn deserialize_arguments<A: DeserializeOwned>(arguments: Map<String, Value>)
 pub fn take_argument<T: DeserializeOwned>(arguments: &mut Map<String, Value>, name: &str) -> Result<T, ToolError> {
     let value = arguments.remove(name);
     let missing = value.is_none();
-    serde_path_to_error::deserialize(value.unwrap_or(Value::Null)).map_err(|e| {
+    let value = value.unwrap_or(Value::Null);
+    if let Ok(v) = T::deserialize(&value) {
+        return Ok(v);
+    }
+    serde_path_to_error::deserialize(&value).map_err(|e| {
         if missing {
             return ToolError::InvalidArguments(format!("missing required field `{name}`"));
         }
