@@ -1,7 +1,46 @@
-#![doc = include_str!("../README.md")]
+//! In-process MCP (Model Context Protocol) tool registry.
+//!
+//! Annotate plain async functions with [`macro@mcp_tool`], group them with [`server!`], and a
+//! [`Registry`] calls them by name ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC
+//! for them ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
+//!
+//! Tools can also be built at run time without macros:
+//!
+//! ```
+//! use mcp_registry::{Json, Registry, Server, Tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct AddArgs { a: i64, b: i64 }
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Sum { value: i64 }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let add = Tool::builder("add")
+//!     .description("Add two integers")
+//!     .typed(|args: AddArgs| async move { Json(Sum { value: args.a + args.b }) })
+//!     .unwrap();
+//! let registry = Registry::from_servers([Server::new("math", Some("1.0.0"), [add]).unwrap()]);
+//! let result = registry.call_tool_by_name("add", json!({"a": 1, "b": 2})).await.unwrap();
+//! assert_eq!(result.structured_content, Some(json!({"value": 3})));
+//! # }
+//! ```
+//!
+//! ## Errors on the wire
+//!
+//! | situation | reply |
+//! |---|---|
+//! | unparseable text | -32700 |
+//! | not an object, `jsonrpc` not `"2.0"`, method not a string, bad id | -32600 |
+//! | unknown method | -32601 |
+//! | unknown tool, missing tool name, arguments not an object, bad cursor | -32602 |
+//! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
+//! | unknown or disabled server | -32601 naming the server |
+//! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
 #![warn(missing_docs)]
 
-mod dispatch;
+pub mod dispatch;
 pub mod agent;
 pub mod client;
 pub mod protocol;
@@ -9,6 +48,7 @@ pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod tool;
+pub mod transport;
 
 pub use protocol::{CallToolResult, Content};
 pub use registry::{
@@ -20,6 +60,7 @@ pub use tool::{
     Extensions, IntoToolResult, Json, NotificationSink, ProgressError, Tool, ToolBuildError,
     ToolBuilder, ToolContext, ToolError,
 };
+pub use dispatch::{Lifecycle, ServerSession};
 pub use tokio_util::sync::CancellationToken;
 
 pub use mcp_registry_macros::{mcp_tool, server};
