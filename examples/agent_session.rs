@@ -62,7 +62,10 @@ impl Transcript {
         if self.echo {
             println!("{line}");
         }
-        self.lines.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+        self.lines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line);
     }
 }
 
@@ -160,7 +163,8 @@ impl Runtime {
 
     async fn request(&mut self, server: &str, method: &str, params: Value) -> Value {
         self.next_rpc += 1;
-        let message = json!({"jsonrpc": "2.0", "id": self.next_rpc, "method": method, "params": params});
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next_rpc, "method": method, "params": params});
         self.mcp(server, message).await
     }
 
@@ -176,20 +180,32 @@ impl Runtime {
                         .filter_map(|t| t["name"].as_str())
                         .map(|t| format!("mcp__{server}__{t}")),
                 ),
-                None => self.pipe.note(format!("{server} unavailable: {}", reply["error"]["message"])),
+                None => self.pipe.note(format!(
+                    "{server} unavailable: {}",
+                    reply["error"]["message"]
+                )),
             }
         }
-        self.pipe.note(format!("tools offered to the model: {names:?}"));
+        self.pipe
+            .note(format!("tools offered to the model: {names:?}"));
         names
     }
 
     async fn turn(&mut self) {
         self.list_tools().await;
         let sum = self
-            .request("math", "tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 3}}))
+            .request(
+                "math",
+                "tools/call",
+                json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+            )
             .await;
         let forecast = self
-            .request("weather", "tools/call", json!({"name": "forecast", "arguments": {"city": "Paris"}}))
+            .request(
+                "weather",
+                "tools/call",
+                json!({"name": "forecast", "arguments": {"city": "Paris"}}),
+            )
             .await;
         let text = |reply: &Value| {
             reply["result"]["content"][0]["text"]
@@ -198,23 +214,34 @@ impl Runtime {
                 .unwrap_or_else(|| format!("error: {}", reply["error"]["message"]))
         };
         let result = format!("sum: {}; forecast: {}", text(&sum), text(&forecast));
-        self.pipe.send(&json!({"type": "result", "subtype": "success", "result": result}));
+        self.pipe
+            .send(&json!({"type": "result", "subtype": "success", "result": result}));
     }
 
     async fn run(mut self) {
         while let Some(message) = self.pipe.recv().await {
-            match (message["type"].as_str(), message["request"]["subtype"].as_str()) {
+            match (
+                message["type"].as_str(),
+                message["request"]["subtype"].as_str(),
+            ) {
                 (Some("control_request"), Some("initialize")) => {
                     self.servers = message["request"]["sdkMcpServers"]
                         .as_array()
-                        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|s| s.as_str().map(str::to_owned))
+                                .collect()
+                        })
                         .unwrap_or_default();
                     for server in self.servers.clone() {
                         let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
                                           "clientInfo": {"name": "simulated-runtime", "version": "0"}});
                         self.request(&server, "initialize", init).await;
-                        self.mcp(&server, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-                            .await;
+                        self.mcp(
+                            &server,
+                            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                        )
+                        .await;
                     }
                     let request_id = message["request_id"].clone();
                     self.pipe.send(&json!({"type": "control_response",

@@ -26,27 +26,57 @@ fn registry() -> Registry {
 }
 
 fn listed(view: &FilteredRegistry) -> Vec<String> {
-    view.catalog().tools().iter().map(|t| t.name.clone()).collect()
+    view.catalog()
+        .tools()
+        .iter()
+        .map(|t| t.name.clone())
+        .collect()
 }
 
 #[tokio::test]
 async fn a_denied_tool_is_refused_by_every_name_not_only_hidden() {
-    let filter = ToolFilter::builder().deny("mcp__fs__delete").build().unwrap();
+    let filter = ToolFilter::builder()
+        .deny("mcp__fs__delete")
+        .build()
+        .unwrap();
     let view = FilteredRegistry::new(registry(), filter);
     assert!(!listed(&view).contains(&"mcp__fs__delete".to_owned()));
-    assert!(view.tool_definitions().iter().all(|d| d.tool.name != "delete"));
+    assert!(
+        view.tool_definitions()
+            .iter()
+            .all(|d| d.tool.name != "delete")
+    );
 
     for name in ["delete", "mcp__fs__delete"] {
         match view.call_tool_by_name(name, json!({})).await {
-            Err(FilteredCallError::Refused { server, tool, decision, .. }) => {
+            Err(FilteredCallError::Refused {
+                server,
+                tool,
+                decision,
+                ..
+            }) => {
                 assert_eq!((server.as_str(), tool.as_str()), ("fs", "delete"));
-                assert_eq!(decision, FilterDecision::Denied { pattern: "mcp__fs__delete".into() });
+                assert_eq!(
+                    decision,
+                    FilterDecision::Denied {
+                        pattern: "mcp__fs__delete".into()
+                    }
+                );
             }
             other => panic!("{name}: expected a refusal, got {other:?}"),
         }
     }
-    let message = view.call_tool_by_name("delete", json!({})).await.unwrap_err().to_string();
-    assert!(message.contains("\"delete\"") && message.contains("\"fs\"") && message.contains("mcp__fs__delete"), "{message}");
+    let message = view
+        .call_tool_by_name("delete", json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("\"delete\"")
+            && message.contains("\"fs\"")
+            && message.contains("mcp__fs__delete"),
+        "{message}"
+    );
 
     // Allowed tools are still callable by every name.
     for name in ["read", "mcp__fs__read"] {
@@ -64,23 +94,58 @@ async fn an_allow_list_refuses_everything_else_and_deny_wins_over_allow() {
         .build()
         .unwrap();
     let view = FilteredRegistry::new(registry(), filter);
-    assert_eq!(listed(&view), ["mcp__fs__delete", "mcp__fs__read", "mcp__shell__run"]);
-    let refused = view.call_tool_by_name("mcp__web.v2__fetch", json!({})).await.unwrap_err();
-    assert!(matches!(refused, FilteredCallError::Refused { decision: FilterDecision::NotAllowed { .. }, .. }));
+    assert_eq!(
+        listed(&view),
+        ["mcp__fs__delete", "mcp__fs__read", "mcp__shell__run"]
+    );
+    let refused = view
+        .call_tool_by_name("mcp__web.v2__fetch", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        refused,
+        FilteredCallError::Refused {
+            decision: FilterDecision::NotAllowed { .. },
+            ..
+        }
+    ));
     assert!(refused.to_string().contains("mcp__fs__*"), "{refused}");
-    let refused = view.call_tool_by_name("write", json!({})).await.unwrap_err();
-    assert!(matches!(refused, FilteredCallError::Refused { decision: FilterDecision::Denied { .. }, .. }));
+    let refused = view
+        .call_tool_by_name("write", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        refused,
+        FilteredCallError::Refused {
+            decision: FilterDecision::Denied { .. },
+            ..
+        }
+    ));
     assert!(view.call_tool_by_name("run", json!({})).await.is_ok());
 }
 
 #[tokio::test]
 async fn wildcards_and_exact_patterns_also_match_model_facing_names() {
     // The model sees "mcp__web_v2__fetch"; a filter written in that form holds as well.
-    let filter = ToolFilter::builder().deny("mcp__web_v2__*").build().unwrap();
+    let filter = ToolFilter::builder()
+        .deny("mcp__web_v2__*")
+        .build()
+        .unwrap();
     let view = FilteredRegistry::new(registry(), filter);
-    assert!(view.call_tool_by_name("mcp__web.v2__fetch", json!({})).await.is_err());
-    assert!(view.call_tool_by_name("mcp__web_v2__fetch", json!({})).await.is_err());
-    let filter = ToolFilter::builder().deny("mcp__web_v2__fetch").build().unwrap();
+    assert!(
+        view.call_tool_by_name("mcp__web.v2__fetch", json!({}))
+            .await
+            .is_err()
+    );
+    assert!(
+        view.call_tool_by_name("mcp__web_v2__fetch", json!({}))
+            .await
+            .is_err()
+    );
+    let filter = ToolFilter::builder()
+        .deny("mcp__web_v2__fetch")
+        .build()
+        .unwrap();
     let view = FilteredRegistry::new(registry(), filter);
     assert!(matches!(
         view.call_tool_by_name("fetch", json!({})).await,
@@ -100,13 +165,22 @@ async fn plain_names_resolve_among_allowed_tools_only() {
     // With b denied, it names a's tool.
     let filter = ToolFilter::builder().deny("mcp__b__*").build().unwrap();
     let view = FilteredRegistry::new(registry, filter);
-    assert_eq!(view.call_tool_by_name("search", json!({})).await.unwrap().first_text(), Some("a/search"));
+    assert_eq!(
+        view.call_tool_by_name("search", json!({}))
+            .await
+            .unwrap()
+            .first_text(),
+        Some("a/search")
+    );
 }
 
 #[tokio::test]
 async fn the_view_follows_registry_changes() {
     let registry = registry();
-    let view = FilteredRegistry::new(registry.clone(), ToolFilter::builder().deny("mcp__shell__*").build().unwrap());
+    let view = FilteredRegistry::new(
+        registry.clone(),
+        ToolFilter::builder().deny("mcp__shell__*").build().unwrap(),
+    );
     assert_eq!(listed(&view).len(), 4);
     registry.toggle_server("fs", false).unwrap();
     assert_eq!(listed(&view), ["mcp__web_v2__fetch"]);
@@ -115,17 +189,24 @@ async fn the_view_follows_registry_changes() {
         Err(FilteredCallError::Call(CallError::ServerDisabled { .. }))
     ));
     registry.register_server(server("shell2", &["run"]));
-    assert!(view.call_tool_by_name("run", json!({})).await.is_ok(), "shell2's run is allowed");
+    assert!(
+        view.call_tool_by_name("run", json!({})).await.is_ok(),
+        "shell2's run is allowed"
+    );
     registry.unregister_server("web.v2");
     assert!(matches!(
-        view.call_tool_by_name("mcp__web.v2__fetch", json!({})).await,
+        view.call_tool_by_name("mcp__web.v2__fetch", json!({}))
+            .await,
         Err(FilteredCallError::Call(CallError::UnknownServer { .. }))
     ));
 }
 
 #[tokio::test]
 async fn control_routing_and_tool_use_dispatch_enforce_the_filter() {
-    let filter = ToolFilter::builder().deny("mcp__fs__delete").build().unwrap();
+    let filter = ToolFilter::builder()
+        .deny("mcp__fs__delete")
+        .build()
+        .unwrap();
     let view = FilteredRegistry::new(registry(), filter);
 
     // MCP path: hidden from tools/list, refused by tools/call with -32602 naming tool and filter.
@@ -134,7 +215,12 @@ async fn control_routing_and_tool_use_dispatch_enforce_the_filter() {
         "server_name": "fs", "message": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}});
     let reply = router.handle_control_request(&list).await.unwrap();
     let tools = &reply["response"]["response"]["mcp_response"]["result"]["tools"];
-    let names: Vec<_> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<_> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["read", "write"]);
     let call = json!({"type": "control_request", "request_id": "r2", "request": {"subtype": "mcp_message",
         "server_name": "fs", "message": {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -143,7 +229,10 @@ async fn control_routing_and_tool_use_dispatch_enforce_the_filter() {
     let error = &reply["response"]["response"]["mcp_response"]["error"];
     assert_eq!(error["code"], -32602);
     let message = error["message"].as_str().unwrap();
-    assert!(message.contains("delete") && message.contains("mcp__fs__delete"), "{message}");
+    assert!(
+        message.contains("delete") && message.contains("mcp__fs__delete"),
+        "{message}"
+    );
     assert_eq!(reply["response"]["response"]["mcp_response"]["id"], 2);
     // A batch is filtered element by element.
     let batch = json!([
@@ -155,10 +244,19 @@ async fn control_routing_and_tool_use_dispatch_enforce_the_filter() {
     assert_eq!(replies[1]["result"]["content"][0]["text"], "fs/read");
 
     // Model path: a tool-use block naming the denied tool gets an error result, not a call.
-    let block = json!({"type": "tool_use", "id": "toolu_9", "name": "mcp__fs__delete", "input": {}});
-    let result = view.dispatch_tool_use(ModelApi::AnthropicMessages, &block).await.unwrap();
+    let block =
+        json!({"type": "tool_use", "id": "toolu_9", "name": "mcp__fs__delete", "input": {}});
+    let result = view
+        .dispatch_tool_use(ModelApi::AnthropicMessages, &block)
+        .await
+        .unwrap();
     assert_eq!(result["is_error"], true);
-    assert!(result["content"][0]["text"].as_str().unwrap().contains("refused by the tool filter"));
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("refused by the tool filter")
+    );
 }
 
 #[test]

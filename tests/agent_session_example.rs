@@ -12,7 +12,8 @@ fn messages(transcript: &[String]) -> Vec<(&str, Value)> {
         .iter()
         .filter_map(|line| {
             let (who, json) = line.split_once("> ")?;
-            let message = serde_json::from_str(json).unwrap_or_else(|e| panic!("line {line:?} is not JSON: {e}"));
+            let message = serde_json::from_str(json)
+                .unwrap_or_else(|e| panic!("line {line:?} is not JSON: {e}"));
             Some((who, message))
         })
         .collect()
@@ -23,7 +24,9 @@ fn replies<'a>(messages: &'a [(&str, Value)], server: &str, method: &str) -> Vec
     messages
         .iter()
         .filter(|(who, m)| {
-            *who == "runtime" && m["request"]["server_name"] == server && m["request"]["message"]["method"] == method
+            *who == "runtime"
+                && m["request"]["server_name"] == server
+                && m["request"]["message"]["method"] == method
         })
         .map(|(_, request)| {
             let id = &request["request_id"];
@@ -47,12 +50,21 @@ async fn the_runtime_sees_the_toggle_between_turns() {
     let (who, init) = &messages[0];
     assert_eq!(*who, "host");
     assert_eq!(init["request"]["subtype"], "initialize");
-    assert_eq!(init["request"]["sdkMcpServers"], serde_json::json!(["math", "weather"]));
+    assert_eq!(
+        init["request"]["sdkMcpServers"],
+        serde_json::json!(["math", "weather"])
+    );
     assert!(transcript[0].contains(r#"{"mcpServers":{"math":{"name":"math","type":"sdk"},"weather":{"name":"weather","type":"sdk"}}}"#));
 
     // Every runtime request got exactly one reply carrying its request_id.
-    let requests = messages.iter().filter(|(w, m)| *w == "runtime" && m["type"] == "control_request").count();
-    let responses = messages.iter().filter(|(w, m)| *w == "host" && m["type"] == "control_response").count();
+    let requests = messages
+        .iter()
+        .filter(|(w, m)| *w == "runtime" && m["type"] == "control_request")
+        .count();
+    let responses = messages
+        .iter()
+        .filter(|(w, m)| *w == "host" && m["type"] == "control_response")
+        .count();
     assert_eq!(requests, responses);
 
     // tools/list: before the toggle weather lists its tool, after it is an error naming it.
@@ -60,27 +72,58 @@ async fn the_runtime_sees_the_toggle_between_turns() {
     assert_eq!(weather_lists.len(), 2);
     assert_eq!(weather_lists[0]["result"]["tools"][0]["name"], "forecast");
     assert!(weather_lists[1]["result"].is_null());
-    assert!(weather_lists[1]["error"]["message"].as_str().unwrap().contains("weather"));
+    assert!(
+        weather_lists[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("weather")
+    );
     assert_ne!(weather_lists[0], weather_lists[1]);
 
     // The filter hides divide from math's list on this path too.
     for list in replies(&messages, "math", "tools/list") {
-        let names: Vec<_> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+        let names: Vec<_> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect();
         assert_eq!(names, ["add"]);
     }
 
     // Calls: math works in both turns; weather works before the toggle and fails after.
     let math_calls = replies(&messages, "math", "tools/call");
-    assert!(math_calls.iter().all(|r| r["result"]["content"][0]["text"] == "5"));
+    assert!(
+        math_calls
+            .iter()
+            .all(|r| r["result"]["content"][0]["text"] == "5")
+    );
     let weather_calls = replies(&messages, "weather", "tools/call");
-    assert_eq!(weather_calls[0]["result"]["content"][0]["text"], "Sunny in Paris");
-    assert!(weather_calls[1]["error"]["message"].as_str().unwrap().contains("disabled"));
+    assert_eq!(
+        weather_calls[0]["result"]["content"][0]["text"],
+        "Sunny in Paris"
+    );
+    assert!(
+        weather_calls[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disabled")
+    );
 
     // The toggle happens between the two turns, and the runtime reports what it saw.
-    let toggle = transcript.iter().position(|l| l.contains("toggle_server")).unwrap();
-    let first_result = transcript.iter().position(|l| l.contains(r#""type":"result""#)).unwrap();
+    let toggle = transcript
+        .iter()
+        .position(|l| l.contains("toggle_server"))
+        .unwrap();
+    let first_result = transcript
+        .iter()
+        .position(|l| l.contains(r#""type":"result""#))
+        .unwrap();
     assert!(first_result < toggle);
-    let offered: Vec<_> = transcript.iter().filter(|l| l.contains("tools offered to the model")).collect();
+    let offered: Vec<_> = transcript
+        .iter()
+        .filter(|l| l.contains("tools offered to the model"))
+        .collect();
     assert_eq!(offered.len(), 2);
     assert!(offered[0].contains("mcp__weather__forecast"));
     assert!(!offered[1].contains("mcp__weather__forecast"));

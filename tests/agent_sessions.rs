@@ -55,7 +55,10 @@ async fn concurrent_sessions_update_only_their_own_registries() {
         let names = sessions.get(id).unwrap().server_names();
         // Odd rounds removed the even round before them: 10 servers left, all this session's.
         assert_eq!(names.len(), 10, "{id}: {names:?}");
-        assert!(names.iter().all(|n| n.starts_with(&format!("s{i}-"))), "{id}: {names:?}");
+        assert!(
+            names.iter().all(|n| n.starts_with(&format!("s{i}-"))),
+            "{id}: {names:?}"
+        );
     }
 }
 
@@ -92,7 +95,10 @@ fn a_toggle_in_one_session_leaves_the_others_alone() {
     let sessions = SessionRegistries::new();
     sessions.register("a", Registry::from_servers([shared.clone()]));
     sessions.register("b", Registry::from_servers([shared]));
-    sessions.update("a", |r| r.toggle_server("docs", false)).unwrap().unwrap();
+    sessions
+        .update("a", |r| r.toggle_server("docs", false))
+        .unwrap()
+        .unwrap();
     assert_eq!(sessions.get("a").unwrap().is_enabled("docs"), Some(false));
     assert_eq!(sessions.get("b").unwrap().is_enabled("docs"), Some(true));
 }

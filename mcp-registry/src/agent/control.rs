@@ -131,10 +131,15 @@ impl McpMessageRequest {
                 "mcp_message control request needs a string `request.server_name`",
             )));
         };
-        let Some(message) = request.get("message").filter(|m| m.is_object() || m.is_array()) else {
+        let Some(message) = request
+            .get("message")
+            .filter(|m| m.is_object() || m.is_array())
+        else {
             return Some(Err(control_error(
                 &request_id,
-                format!("mcp_message control request for server {server_name:?} needs a JSON-RPC `request.message`"),
+                format!(
+                    "mcp_message control request for server {server_name:?} needs a JSON-RPC `request.message`"
+                ),
             )));
         };
         Some(Ok(McpMessageRequest {

@@ -85,7 +85,11 @@ pub struct ToolExport {
     pub duplicates: Vec<DuplicateToolName>,
 }
 
-fn field<'a>(api: ModelApi, block: &'a Value, pointer: &'static str) -> Result<&'a str, ToolUseError> {
+fn field<'a>(
+    api: ModelApi,
+    block: &'a Value,
+    pointer: &'static str,
+) -> Result<&'a str, ToolUseError> {
     block
         .pointer(pointer)
         .and_then(Value::as_str)
@@ -112,7 +116,12 @@ fn result_text(result: &CallToolResult) -> String {
             .map(Value::to_string)
             .unwrap_or_default();
     }
-    result.content.iter().map(content_text).collect::<Vec<_>>().join("\n")
+    result
+        .content
+        .iter()
+        .map(content_text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn anthropic_block(content: &Content) -> Value {
@@ -189,7 +198,11 @@ impl ModelApi {
                     return Err(wrong_type("tool_use"));
                 }
                 let input = block.get("input").cloned().unwrap_or(Value::Null);
-                (field(self, block, "/id")?, field(self, block, "/name")?, Ok(input))
+                (
+                    field(self, block, "/id")?,
+                    field(self, block, "/name")?,
+                    Ok(input),
+                )
             }
             ModelApi::OpenAiChatCompletions => {
                 if block.get("type").is_some_and(|t| t != "function") {
@@ -254,7 +267,8 @@ impl ModelApi {
                 {
                     content.push(json!({ "type": "text", "text": structured.to_string() }));
                 }
-                let mut out = json!({ "type": "tool_result", "tool_use_id": id, "content": content });
+                let mut out =
+                    json!({ "type": "tool_result", "tool_use_id": id, "content": content });
                 if result.is_error() {
                     out["is_error"] = json!(true);
                 }
@@ -275,7 +289,9 @@ fn json_arguments(arguments: Option<&Value>) -> Result<Value, String> {
     match arguments {
         None | Some(Value::Null) => Ok(Value::Null),
         Some(Value::String(text)) if text.trim().is_empty() => Ok(Value::Null),
-        Some(Value::String(text)) => serde_json::from_str(text).map_err(|e| format!("invalid JSON ({e}): {text}")),
+        Some(Value::String(text)) => {
+            serde_json::from_str(text).map_err(|e| format!("invalid JSON ({e}): {text}"))
+        }
         Some(other) => Ok(other.clone()),
     }
 }
@@ -327,7 +343,11 @@ impl FilteredRegistry {
     /// assert_eq!(result["content"][0]["text"], "hello");
     /// # }
     /// ```
-    pub async fn dispatch_tool_use(&self, api: ModelApi, block: &Value) -> Result<Value, ToolUseError> {
+    pub async fn dispatch_tool_use(
+        &self,
+        api: ModelApi,
+        block: &Value,
+    ) -> Result<Value, ToolUseError> {
         self.dispatch_tool_use_with(api, block, CallOptions::default())
             .await
     }

@@ -18,8 +18,8 @@ mod global;
 mod sessions;
 
 pub use control::{
-    CONTROL_REQUEST, CONTROL_RESPONSE, ControlRouter, MCP_MESSAGE, McpMessageRequest, control_error,
-    control_success, sdk_mcp_servers_config, sdk_server_names,
+    CONTROL_REQUEST, CONTROL_RESPONSE, ControlRouter, MCP_MESSAGE, McpMessageRequest,
+    control_error, control_success, sdk_mcp_servers_config, sdk_server_names,
 };
 pub use export::{ModelApi, ToolExport, ToolUse, ToolUseError};
 pub use global::GlobalServers;

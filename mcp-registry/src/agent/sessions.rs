@@ -117,7 +117,11 @@ impl SessionRegistries {
 
     /// The registry of `session_id`, registering `make()` first if there is none. `make` runs
     /// at most once and only when the session is absent.
-    pub fn get_or_insert_with(&self, session_id: &str, make: impl FnOnce() -> Registry) -> Registry {
+    pub fn get_or_insert_with(
+        &self,
+        session_id: &str,
+        make: impl FnOnce() -> Registry,
+    ) -> Registry {
         if let Some(registry) = self.get(session_id) {
             return registry;
         }
@@ -130,7 +134,11 @@ impl SessionRegistries {
     }
 
     /// Runs `change` on the registry of `session_id`, one update of that session at a time.
-    pub fn update<R>(&self, session_id: &str, change: impl FnOnce(&Registry) -> R) -> Result<R, SessionError> {
+    pub fn update<R>(
+        &self,
+        session_id: &str,
+        change: impl FnOnce(&Registry) -> R,
+    ) -> Result<R, SessionError> {
         let unknown = || SessionError::UnknownSession(session_id.to_owned());
         let slot = self.slot(session_id).ok_or_else(unknown)?;
         let _updating = slot.updating.lock().unwrap_or_else(|e| e.into_inner());

@@ -10,7 +10,9 @@ use tokio::sync::watch;
 
 use super::qualify::{ToolCatalog, model_tool_name};
 use crate::protocol::{CallToolResult, ErrorCode};
-use crate::registry::{CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name};
+use crate::registry::{
+    CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name,
+};
 
 /// One allow or deny rule: an exact tool name or every tool of a server.
 ///
@@ -38,7 +40,9 @@ enum PatternKind {
 
 /// A pattern that names no tool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("tool filter pattern {pattern:?} is invalid: {reason}; write mcp__<server>__<tool> or mcp__<server>__*")]
+#[error(
+    "tool filter pattern {pattern:?} is invalid: {reason}; write mcp__<server>__<tool> or mcp__<server>__*"
+)]
 pub struct FilterPatternError {
     /// The refused pattern.
     pub pattern: String,
@@ -72,7 +76,9 @@ impl ToolPattern {
         }
         // A truncated model-facing name has exactly 64 characters and may have lost its "__".
         let truncated = pattern.len() == super::MAX_TOOL_NAME_LENGTH;
-        let split = rest.split_once("__").is_some_and(|(s, t)| !s.is_empty() && !t.is_empty());
+        let split = rest
+            .split_once("__")
+            .is_some_and(|(s, t)| !s.is_empty() && !t.is_empty());
         if !split && !truncated {
             return fail("it has no \"__\" between a server and a tool name");
         }
@@ -89,7 +95,11 @@ impl ToolPattern {
 
     /// Whether the pattern covers `tool` of `server`.
     pub fn matches(&self, server: &str, tool: &str) -> bool {
-        self.matches_names(server, &qualified_name(server, tool), &model_tool_name(server, tool))
+        self.matches_names(
+            server,
+            &qualified_name(server, tool),
+            &model_tool_name(server, tool),
+        )
     }
 
     fn matches_names(&self, server: &str, qualified: &str, model_name: &str) -> bool {
@@ -175,7 +185,11 @@ impl ToolFilterBuilder {
 
     /// The filter; refuses the first pattern that names no tool.
     pub fn build(self) -> Result<ToolFilter, FilterPatternError> {
-        let parse = |v: Vec<String>| v.iter().map(|p| ToolPattern::parse(p)).collect::<Result<Vec<_>, _>>();
+        let parse = |v: Vec<String>| {
+            v.iter()
+                .map(|p| ToolPattern::parse(p))
+                .collect::<Result<Vec<_>, _>>()
+        };
         Ok(ToolFilter {
             allow: self.allow.map(parse).transpose()?,
             deny: parse(self.deny)?,
@@ -212,7 +226,9 @@ impl fmt::Display for FilterDecision {
         match self {
             FilterDecision::Allowed => f.write_str("allowed"),
             FilterDecision::Denied { pattern } => write!(f, "denied by pattern {pattern:?}"),
-            FilterDecision::NotAllowed { allow } => write!(f, "matched by no allow pattern (allowed: {allow:?})"),
+            FilterDecision::NotAllowed { allow } => {
+                write!(f, "matched by no allow pattern (allowed: {allow:?})")
+            }
         }
     }
 }
@@ -248,15 +264,29 @@ impl ToolFilter {
         if self.is_allow_all() {
             return FilterDecision::Allowed;
         }
-        self.decide_names(server, &qualified_name(server, tool), &model_tool_name(server, tool))
+        self.decide_names(
+            server,
+            &qualified_name(server, tool),
+            &model_tool_name(server, tool),
+        )
     }
 
     fn decide_names(&self, server: &str, qualified: &str, model_name: &str) -> FilterDecision {
-        if let Some(p) = self.deny.iter().find(|p| p.matches_names(server, qualified, model_name)) {
-            return FilterDecision::Denied { pattern: p.text.clone() };
+        if let Some(p) = self
+            .deny
+            .iter()
+            .find(|p| p.matches_names(server, qualified, model_name))
+        {
+            return FilterDecision::Denied {
+                pattern: p.text.clone(),
+            };
         }
         match &self.allow {
-            Some(allow) if !allow.iter().any(|p| p.matches_names(server, qualified, model_name)) => {
+            Some(allow)
+                if !allow
+                    .iter()
+                    .any(|p| p.matches_names(server, qualified, model_name)) =>
+            {
                 FilterDecision::NotAllowed {
                     allow: allow.iter().map(|p| p.text.clone()).collect(),
                 }
@@ -271,7 +301,9 @@ impl ToolFilter {
 #[non_exhaustive]
 pub enum FilteredCallError {
     /// The tool exists but the filter keeps it from being called.
-    #[error("tool {tool:?} of server {server:?} (called as {name:?}) is refused by the tool filter: {decision}")]
+    #[error(
+        "tool {tool:?} of server {server:?} (called as {name:?}) is refused by the tool filter: {decision}"
+    )]
     Refused {
         /// The name asked for.
         name: String,
@@ -349,8 +381,13 @@ impl View {
                         tool: tool.descriptor().clone(),
                     });
                 }
-                aliases.entry(model_name).or_insert_with(|| qualified.clone());
-                plain.entry(tool.name().to_owned()).or_default().push(qualified.clone());
+                aliases
+                    .entry(model_name)
+                    .or_insert_with(|| qualified.clone());
+                plain
+                    .entry(tool.name().to_owned())
+                    .or_default()
+                    .push(qualified.clone());
                 entries.insert(
                     qualified,
                     Entry {
@@ -382,7 +419,11 @@ impl View {
             return self.check(name, qualified, entry);
         }
         if let Some(candidates) = self.plain.get(name) {
-            let entries = || candidates.iter().filter_map(|q| Some((q, self.entries.get(q)?)));
+            let entries = || {
+                candidates
+                    .iter()
+                    .filter_map(|q| Some((q, self.entries.get(q)?)))
+            };
             let mut callable = entries().filter(|(_, e)| e.enabled && e.decision.is_allowed());
             return match (callable.next(), callable.next()) {
                 (Some((q, _)), None) => Ok(q.clone()),
@@ -395,23 +436,38 @@ impl View {
                 }
                 .into()),
                 // Prefer "disabled" over "refused" when both apply: enabling is the host's fix.
-                (None, _) => match entries().find(|(_, e)| e.decision.is_allowed()).or_else(|| entries().next()) {
+                (None, _) => match entries()
+                    .find(|(_, e)| e.decision.is_allowed())
+                    .or_else(|| entries().next())
+                {
                     Some((q, e)) => self.check(name, q, e),
-                    None => Err(CallError::UnknownTool { name: name.to_owned() }.into()),
+                    None => Err(CallError::UnknownTool {
+                        name: name.to_owned(),
+                    }
+                    .into()),
                 },
             };
         }
         Err(match split_qualified(name) {
-            Some((server, _)) if !self.entries.values().any(|e| e.server == server) => CallError::UnknownServer {
-                server: server.to_owned(),
+            Some((server, _)) if !self.entries.values().any(|e| e.server == server) => {
+                CallError::UnknownServer {
+                    server: server.to_owned(),
+                    name: name.to_owned(),
+                }
+            }
+            _ => CallError::UnknownTool {
                 name: name.to_owned(),
             },
-            _ => CallError::UnknownTool { name: name.to_owned() },
         }
         .into())
     }
 
-    fn check(&self, name: &str, qualified: &str, entry: &Entry) -> Result<String, FilteredCallError> {
+    fn check(
+        &self,
+        name: &str,
+        qualified: &str,
+        entry: &Entry,
+    ) -> Result<String, FilteredCallError> {
         if !entry.decision.is_allowed() {
             return Err(FilteredCallError::Refused {
                 name: name.to_owned(),
@@ -523,7 +579,11 @@ impl FilteredRegistry {
         {
             return view;
         }
-        let view = Arc::new(View::build(&self.inner.registry, &self.inner.filter, generation));
+        let view = Arc::new(View::build(
+            &self.inner.registry,
+            &self.inner.filter,
+            generation,
+        ));
         self.inner.view.store(Some(view.clone()));
         view
     }
@@ -551,7 +611,11 @@ impl FilteredRegistry {
     }
 
     /// Calls a tool by plain, qualified or model-facing name, refusing filtered-out tools.
-    pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Result<CallToolResult, FilteredCallError> {
+    pub async fn call_tool_by_name(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, FilteredCallError> {
         self.call_tool_by_name_with(name, arguments, CallOptions::default())
             .await
     }
@@ -581,7 +645,12 @@ impl FilteredRegistry {
     }
 
     /// [`handle_mcp_message`](Self::handle_mcp_message) with per-call options.
-    pub async fn handle_mcp_message_with(&self, server: &str, message: Value, options: CallOptions) -> Option<Value> {
+    pub async fn handle_mcp_message_with(
+        &self,
+        server: &str,
+        message: Value,
+        options: CallOptions,
+    ) -> Option<Value> {
         if self.inner.filter.is_allow_all() {
             return self
                 .inner
@@ -603,8 +672,16 @@ impl FilteredRegistry {
         }
     }
 
-    async fn handle_one(&self, server: &str, message: Value, options: CallOptions) -> Option<Value> {
-        let method = message.get("method").and_then(Value::as_str).map(str::to_owned);
+    async fn handle_one(
+        &self,
+        server: &str,
+        message: Value,
+        options: CallOptions,
+    ) -> Option<Value> {
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         if method.as_deref() == Some("tools/call")
             && let Some(tool) = message.pointer("/params/name").and_then(Value::as_str)
             && self.inner.registry.is_enabled(server) == Some(true)
@@ -655,7 +732,15 @@ mod tests {
 
     #[test]
     fn patterns_without_a_server_or_tool_are_refused() {
-        for bad in ["mcp__", "mcp____*", "mcp__a", "mcp__a__", "mcp__*__x", "mcp__a__b*", "read"] {
+        for bad in [
+            "mcp__",
+            "mcp____*",
+            "mcp__a",
+            "mcp__a__",
+            "mcp__*__x",
+            "mcp__a__b*",
+            "read",
+        ] {
             assert!(ToolPattern::parse(bad).is_err(), "{bad} was accepted");
         }
     }

@@ -24,7 +24,13 @@ pub fn sanitize_tool_name(name: &str) -> String {
         return "_".to_owned();
     }
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -135,10 +141,13 @@ impl ToolCatalog {
             .into_iter()
             .map(|d| (model_tool_name(&d.server, &d.tool.name), d))
             .collect();
-        candidates.sort_by(|(_, a), (_, b)| (&a.server, &a.tool.name).cmp(&(&b.server, &b.tool.name)));
+        candidates
+            .sort_by(|(_, a), (_, b)| (&a.server, &a.tool.name).cmp(&(&b.server, &b.tool.name)));
         // Exact names claim first, then the rest in order.
         let mut owner: HashMap<&str, usize> = HashMap::new();
-        let exact = |(name, def): &(String, ToolDefinition)| *name == qualified_name(&def.server, &def.tool.name);
+        let exact = |(name, def): &(String, ToolDefinition)| {
+            *name == qualified_name(&def.server, &def.tool.name)
+        };
         let order = (0..candidates.len())
             .filter(|&i| exact(&candidates[i]))
             .chain((0..candidates.len()).filter(|&i| !exact(&candidates[i])));
@@ -148,7 +157,9 @@ impl ToolCatalog {
             let name = candidates[i].0.as_str();
             match owner.get(name) {
                 Some(&first) => {
-                    let raw = |j: usize| qualified_name(&candidates[j].1.server, &candidates[j].1.tool.name);
+                    let raw = |j: usize| {
+                        qualified_name(&candidates[j].1.server, &candidates[j].1.tool.name)
+                    };
                     let duplicate = DuplicateToolName {
                         name: name.to_owned(),
                         kept: raw(first),
@@ -173,7 +184,11 @@ impl ToolCatalog {
                 tool: def.tool,
             })
             .collect();
-        let index = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
         ToolCatalog {
             tools,
             index,
@@ -221,8 +236,14 @@ mod tests {
         let server = "s".repeat(50);
         let name = model_tool_name(&server, "tool.with.dots");
         assert_eq!(name.len(), MAX_TOOL_NAME_LENGTH);
-        assert_eq!(&name[..24], &sanitize_tool_name(&qualified_name(&server, "tool.with.dots"))[..24]);
-        assert_eq!(&name[24..], sha1_hex(&qualified_name(&server, "tool.with.dots")));
+        assert_eq!(
+            &name[..24],
+            &sanitize_tool_name(&qualified_name(&server, "tool.with.dots"))[..24]
+        );
+        assert_eq!(
+            &name[24..],
+            sha1_hex(&qualified_name(&server, "tool.with.dots"))
+        );
     }
 
     #[test]
