@@ -235,7 +235,7 @@ fn decode_header_value(raw: &str) -> Option<String> {
 fn check_modern_headers(headers: &HeaderMap, message: &Value, version: &str) -> Result<(), String> {
     let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
     match header_str(headers, VERSION_HEADER) {
-        None => return Err(format!("Header mismatch: the {VERSION_HEADER} header is missing")),
+        None => return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned()),
         Some(h) if h != version => {
             return Err(format!(
                 "Header mismatch: MCP-Protocol-Version header value {h:?} does not match body value {version:?}"

@@ -1,0 +1,110 @@
+//! The stdio transport over an in-memory pipe: lifecycle, concurrency, progress before the
+//! reply, cancellation, malformed lines, clean exit at end of input.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{assert_reply, assert_valid, math_server};
+use mcp_registry::{Registry, Server, Tool, ToolContext, transport::stdio::serve_io};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Steps {
+    steps: u32,
+}
+
+fn registry() -> Registry {
+    let job = Tool::builder("job")
+        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
+            for i in 1..=a.steps {
+                ctx.progress(f64::from(i), None, None).unwrap();
+                tokio::task::yield_now().await;
+            }
+            "finished"
+        })
+        .unwrap();
+    let math = math_server();
+    let tools = math.tools().iter().cloned().chain([job]);
+    Registry::from_servers([Server::builder("math").version("1.2.0").tools(tools).build().unwrap()])
+}
+
+struct Client {
+    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl Client {
+    async fn send(&mut self, message: &str) {
+        self.writer.write_all(message.as_bytes()).await.unwrap();
+        self.writer.write_all(b"\n").await.unwrap();
+    }
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("a line within 10 s")
+            .unwrap()
+            .expect("an open stream");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn start() -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let server = tokio::spawn(async move { serve_io(registry(), "math", server_read, server_write).await });
+    let (read, writer) = tokio::io::split(client_end);
+    (Client { writer, lines: BufReader::new(read).lines() }, server)
+}
+
+#[tokio::test]
+async fn a_whole_session_over_stdio() {
+    let (mut c, server) = start();
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).await;
+    assert_eq!(c.recv().await["error"]["code"], -32600, "initialize comes first");
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    let init = c.recv().await;
+    assert_reply("2025-11-25", "InitializeResult", &init);
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    c.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    let list = c.recv().await;
+    assert_reply("2025-11-25", "ListToolsResult", &list);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6);
+
+    c.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"job","arguments":{"steps":3},"_meta":{"progressToken":"p"}}}"#).await;
+    for i in 1..=3 {
+        let n = c.recv().await;
+        assert_valid("2025-11-25", "ProgressNotification", &n);
+        assert_eq!(n["params"]["progress"], json!(f64::from(i)));
+    }
+    let reply = c.recv().await;
+    assert_eq!(reply["id"], 4);
+    assert_eq!(reply["result"]["content"][0]["text"], "finished");
+
+    // Garbage is answered, and the stream goes on.
+    c.send("{oops").await;
+    assert_eq!(c.recv().await["error"]["code"], -32700);
+
+    // A slow call does not hold up a fast one; a cancelled call gets no reply.
+    c.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}"#).await;
+    c.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add","arguments":{"a":1}}}"#).await;
+    let fast = c.recv().await;
+    assert_eq!(fast["id"], 6);
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#).await;
+    c.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).await;
+    let ping = c.recv().await;
+    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 7, "result": {}}), "no reply for the cancelled call 5");
+
+    // The modern era works on the same stream without initialize state.
+    c.send(r#"{"jsonrpc":"2.0","id":8,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
+    let discover = c.recv().await;
+    assert_valid("2026-07-28", "DiscoverResultResponse", &discover);
+
+    // End of input: a call still running is answered, then the server exits cleanly.
+    c.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":50}}}"#).await;
+    c.writer.shutdown().await.unwrap();
+    let last = c.recv().await;
+    assert_eq!(last["id"], 9);
+    tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
+}
