@@ -4,7 +4,6 @@ use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::spanned::Spanned;
 use syn::{
     Expr, ExprLit, FnArg, Ident, ItemFn, Lit, LitBool, LitStr, Pat, Path, ReturnType, Token, Type,
     Visibility,
@@ -21,7 +20,7 @@ pub(crate) struct ToolFn {
     pub(crate) docs: Docs,
     pub(crate) params: Vec<Param>,
     /// The `self` receiver, if there is one (refused).
-    pub(crate) receiver: Option<Span>,
+    pub(crate) receiver: Option<syn::Receiver>,
 }
 
 /// One parameter of the function.
@@ -52,7 +51,7 @@ impl ToolFn {
         let mut receiver = None;
         for input in &mut item.sig.inputs {
             match input {
-                FnArg::Receiver(r) => receiver = Some(r.span()),
+                FnArg::Receiver(r) => receiver = Some(r.clone()),
                 FnArg::Typed(pt) => {
                     let attrs = attr::parse_param_attrs(&pt.attrs, errors);
                     pt.attrs.retain(|a| !attr::is_param_attr(a));

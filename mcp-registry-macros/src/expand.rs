@@ -142,7 +142,10 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
 
     let output = tool.output();
     let with_output = quote_spanned! {output.span()=>
-        #krate::__private::with_output_schema::<#output>(#builder)
+        #krate::__private::with_output_schema(
+            #builder,
+            <#output as #krate::IntoToolResult>::output_schema(),
+        )
     };
     let convert = quote_spanned! {output.span()=>
         <#output as #krate::IntoToolResult>::into_tool_result

@@ -71,9 +71,9 @@ fn impl_trait_in(ty: &Type) -> Option<Span> {
 /// Checks a tool function.
 pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
     let sig = &tool.item.sig;
-    if let Some(span) = tool.receiver {
-        errors.at(
-            span,
+    if let Some(receiver) = &tool.receiver {
+        errors.spanned(
+            receiver,
             "#[mcp_tool] cannot take `self`: a tool is a free function; move it out of the impl block and pass the value it needs as a parameter",
         );
     }

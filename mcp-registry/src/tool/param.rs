@@ -13,9 +13,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{
-    IntoToolResult, Tool, ToolBuildError, ToolBuilder, ToolContext, ToolError, take_argument,
-};
+use super::{Tool, ToolBuildError, ToolBuilder, ToolContext, ToolError, take_argument};
 use crate::schema::ObjectSchemaBuilder;
 use crate::server::{Server, ServerBuildError};
 
@@ -159,9 +157,9 @@ pub mod support {
         }
     }
 
-    /// Sets the output schema a tool returning `R` advertises.
-    pub fn with_output_schema<R: IntoToolResult>(builder: ToolBuilder) -> ToolBuilder {
-        match R::output_schema() {
+    /// Sets the output schema the tool's return type advertises, if any.
+    pub fn with_output_schema(builder: ToolBuilder, schema: Option<Arc<Value>>) -> ToolBuilder {
+        match schema {
             Some(schema) => builder.output_schema(Arc::unwrap_or_clone(schema)),
             None => builder,
         }
