@@ -638,7 +638,8 @@ impl FilteredRegistry {
 
     /// [`Registry::handle_mcp_message`] through the filter: `tools/list` leaves out filtered
     /// tools and `tools/call` of one is answered with a JSON-RPC error (-32602) naming the
-    /// tool and the filter.
+    /// tool and the filter. With a page size set on the registry, a filtered page can hold
+    /// fewer tools than the page size; its `nextCursor` still leads to the next page.
     pub async fn handle_mcp_message(&self, server: &str, message: Value) -> Option<Value> {
         self.handle_mcp_message_with(server, message, CallOptions::default())
             .await
