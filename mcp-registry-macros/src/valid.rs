@@ -1,7 +1,7 @@
 //! Checks only: every rule a tool function or a `server!` breaks becomes an error at the
 //! offending token. Nothing here generates code.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -98,7 +98,7 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
         errors.at(span, problem);
     }
 
-    let mut properties: HashMap<String, Span> = HashMap::new();
+    let mut properties: HashSet<String> = HashSet::new();
     for param in &tool.params {
         if param.ident.is_none() {
             let hint = match &param.pat {
@@ -129,13 +129,11 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
                 .rename
                 .as_ref()
                 .map_or_else(|| param.pat.to_token_stream(), ToTokens::to_token_stream);
-            if properties.contains_key(&property) {
+            if !properties.insert(property.clone()) {
                 errors.spanned(
                     span,
                     format_args!("two parameters are named `{property}` in the input schema"),
                 );
-            } else {
-                properties.insert(property, syn::spanned::Spanned::span(&span));
             }
         }
     }
