@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# End-to-end proof of the transports with MCP clients no one in this project wrote:
+#
+#   1. the official Python SDK (`mcp` on PyPI, 2.x and 1.x) as a client of
+#      examples/stdio_server and examples/http_server (tests/e2e/python_client.py);
+#   2. the official conformance suite (`@modelcontextprotocol/conformance` on npm, run with
+#      Node 22 from the npm package `node@22`) against examples/conformance_server, checked
+#      against tests/e2e/conformance-expected-failures.yml.
+#
+# Installs everything it needs under target/e2e/ (nothing lands in the repository), needs only
+# bash, python3 (with venv), npm (any Node) and cargo. Loopback only; every wait is bounded.
+# Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
+# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_VERSION, NODE_PACKAGE, E2E_SKIP_BUILD=1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+E2E_DIR=${E2E_DIR:-$ROOT/target/e2e}
+TOOLS=$E2E_DIR/tools
+LOGS=$E2E_DIR/logs
+# Pinned so a CI run is reproducible; bump deliberately.
+MCP_PY_VERSIONS=${MCP_PY_VERSIONS:-"2.3.0 1.27.0"}
+CONFORMANCE_VERSION=${CONFORMANCE_VERSION:-0.1.16}
+NODE_PACKAGE=${NODE_PACKAGE:-node@22}
+EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
+
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PYTHONUNBUFFERED=1
+export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+
+mkdir -p "$TOOLS" "$LOGS"
+exec </dev/null
+
+step() { printf '\n=== %s\n' "$*"; }
+die() { printf 'e2e: %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+# Background servers, stopped on exit whatever happens.
+PIDS=()
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_for_port PID PORT LOG: until 127.0.0.1:PORT accepts a connection (30 s at most).
+wait_for_port() {
+    local pid=$1 port=$2 log=$3 deadline=$((SECONDS + 30))
+    while ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            cat "$log" >&2 || true
+            die "server (pid $pid) exited before listening on port $port"
+        fi
+        if ((SECONDS >= deadline)); then
+            cat "$log" >&2 || true
+            die "server (pid $pid) not listening on port $port after 30 s"
+        fi
+        sleep 0.2
+    done
+}
+
+# start_server NAME PORT: runs examples/NAME on 127.0.0.1:PORT in the background.
+start_server() {
+    local name=$1 port=$2 log=$LOGS/$1.log
+    "$EXAMPLES/$name" "$port" >"$log" 2>&1 &
+    PIDS+=("$!")
+    wait_for_port "$!" "$port" "$log"
+    echo "$name listening on http://127.0.0.1:$port/mcp (log: $log)"
+}
+
+# ---------------------------------------------------------------------------------------------
+step "install: Python MCP SDK ($MCP_PY_VERSIONS) and jsonschema"
+command -v python3 >/dev/null || die "python3 is required"
+PYTHONS=()
+for v in $MCP_PY_VERSIONS; do
+    venv=$TOOLS/py-mcp-$v
+    if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import mcp, jsonschema' 2>/dev/null; then
+        rm -rf "$venv"
+        python3 -m venv "$venv" || die "python3 -m venv failed (on Debian/Ubuntu: apt-get install python3-venv)"
+        timeout 600 "$venv/bin/pip" install --quiet "mcp==$v" jsonschema
+    fi
+    "$venv/bin/python" -c 'from importlib.metadata import version as v; print("mcp", v("mcp"), "jsonschema", v("jsonschema"))'
+    PYTHONS+=("$venv/bin/python")
+done
+
+step "install: $NODE_PACKAGE and @modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+command -v npm >/dev/null || die "npm is required (any Node version; Node 22 is installed from npm)"
+NODE_DIR=$TOOLS/node
+NODE=$NODE_DIR/node_modules/node/bin/node
+CONFORMANCE=$NODE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js
+if [[ ! -x $NODE || ! -f $CONFORMANCE ]] ||
+    [[ $("$NODE" "$CONFORMANCE" --version 2>/dev/null) != "$CONFORMANCE_VERSION" ]]; then
+    rm -rf "$NODE_DIR"
+    mkdir -p "$NODE_DIR"
+    echo '{"private": true}' >"$NODE_DIR/package.json"
+    timeout 600 npm install --prefix "$NODE_DIR" --no-save --loglevel=error \
+        "$NODE_PACKAGE" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+fi
+echo "node $("$NODE" --version), conformance $("$NODE" "$CONFORMANCE" --version)"
+
+# ---------------------------------------------------------------------------------------------
+if [[ ${E2E_SKIP_BUILD:-0} != 1 ]]; then
+    step "build: cargo build --examples"
+    cargo build --examples
+fi
+for name in stdio_server http_server conformance_server; do
+    [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples)"
+done
+
+FAILED=()
+run() { # run LABEL CMD...: runs a check, remembers its failure, carries on.
+    local label=$1
+    shift
+    if ! timeout 300 "$@"; then
+        FAILED+=("$label")
+    fi
+}
+
+# ---------------------------------------------------------------------------------------------
+step "Python MCP client over stdio (examples/stdio_server)"
+for py in "${PYTHONS[@]}"; do
+    run "stdio legacy ($py)" "$py" tests/e2e/python_client.py --stdio "$EXAMPLES/stdio_server"
+done
+# The modern (2026-07-28, server/discover) era needs mcp >= 2.
+run "stdio modern" "${PYTHONS[0]}" tests/e2e/python_client.py --stdio "$EXAMPLES/stdio_server" --era modern
+
+step "Python MCP client over Streamable HTTP (examples/http_server)"
+HTTP_PORT=$(free_port)
+start_server http_server "$HTTP_PORT"
+for py in "${PYTHONS[@]}"; do
+    run "http legacy ($py)" "$py" tests/e2e/python_client.py --http "http://127.0.0.1:$HTTP_PORT/mcp"
+done
+run "http modern" "${PYTHONS[0]}" tests/e2e/python_client.py --http "http://127.0.0.1:$HTTP_PORT/mcp" --era modern
+
+# ---------------------------------------------------------------------------------------------
+step "MCP conformance suite $CONFORMANCE_VERSION (all server scenarios) against examples/conformance_server"
+CONF_PORT=$(free_port)
+start_server conformance_server "$CONF_PORT"
+RESULTS=$E2E_DIR/conformance-results
+rm -rf "$RESULTS"
+BASELINE=$ROOT/tests/e2e/conformance-expected-failures.yml
+# --suite all: the active scenarios plus the pending ones (json-schema-2020-12, server-sse-polling).
+suite_status=0
+(cd "$E2E_DIR" && timeout 600 "$NODE" "$CONFORMANCE" server \
+    --url "http://127.0.0.1:$CONF_PORT/mcp" --suite all \
+    --expected-failures "$BASELINE" -o "$RESULTS") >"$LOGS/conformance.log" 2>&1 || suite_status=$?
+sed -n '/=== SUMMARY ===/,$p' "$LOGS/conformance.log"
+echo "(full suite output: $LOGS/conformance.log; per-scenario checks: $RESULTS)"
+if ((suite_status != 0)); then
+    FAILED+=("conformance suite (exit $suite_status: a regression or a stale expected failure)")
+fi
+step "conformance results against $BASELINE"
+run "conformance summary" python3 tests/e2e/conformance_summary.py "$RESULTS" "$BASELINE"
+
+# ---------------------------------------------------------------------------------------------
+step "e2e summary"
+if ((${#FAILED[@]})); then
+    printf 'FAILED: %s\n' "${FAILED[@]}"
+    exit 1
+fi
+echo "e2e: all third-party client checks passed"
