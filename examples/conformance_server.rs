@@ -1,0 +1,200 @@
+//! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
+//! the tools its server scenarios call, over Streamable HTTP at `http://127.0.0.1:<port>/mcp`.
+//!
+//! ```text
+//! cargo run --example conformance_server -- 3001      # or MCP_CONFORMANCE_PORT=3001
+//! npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3001/mcp \
+//!     --expected-failures tests/e2e/conformance-expected-failures.yml
+//! ```
+//!
+//! `.ci/e2e.sh` does exactly this on every CI run. Scenarios about features this library does
+//! not offer (resources, prompts, completion, logging, sampling, elicitation, SSE resumption)
+//! have no tools here; they are listed with their reasons in
+//! `tests/e2e/conformance-expected-failures.yml`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_registry::transport::http::HttpConfig;
+use mcp_registry::{CallToolResult, Content, Registry, Server, Tool, ToolContext, mcp_tool};
+use serde_json::{Value, json};
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: [u8; 70] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xfc, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x05, 0x02, 0x00, 0x5f, 0xc8, 0xf1, 0xd2, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A tenth of a second of silence: 8 kHz, 8-bit mono PCM in a WAV container.
+fn silent_wav() -> Vec<u8> {
+    const RATE: u32 = 8_000;
+    let samples = vec![0x80_u8; (RATE / 10) as usize];
+    let data_len = u32::try_from(samples.len()).expect("short clip");
+    let mut wav = Vec::with_capacity(44 + samples.len());
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16_u32.to_le_bytes()); // fmt chunk size
+    wav.extend_from_slice(&1_u16.to_le_bytes()); // PCM
+    wav.extend_from_slice(&1_u16.to_le_bytes()); // mono
+    wav.extend_from_slice(&RATE.to_le_bytes()); // sample rate
+    wav.extend_from_slice(&RATE.to_le_bytes()); // byte rate (1 byte per sample)
+    wav.extend_from_slice(&1_u16.to_le_bytes()); // block align
+    wav.extend_from_slice(&8_u16.to_le_bytes()); // bits per sample
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&data_len.to_le_bytes());
+    wav.extend_from_slice(&samples);
+    wav
+}
+
+/// Returns a simple text block.
+#[mcp_tool(read_only)]
+async fn test_simple_text() -> &'static str {
+    "This is a simple text response for testing."
+}
+
+/// Returns a 1x1 red PNG image.
+#[mcp_tool(read_only)]
+async fn test_image_content() -> Content {
+    Content::image(&RED_PIXEL_PNG, "image/png")
+}
+
+/// Returns a short WAV clip.
+#[mcp_tool(read_only)]
+async fn test_audio_content() -> Content {
+    Content::audio(&silent_wav(), "audio/wav")
+}
+
+/// Returns an embedded text resource.
+#[mcp_tool(read_only)]
+async fn test_embedded_resource() -> Content {
+    Content::embedded_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )
+}
+
+/// Returns text, an image and an embedded resource in one result.
+#[mcp_tool(read_only)]
+async fn test_multiple_content_types() -> Vec<Content> {
+    vec![
+        Content::text("Multiple content types test:"),
+        Content::image(&RED_PIXEL_PNG, "image/png"),
+        Content::embedded_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        ),
+    ]
+}
+
+/// Always fails: the result has `isError: true`.
+#[mcp_tool(read_only)]
+async fn test_error_handling() -> CallToolResult {
+    CallToolResult::error("This tool intentionally returns an error for testing")
+}
+
+/// Reports progress 0/100, 50/100 and 100/100, about 50 ms apart.
+#[mcp_tool(read_only)]
+async fn test_tool_with_progress(ctx: ToolContext) -> Result<String, String> {
+    for (i, done) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.progress(done, Some(100.0), None)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok("Progress test completed".to_owned())
+}
+
+/// A tool built at run time from a raw JSON Schema that uses 2020-12 keywords (`$schema`,
+/// `$defs`, `$anchor`, `$ref`, `allOf`/`anyOf`, `if`/`then`/`else`, `additionalProperties`),
+/// which must reach clients untouched. The schema is the suite's own fixture (SEP-1613,
+/// SEP-2106).
+fn json_schema_2020_12_tool() -> Tool {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {
+                    "street": { "type": "string" },
+                    "city": { "type": "string" }
+                }
+            }
+        },
+        "properties": {
+            "name": { "type": "string" },
+            "address": { "$ref": "#/$defs/address" },
+            "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+            "phone": { "type": "string" },
+            "email": { "type": "string" }
+        },
+        "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+        "if": {
+            "properties": { "contactMethod": { "const": "phone" } },
+            "required": ["contactMethod"]
+        },
+        "then": { "required": ["phone"] },
+        "else": { "required": ["email"] },
+        "additionalProperties": false
+    });
+    Tool::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        schema,
+        |args: Value| async move { format!("received {args}") },
+    )
+    .expect("a valid tool")
+}
+
+fn conformance_server() -> Server {
+    Server::builder("mcp-registry-conformance")
+        .version(env!("CARGO_PKG_VERSION"))
+        .instructions("Tools for the MCP conformance suite's server scenarios.")
+        .tools([
+            test_simple_text::tool(),
+            test_image_content::tool(),
+            test_audio_content::tool(),
+            test_embedded_resource::tool(),
+            test_multiple_content_types::tool(),
+            test_error_handling::tool(),
+            test_tool_with_progress::tool(),
+            json_schema_2020_12_tool(),
+        ])
+        .build()
+        .expect("a valid server")
+}
+
+/// The port: the first argument or `MCP_CONFORMANCE_PORT`, default 3001. Loopback only.
+fn listen_addr() -> Result<SocketAddr, String> {
+    let raw = std::env::args()
+        .nth(1)
+        .or_else(|| std::env::var("MCP_CONFORMANCE_PORT").ok())
+        .unwrap_or_else(|| "3001".to_owned());
+    let port = raw
+        .parse::<u16>()
+        .map_err(|e| format!("bad port {raw:?}: {e}"))?;
+    Ok(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let addr = listen_addr().map_err(std::io::Error::other)?;
+    let server = conformance_server();
+    let name = server.name().to_owned();
+    eprintln!("conformance_server: serving `{name}` at http://{addr}/mcp");
+    mcp_registry::transport::http::serve(
+        Registry::from_servers([server]),
+        &name,
+        addr,
+        HttpConfig::default(),
+    )
+    .await
+}
