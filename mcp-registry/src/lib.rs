@@ -40,9 +40,9 @@
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
 #![warn(missing_docs)]
 
-pub mod dispatch;
 pub mod agent;
 pub mod client;
+pub mod dispatch;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
@@ -50,18 +50,18 @@ pub mod server;
 pub mod tool;
 pub mod transport;
 
+pub use dispatch::{Lifecycle, ServerSession};
 pub use protocol::{CallToolResult, Content};
 pub use registry::{
-    CallError, CallOptions, Registry, RegistryBuilder, RegistryChange, RegistryError,
-    ServerStatus, ToolDefinition, qualified_name,
+    CallError, CallOptions, Registry, RegistryBuilder, RegistryChange, RegistryError, ServerStatus,
+    ToolDefinition, qualified_name,
 };
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     Extensions, IntoToolResult, Json, NotificationSink, ProgressError, Tool, ToolBuildError,
     ToolBuilder, ToolContext, ToolError,
 };
-pub use dispatch::{Lifecycle, ServerSession};
-pub use tokio_util::sync::CancellationToken;
 
 pub use mcp_registry_macros::{mcp_tool, server};
 

@@ -6,11 +6,16 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::{Value, json};
 
-static VALIDATORS: LazyLock<Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>> =
-    LazyLock::new(Default::default);
+/// Compiled validators by (version, definition).
+type Validators = HashMap<(String, String), Arc<jsonschema::Validator>>;
+
+static VALIDATORS: LazyLock<Mutex<Validators>> = LazyLock::new(Default::default);
 
 fn document(version: &str) -> Value {
-    let path = format!("{}/tests/schemas/{version}.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/schemas/{version}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap()
 }
@@ -21,8 +26,15 @@ fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
         return v.clone();
     }
     let mut doc = document(version);
-    let defs_key = if doc.get("$defs").is_some() { "$defs" } else { "definitions" };
-    assert!(doc[defs_key].get(def).is_some(), "{version} has no definition {def}");
+    let defs_key = if doc.get("$defs").is_some() {
+        "$defs"
+    } else {
+        "definitions"
+    };
+    assert!(
+        doc[defs_key].get(def).is_some(),
+        "{version} has no definition {def}"
+    );
     doc["$ref"] = json!(format!("#/{defs_key}/{def}"));
     let v = Arc::new(jsonschema::validator_for(&doc).expect("official schema compiles"));
     VALIDATORS.lock().unwrap().insert(key, v.clone());
@@ -47,11 +59,19 @@ pub fn assert_valid(version: &str, def: &str, value: &Value) {
 /// the result against `result_def`.
 pub fn assert_reply(version: &str, result_def: &str, reply: &Value) {
     if reply.get("error").is_some() {
-        let def = if version >= "2025-11-25" { "JSONRPCErrorResponse" } else { "JSONRPCError" };
+        let def = if version >= "2025-11-25" {
+            "JSONRPCErrorResponse"
+        } else {
+            "JSONRPCError"
+        };
         assert_valid(version, def, reply);
         return;
     }
-    let envelope = if version >= "2025-11-25" { "JSONRPCResultResponse" } else { "JSONRPCResponse" };
+    let envelope = if version >= "2025-11-25" {
+        "JSONRPCResultResponse"
+    } else {
+        "JSONRPCResponse"
+    };
     assert_valid(version, envelope, reply);
     assert_valid(version, result_def, &reply["result"]);
 }
@@ -156,6 +176,12 @@ pub fn math_server() -> Server {
 
 /// A one-tool server named `name` whose tool `tool` answers with `answer`.
 pub fn small_server(name: &str, tool: &str, answer: &'static str) -> Server {
-    let t = Tool::new(tool, "test tool", json!({"type": "object"}), move |_| async move { answer }).unwrap();
+    let t = Tool::new(
+        tool,
+        "test tool",
+        json!({"type": "object"}),
+        move |_| async move { answer },
+    )
+    .unwrap();
     Server::new(name, None, [t]).unwrap()
 }

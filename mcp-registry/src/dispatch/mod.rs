@@ -14,8 +14,8 @@ use crate::protocol::{
     ErrorCode, ErrorObject, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, META_PROTOCOL_VERSION,
     META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId, SUPPORTED_VERSIONS,
 };
-use crate::registry::{CallError, CallOptions, Registry};
 use crate::registry::call::RequestInfo;
+use crate::registry::{CallError, CallOptions, Registry};
 use crate::server::Server;
 use envelope::{Incoming, decode, error_reply};
 
@@ -69,8 +69,14 @@ fn encode_cursor(offset: usize) -> String {
 }
 
 fn decode_cursor(cursor: &str) -> Option<usize> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok()?;
-    std::str::from_utf8(&bytes).ok()?.strip_prefix("tools:")?.parse().ok()
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    std::str::from_utf8(&bytes)
+        .ok()?
+        .strip_prefix("tools:")?
+        .parse()
+        .ok()
 }
 
 impl Registry {
@@ -117,7 +123,7 @@ impl Registry {
         let (id, answer) = self
             .handle_decoded(server, message, options, Connection::default())
             .await?;
-        Some(self.answer_to_value(id, answer)?)
+        self.answer_to_value(id, answer)
     }
 
     /// The text form for transports: one JSON text in, one JSON text out. Unparseable text is
@@ -151,11 +157,19 @@ impl Registry {
         self.answer_to_text(id, answer)
     }
 
-    async fn handle_batch(&self, server: &str, batch: Vec<Value>, options: CallOptions) -> Option<Value> {
+    async fn handle_batch(
+        &self,
+        server: &str,
+        batch: Vec<Value>,
+        options: CallOptions,
+    ) -> Option<Value> {
         if batch.is_empty() {
             return Some(error_reply(
                 Value::Null,
-                ErrorObject::new(ErrorCode::INVALID_REQUEST, "an empty batch is not a valid request"),
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "an empty batch is not a valid request",
+                ),
             ));
         }
         let mut replies = Vec::new();
@@ -265,7 +279,10 @@ impl Registry {
             _ => Answer::Error(ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 if served.modern {
-                    format!("method not found: {method} (protocol version {})", ProtocolVersion::MODERN)
+                    format!(
+                        "method not found: {method} (protocol version {})",
+                        ProtocolVersion::MODERN
+                    )
                 } else {
                     format!("method not found: {method}")
                 },
@@ -320,7 +337,12 @@ impl Registry {
         json!({ "tools": { "listChanged": connection.list_changed } })
     }
 
-    fn initialize(&self, server: &Server, params: &Map<String, Value>, connection: Connection) -> Answer {
+    fn initialize(
+        &self,
+        server: &Server,
+        params: &Map<String, Value>,
+        connection: Connection,
+    ) -> Answer {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = requested
             .and_then(|v| LEGACY_VERSIONS.iter().find(|l| **l == v))
@@ -363,7 +385,10 @@ impl Registry {
                 _ => return invalid_params(format!("invalid cursor {c:?} for tools/list")),
             },
             Some(other) => {
-                return invalid_params(format!("`cursor` must be a string, got {}", envelope::kind(other)));
+                return invalid_params(format!(
+                    "`cursor` must be a string, got {}",
+                    envelope::kind(other)
+                ));
             }
         };
         let end = match self.config().page_size {
@@ -389,7 +414,10 @@ impl Registry {
         let name = match params.remove("name") {
             Some(Value::String(n)) => n,
             Some(other) => {
-                return invalid_params(format!("`params.name` must be a string, got {}", envelope::kind(&other)));
+                return invalid_params(format!(
+                    "`params.name` must be a string, got {}",
+                    envelope::kind(&other)
+                ));
             }
             None => return invalid_params("tools/call requires `params.name`, the tool to call"),
         };
@@ -407,7 +435,10 @@ impl Registry {
             return invalid_params(format!("Unknown tool: {name}"));
         };
         let tool = tool.clone();
-        match self.invoke(server, &tool, arguments, options, request).await {
+        match self
+            .invoke(server, &tool, arguments, options, request)
+            .await
+        {
             Ok(result) => Answer::Result(to_value(&result)),
             Err(CallError::Cancelled { .. }) => Answer::Suppressed,
             Err(e) => Answer::Result(to_value(&e.into_call_tool_result())),

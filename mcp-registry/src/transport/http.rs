@@ -36,7 +36,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::{ServerSession, envelope};
-use crate::protocol::{ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion};
+use crate::protocol::{
+    ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion,
+};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
@@ -86,7 +88,10 @@ impl HttpConfig {
     }
 
     /// Origins allowed besides localhost, compared exactly (`scheme://host[:port]`).
-    pub fn allowed_origins<S: Into<String>>(mut self, origins: impl IntoIterator<Item = S>) -> Self {
+    pub fn allowed_origins<S: Into<String>>(
+        mut self,
+        origins: impl IntoIterator<Item = S>,
+    ) -> Self {
         self.allowed_origins = origins.into_iter().map(Into::into).collect();
         self
     }
@@ -124,7 +129,10 @@ impl HttpConfig {
         if !self.allow_localhost {
             return false;
         }
-        let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else {
+        let Some(rest) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
             return false;
         };
         let host = if let Some(v6) = rest.strip_prefix('[') {
@@ -150,7 +158,11 @@ struct AppState {
 
 impl AppState {
     fn session(&self, id: &str) -> Option<Arc<SessionSlot>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
     }
 }
 
@@ -168,7 +180,10 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
         sessions: Mutex::new(HashMap::new()),
     });
     Router::new()
-        .route(&config.path, post(handle_post).get(handle_get).delete(handle_delete))
+        .route(
+            &config.path,
+            post(handle_post).get(handle_get).delete(handle_delete),
+        )
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state)
 }
@@ -181,35 +196,54 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
 /// serve(registry, "math", "127.0.0.1:8000".parse().unwrap(), HttpConfig::default()).await
 /// # }
 /// ```
-pub async fn serve(registry: Registry, server: &str, addr: SocketAddr, config: HttpConfig) -> std::io::Result<()> {
+pub async fn serve(
+    registry: Registry,
+    server: &str,
+    addr: SocketAddr,
+    config: HttpConfig,
+) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     tracing::info!(%addr, server, "serving MCP over Streamable HTTP");
     axum::serve(listener, router(registry, server, config)).await
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
-fn error_response(status: StatusCode, id: Option<&Value>, code: i32, message: impl Into<String>) -> Response {
+fn error_response(
+    status: StatusCode,
+    id: Option<&Value>,
+    code: i32,
+    message: impl Into<String>,
+) -> Response {
     let error = ErrorObject {
         code,
         message: message.into(),
         data: None,
     };
-    json_response(status, &envelope::error_reply(id.cloned().unwrap_or(Value::Null), error))
+    json_response(
+        status,
+        &envelope::error_reply(id.cloned().unwrap_or(Value::Null), error),
+    )
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-fn check_origin(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
+/// `Some(403 response)` when the request's `Origin` is not allowed.
+fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     match headers.get(header::ORIGIN) {
-        None => Ok(()),
+        None => None,
         Some(origin) => match origin.to_str() {
-            Ok(o) if state.config.origin_allowed(o) => Ok(()),
-            _ => Err(error_response(
+            Ok(o) if state.config.origin_allowed(o) => None,
+            _ => Some(error_response(
                 StatusCode::FORBIDDEN,
                 None,
                 ErrorCode::INVALID_REQUEST.0,
@@ -222,7 +256,10 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
 /// Decodes `=?base64?…?=` header values (2026-07-28 value encoding).
 fn decode_header_value(raw: &str) -> Option<String> {
     use base64::Engine as _;
-    match raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
         Some(b64) => base64::engine::general_purpose::STANDARD
             .decode(b64)
             .ok()
@@ -233,9 +270,14 @@ fn decode_header_value(raw: &str) -> Option<String> {
 
 /// Checks a modern request's mirrored headers against its body.
 fn check_modern_headers(headers: &HeaderMap, message: &Value, version: &str) -> Result<(), String> {
-    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     match header_str(headers, VERSION_HEADER) {
-        None => return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned()),
+        None => {
+            return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned());
+        }
         Some(h) if h != version => {
             return Err(format!(
                 "Header mismatch: MCP-Protocol-Version header value {h:?} does not match body value {version:?}"
@@ -245,9 +287,13 @@ fn check_modern_headers(headers: &HeaderMap, message: &Value, version: &str) -> 
     }
     let is_request = message.get("id").is_some();
     match header_str(headers, "mcp-method") {
-        None if is_request => return Err("Header mismatch: the Mcp-Method header is missing".to_owned()),
+        None if is_request => {
+            return Err("Header mismatch: the Mcp-Method header is missing".to_owned());
+        }
         Some(h) if h != method => {
-            return Err(format!("Header mismatch: Mcp-Method header value {h:?} does not match body value {method:?}"));
+            return Err(format!(
+                "Header mismatch: Mcp-Method header value {h:?} does not match body value {method:?}"
+            ));
         }
         _ => {}
     }
@@ -257,11 +303,18 @@ fn check_modern_headers(headers: &HeaderMap, message: &Value, version: &str) -> 
             .and_then(|p| p.get("name").or_else(|| p.get("uri")))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        match headers.get("mcp-name").map(|v| v.to_str().ok().and_then(decode_header_value)) {
+        match headers
+            .get("mcp-name")
+            .map(|v| v.to_str().ok().and_then(decode_header_value))
+        {
             None => return Err("Header mismatch: the Mcp-Name header is missing".to_owned()),
-            Some(None) => return Err("Header mismatch: the Mcp-Name header is not valid".to_owned()),
+            Some(None) => {
+                return Err("Header mismatch: the Mcp-Name header is not valid".to_owned());
+            }
             Some(Some(h)) if h != body_name => {
-                return Err(format!("Header mismatch: Mcp-Name header value {h:?} does not match body value {body_name:?}"));
+                return Err(format!(
+                    "Header mismatch: Mcp-Name header value {h:?} does not match body value {body_name:?}"
+                ));
             }
             Some(Some(_)) => {}
         }
@@ -274,8 +327,12 @@ enum Flow {
     Reply(Option<Value>),
 }
 
-async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(denied) = check_origin(&state, &headers) {
+async fn handle_post(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(denied) = check_origin(&state, &headers) {
         return denied;
     }
     let message: Value = match serde_json::from_slice(&body) {
@@ -303,7 +360,12 @@ async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         return match ProtocolVersion::parse(&version) {
             Some(v) if v.era() == ProtocolEra::Modern => {
                 if let Err(mismatch) = check_modern_headers(&headers, &message, &version) {
-                    return error_response(StatusCode::BAD_REQUEST, id.as_ref(), HEADER_MISMATCH, mismatch);
+                    return error_response(
+                        StatusCode::BAD_REQUEST,
+                        id.as_ref(),
+                        HEADER_MISMATCH,
+                        mismatch,
+                    );
                 }
                 if !is_request {
                     // Modern notifications carry no state to act on here.
@@ -312,15 +374,22 @@ async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
                 let registry = state.registry.clone();
                 let server = state.server.clone();
                 respond(true, move |options| async move {
-                    registry.handle_mcp_message_with(&server, message, options).await
+                    registry
+                        .handle_mcp_message_with(&server, message, options)
+                        .await
                 })
                 .await
             }
             // Unknown versions, and legacy ones a modern request cannot use, get -32022.
             _ => {
-                let reply = state.registry.handle_mcp_message(&state.server, message).await;
+                let reply = state
+                    .registry
+                    .handle_mcp_message(&state.server, message)
+                    .await;
                 match reply {
-                    Some(reply) if reply.get("error").is_some() => json_response(StatusCode::BAD_REQUEST, &reply),
+                    Some(reply) if reply.get("error").is_some() => {
+                        json_response(StatusCode::BAD_REQUEST, &reply)
+                    }
                     Some(reply) => json_response(StatusCode::OK, &reply),
                     None => StatusCode::ACCEPTED.into_response(),
                 }
@@ -339,7 +408,10 @@ async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
-    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if method == "initialize" && is_request {
         if !state.config.legacy_sessions {
             return error_response(
@@ -349,7 +421,13 @@ async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
                 "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
             );
         }
-        if state.sessions.lock().unwrap_or_else(PoisonError::into_inner).len() >= state.config.max_sessions {
+        if state
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+            >= state.config.max_sessions
+        {
             return error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
                 id.as_ref(),
@@ -366,13 +444,17 @@ async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
             return json_response(StatusCode::OK, &reply);
         }
         let session_id = uuid::Uuid::new_v4().simple().to_string();
-        state.sessions.lock().unwrap_or_else(PoisonError::into_inner).insert(
-            session_id.clone(),
-            Arc::new(SessionSlot {
-                session,
-                pushed: Mutex::new(Some(pushed)),
-            }),
-        );
+        state
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                session_id.clone(),
+                Arc::new(SessionSlot {
+                    session,
+                    pushed: Mutex::new(Some(pushed)),
+                }),
+            );
         let mut response = json_response(StatusCode::OK, &reply);
         if let Ok(v) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(SESSION_HEADER, v);
@@ -399,7 +481,10 @@ async fn handle_post(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         let _ = slot.session.handle(message).await;
         return StatusCode::ACCEPTED.into_response();
     }
-    respond(false, move |options| async move { slot.session.handle_with(message, options).await }).await
+    respond(false, move |options| async move {
+        slot.session.handle_with(message, options).await
+    })
+    .await
 }
 
 /// Runs one request, answering with JSON when the reply comes first, or with an SSE stream
@@ -445,17 +530,26 @@ fn sse_stream(
     rx: mpsc::UnboundedReceiver<Flow>,
     guard: DropGuard,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    let head = stream::once(async move { Ok(Event::default().event("message").data(first.to_string())) });
+    let head =
+        stream::once(async move { Ok(Event::default().event("message").data(first.to_string())) });
     let rest = stream::unfold((rx, Some(guard)), |(mut rx, guard)| async move {
         guard.as_ref()?;
         match rx.recv().await? {
-            Flow::Notification(n) => Some((Ok(Event::default().event("message").data(n.to_string())), (rx, guard))),
+            Flow::Notification(n) => Some((
+                Ok(Event::default().event("message").data(n.to_string())),
+                (rx, guard),
+            )),
             Flow::Reply(reply) => {
                 // The call is over: ending the stream must not cancel anything.
                 if let Some(g) = guard {
                     g.disarm();
                 }
-                reply.map(|r| (Ok(Event::default().event("message").data(r.to_string())), (rx, None)))
+                reply.map(|r| {
+                    (
+                        Ok(Event::default().event("message").data(r.to_string())),
+                        (rx, None),
+                    )
+                })
             }
         }
     });
@@ -463,16 +557,26 @@ fn sse_stream(
 }
 
 async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(denied) = check_origin(&state, &headers) {
+    if let Some(denied) = check_origin(&state, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     let Some(slot) = state.session(session_id) else {
-        return error_response(StatusCode::NOT_FOUND, None, ErrorCode::INVALID_REQUEST.0, format!("unknown session {session_id:?}"));
+        return error_response(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("unknown session {session_id:?}"),
+        );
     };
-    let Some(pushed) = slot.pushed.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+    let Some(pushed) = slot
+        .pushed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+    else {
         return error_response(
             StatusCode::CONFLICT,
             None,
@@ -482,24 +586,38 @@ async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
     };
     let events = stream::unfold(pushed, |mut rx| async move {
         let n = rx.recv().await?;
-        Some((Ok::<_, Infallible>(Event::default().event("message").data(n.to_string())), rx))
+        Some((
+            Ok::<_, Infallible>(Event::default().event("message").data(n.to_string())),
+            rx,
+        ))
     });
-    Sse::new(events).keep_alive(KeepAlive::default()).into_response()
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }
 
 async fn handle_delete(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(denied) = check_origin(&state, &headers) {
+    if let Some(denied) = check_origin(&state, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    let removed = state.sessions.lock().unwrap_or_else(PoisonError::into_inner).remove(session_id);
+    let removed = state
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(session_id);
     match removed {
         Some(slot) => {
             slot.session.shutdown();
             StatusCode::OK.into_response()
         }
-        None => error_response(StatusCode::NOT_FOUND, None, ErrorCode::INVALID_REQUEST.0, format!("unknown session {session_id:?}")),
+        None => error_response(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("unknown session {session_id:?}"),
+        ),
     }
 }
