@@ -1,1 +1,128 @@
-fn main(){}
+//! The cost of calling a trivial tool through the registry, against calling it directly.
+//!
+//! - `direct`: deserialize the typed arguments from a JSON value, call the function, build the
+//!   result: the floor any registry call pays.
+//! - `call_tool_by_name`: lookup, timeout, panic isolation, same work.
+//! - `handle_mcp_message`: a full `tools/call` JSON-RPC request in, reply `Value` out.
+//! - `lookup/{2,10000}`: `call_tool_by_name` in registries of 2 and 10,000 tools.
+//! - `tools_list/10000`: `tools/list` of a 10,000-tool server, as a `Value` and as text.
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use mcp_registry::{IntoToolResult, Registry, Server, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+async fn add(args: AddArgs) -> String {
+    (args.a + args.b).to_string()
+}
+
+fn add_tool(name: &str) -> Tool {
+    Tool::builder(name)
+        .description("Add two integers")
+        .typed(add)
+        .expect("valid tool")
+}
+
+fn registry_with(n: usize) -> Registry {
+    let mut tools = vec![add_tool("add")];
+    tools.extend((1..n).map(|i| add_tool(&format!("add_{i}"))));
+    Registry::from_servers([Server::new("math", None, tools).expect("valid server")])
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let args = json!({"a": 1, "b": 2});
+    let registry = registry_with(2);
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}});
+
+    let mut g = c.benchmark_group("call");
+    g.bench_function("direct", |b| {
+        b.to_async(&rt).iter_batched(
+            || args.clone(),
+            |args| async move {
+                let parsed: AddArgs = serde_json::from_value(args).expect("valid");
+                add(parsed).await.into_tool_result().expect("ok")
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("call_tool_by_name", |b| {
+        b.to_async(&rt).iter_batched(
+            || args.clone(),
+            |args| {
+                let registry = &registry;
+                async move { registry.call_tool_by_name("add", args).await.expect("ok") }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("handle_mcp_message", |b| {
+        b.to_async(&rt).iter_batched(
+            || request.clone(),
+            |request| {
+                let registry = &registry;
+                async move {
+                    registry
+                        .handle_mcp_message("math", request)
+                        .await
+                        .expect("reply")
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("lookup");
+    for n in [2usize, 10_000] {
+        let registry = registry_with(n);
+        g.bench_function(n.to_string(), |b| {
+            b.to_async(&rt).iter_batched(
+                || args.clone(),
+                |args| {
+                    let registry = &registry;
+                    async move { registry.call_tool_by_name("add", args).await.expect("ok") }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    g.finish();
+
+    let big = registry_with(10_000);
+    let list: Value = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let list_text = list.to_string();
+    let mut g = c.benchmark_group("tools_list_10000");
+    g.sample_size(20);
+    g.bench_function("value", |b| {
+        b.to_async(&rt).iter_batched(
+            || list.clone(),
+            |m| {
+                let big = &big;
+                async move { big.handle_mcp_message("math", m).await.expect("reply") }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("text", |b| {
+        b.to_async(&rt).iter(|| {
+            let big = &big;
+            let t = list_text.as_str();
+            async move { big.handle_mcp_text("math", t).await.expect("reply") }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

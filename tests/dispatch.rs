@@ -12,7 +12,10 @@ fn registry() -> Registry {
 }
 
 async fn ask(registry: &Registry, message: Value) -> Value {
-    registry.handle_mcp_message("math", message).await.expect("a request gets a reply")
+    registry
+        .handle_mcp_message("math", message)
+        .await
+        .expect("a request gets a reply")
 }
 
 #[tokio::test]
@@ -26,8 +29,14 @@ async fn legacy_handshake_for_every_version() {
         )
         .await;
         assert_reply(version, "InitializeResult", &reply);
-        assert_eq!(reply["result"]["protocolVersion"], version, "a supported version is echoed");
-        assert_eq!(reply["result"]["serverInfo"], json!({"name": "math", "version": "1.2.0"}));
+        assert_eq!(
+            reply["result"]["protocolVersion"], version,
+            "a supported version is echoed"
+        );
+        assert_eq!(
+            reply["result"]["serverInfo"],
+            json!({"name": "math", "version": "1.2.0"})
+        );
         assert_eq!(reply["result"]["instructions"], "Arithmetic tools");
         assert!(reply["result"]["capabilities"]["tools"].is_object());
 
@@ -35,7 +44,11 @@ async fn legacy_handshake_for_every_version() {
         assert_reply(version, "EmptyResult", &ping);
         assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
 
-        let list = ask(&r, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+        let list = ask(
+            &r,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
         assert_reply(version, "ListToolsResult", &list);
 
         let call = ask(
@@ -52,37 +65,68 @@ async fn legacy_handshake_for_every_version() {
     .await;
     assert_eq!(unknown_version["result"]["protocolVersion"], "2025-11-25");
     assert!(
-        r.handle_mcp_message("math", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await
-            .is_none()
+        r.handle_mcp_message(
+            "math",
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        .await
+        .is_none()
     );
 }
 
 #[tokio::test]
 async fn tools_list_is_sorted_and_complete() {
     let r = registry();
-    let list = ask(&r, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
-    let names: Vec<&str> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let list = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["add", "boom", "divide", "echo", "sleep"]);
     let add = &list["result"]["tools"][0];
     assert_eq!(add["title"], "Add");
     assert_eq!(add["description"], "Add two integers");
-    assert_eq!(add["annotations"], json!({"title": "Add", "readOnlyHint": true, "idempotentHint": true}));
+    assert_eq!(
+        add["annotations"],
+        json!({"title": "Add", "readOnlyHint": true, "idempotentHint": true})
+    );
     assert_eq!(add["inputSchema"]["type"], "object");
     assert_eq!(add["inputSchema"]["required"], json!(["a"]));
-    assert_eq!(add["inputSchema"]["properties"]["a"]["description"], "The left operand.");
-    assert_eq!(add["outputSchema"]["properties"]["value"]["type"], "integer");
+    assert_eq!(
+        add["inputSchema"]["properties"]["a"]["description"],
+        "The left operand."
+    );
+    assert_eq!(
+        add["outputSchema"]["properties"]["value"]["type"],
+        "integer"
+    );
     assert!(list["result"].get("nextCursor").is_none());
     // Byte-identical run to run, and the text entry writes the same reply.
-    let again = ask(&r, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let again = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
     assert_eq!(list.to_string(), again.to_string());
-    let text = r.handle_mcp_text("math", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await.unwrap();
+    let text = r
+        .handle_mcp_text("math", r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .await
+        .unwrap();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), list);
 }
 
 #[tokio::test]
 async fn pagination_with_opaque_cursors() {
-    let r = Registry::builder().page_size(2).server(math_server()).build();
+    let r = Registry::builder()
+        .page_size(2)
+        .server(math_server())
+        .build();
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
@@ -91,10 +135,20 @@ async fn pagination_with_opaque_cursors() {
         if let Some(c) = &cursor {
             params["cursor"] = json!(c);
         }
-        let page = ask(&r, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params})).await;
+        let page = ask(
+            &r,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}),
+        )
+        .await;
         assert_reply("2025-11-25", "ListToolsResult", &page);
         pages += 1;
-        names.extend(page["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        names.extend(
+            page["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned()),
+        );
         match page["result"].get("nextCursor") {
             Some(c) => cursor = Some(c.as_str().unwrap().to_owned()),
             None => break,
@@ -102,16 +156,29 @@ async fn pagination_with_opaque_cursors() {
     }
     assert_eq!(pages, 3);
     assert_eq!(names, ["add", "boom", "divide", "echo", "sleep"]);
-    let bad = ask(&r, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "garbage"}})).await;
+    let bad = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "garbage"}}),
+    )
+    .await;
     assert_eq!(bad["error"]["code"], -32602);
-    assert!(bad["error"]["message"].as_str().unwrap().contains("garbage"));
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("garbage")
+    );
     assert_reply("2025-11-25", "ListToolsResult", &bad);
     // Paged text replies equal the value replies.
     let text = r
         .handle_mcp_text("math", r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#)
         .await
         .unwrap();
-    let value = ask(&r, json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})).await;
+    let value = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+    )
+    .await;
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
 }
 
@@ -121,15 +188,25 @@ async fn tool_failures_are_results_with_is_error() {
     let cases = [
         (json!({"name": "add", "arguments": {"a": "x"}}), "`a`"),
         (json!({"name": "add", "arguments": {}}), "missing field `a`"),
-        (json!({"name": "divide", "arguments": {"a": 1, "b": 0}}), "division by zero"),
+        (
+            json!({"name": "divide", "arguments": {"a": 1, "b": 0}}),
+            "division by zero",
+        ),
         (json!({"name": "boom"}), "panicked: kaboom"),
     ];
     for (params, expected) in cases {
-        let reply = ask(&r, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})).await;
+        let reply = ask(
+            &r,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
+        )
+        .await;
         assert_reply("2025-11-25", "CallToolResult", &reply);
         assert_eq!(reply["result"]["isError"], true, "{reply}");
         let text = reply["result"]["content"][0]["text"].as_str().unwrap();
-        assert!(text.contains(expected), "{text:?} should contain {expected:?}");
+        assert!(
+            text.contains(expected),
+            "{text:?} should contain {expected:?}"
+        );
     }
     // Still usable.
     let ok = ask(&r, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}})).await;
@@ -138,10 +215,18 @@ async fn tool_failures_are_results_with_is_error() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timed_out_call_is_an_error_result() {
-    let r = Registry::builder().default_timeout(std::time::Duration::from_millis(10)).server(math_server()).build();
+    let r = Registry::builder()
+        .default_timeout(std::time::Duration::from_millis(10))
+        .server(math_server())
+        .build();
     let reply = ask(&r, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sleep", "arguments": {"ms": 1000}}})).await;
     assert_eq!(reply["result"]["isError"], true);
-    assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("timed out after 10ms"));
+    assert!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 10ms")
+    );
     assert_reply("2025-11-25", "CallToolResult", &reply);
 }
 
@@ -150,46 +235,127 @@ async fn protocol_errors() {
     let r = registry();
     let cases = [
         (json!("just a string"), -32600, "must be an object"),
-        (json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}), -32600, "\"2.0\""),
-        (json!({"id": 1, "method": "ping"}), -32600, "`jsonrpc` is missing"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": 7}), -32600, "`method` must be a string"),
-        (json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), -32600, "`id`"),
-        (json!({"jsonrpc": "2.0", "id": [1], "method": "ping"}), -32600, "`id`"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}), -32601, "resources/list"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}), -32602, "Unknown tool: nope"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}), -32602, "params.name"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}), -32602, "params.name"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": [1]}}), -32602, "must be an object"),
-        (json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}), -32602, "`params`"),
+        (
+            json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+            -32600,
+            "\"2.0\"",
+        ),
+        (
+            json!({"id": 1, "method": "ping"}),
+            -32600,
+            "`jsonrpc` is missing",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": 7}),
+            -32600,
+            "`method` must be a string",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+            -32600,
+            "`id`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": [1], "method": "ping"}),
+            -32600,
+            "`id`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}),
+            -32601,
+            "resources/list",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}),
+            -32602,
+            "Unknown tool: nope",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}),
+            -32602,
+            "params.name",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": 5}}),
+            -32602,
+            "params.name",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": [1]}}),
+            -32602,
+            "must be an object",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}),
+            -32602,
+            "`params`",
+        ),
     ];
     for (message, code, fragment) in cases {
         let reply = ask(&r, message.clone()).await;
         assert_eq!(reply["error"]["code"], code, "{message} -> {reply}");
         let text = reply["error"]["message"].as_str().unwrap();
-        assert!(text.contains(fragment), "{message}: {text:?} should contain {fragment:?}");
+        assert!(
+            text.contains(fragment),
+            "{message}: {text:?} should contain {fragment:?}"
+        );
         assert_valid("2025-11-25", "JSONRPCErrorResponse", &reply);
     }
     let parse = r.handle_mcp_text("math", "{not json").await.unwrap();
     let parse: Value = serde_json::from_str(&parse).unwrap();
     assert_eq!(parse["error"]["code"], -32700);
-    assert!(parse.get("id").is_none(), "an unknown id is left out: {parse}");
+    assert!(
+        parse.get("id").is_none(),
+        "an unknown id is left out: {parse}"
+    );
     assert_valid("2025-11-25", "JSONRPCErrorResponse", &parse);
     // Replies from the client need no answer.
-    assert!(r.handle_mcp_message("math", json!({"jsonrpc": "2.0", "id": 4, "result": {}})).await.is_none());
+    assert!(
+        r.handle_mcp_message("math", json!({"jsonrpc": "2.0", "id": 4, "result": {}}))
+            .await
+            .is_none()
+    );
 }
 
 #[tokio::test]
 async fn unknown_and_disabled_servers_are_error_replies() {
     let r = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
-    let reply = r.handle_mcp_message("ghost", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap();
-    assert!(reply["error"]["message"].as_str().unwrap().contains("\"ghost\""), "{reply}");
+    let reply = r
+        .handle_mcp_message(
+            "ghost",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"ghost\""),
+        "{reply}"
+    );
     r.toggle_server("math", false).unwrap();
-    let reply = r.handle_mcp_message("math", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap();
+    let reply = r
+        .handle_mcp_message(
+            "math",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await
+        .unwrap();
     let message = reply["error"]["message"].as_str().unwrap();
-    assert!(message.contains("\"math\"") && message.contains("disabled"), "{message}");
+    assert!(
+        message.contains("\"math\"") && message.contains("disabled"),
+        "{message}"
+    );
     assert_valid("2025-11-25", "JSONRPCErrorResponse", &reply);
     // A server only sees its own tools.
-    let reply = r.handle_mcp_message("other", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}})).await.unwrap();
+    let reply = r
+        .handle_mcp_message(
+            "other",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(reply["error"]["code"], -32602);
 }
 
@@ -227,8 +393,16 @@ async fn modern_era_is_stateless() {
     let result = &discover["result"];
     assert_eq!(result["resultType"], "complete");
     assert_eq!(result["supportedVersions"][0], MODERN);
-    assert!(result["supportedVersions"].as_array().unwrap().contains(&json!("2024-11-05")));
-    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"], json!({"name": "math", "version": "1.2.0"}));
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2024-11-05"))
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "math", "version": "1.2.0"})
+    );
     assert_eq!(result["ttlMs"], 60000);
     assert_eq!(result["cacheScope"], "public");
     assert_eq!(result["instructions"], "Arithmetic tools");
@@ -238,16 +412,38 @@ async fn modern_era_is_stateless() {
     assert_valid(MODERN, "ListToolsResultResponse", &list);
     assert_eq!(list["result"]["ttlMs"], 60000);
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
-    let text = r.handle_mcp_text("math", &modern(2, "tools/list", json!({})).to_string()).await.unwrap();
+    let text = r
+        .handle_mcp_text("math", &modern(2, "tools/list", json!({})).to_string())
+        .await
+        .unwrap();
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), list);
 
-    let call = ask(&r, modern(3, "tools/call", json!({"name": "add", "arguments": {"a": 40, "b": 2}}))).await;
+    let call = ask(
+        &r,
+        modern(
+            3,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 40, "b": 2}}),
+        ),
+    )
+    .await;
     assert_valid(MODERN, "CallToolResultResponse", &call);
     assert_eq!(call["result"]["structuredContent"], json!({"value": 42}));
     assert_eq!(call["result"]["resultType"], "complete");
-    assert_eq!(call["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "math");
+    assert_eq!(
+        call["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "math"
+    );
 
-    let failed = ask(&r, modern(4, "tools/call", json!({"name": "divide", "arguments": {"a": 1, "b": 0}}))).await;
+    let failed = ask(
+        &r,
+        modern(
+            4,
+            "tools/call",
+            json!({"name": "divide", "arguments": {"a": 1, "b": 0}}),
+        ),
+    )
+    .await;
     assert_valid(MODERN, "CallToolResultResponse", &failed);
     assert_eq!(failed["result"]["isError"], true);
 
@@ -269,17 +465,34 @@ async fn unsupported_version_is_32022() {
     assert_valid(MODERN, "UnsupportedProtocolVersionError", &reply);
     assert_eq!(reply["error"]["code"], -32022);
     assert_eq!(reply["error"]["data"]["requested"], "1900-01-01");
-    assert!(reply["error"]["data"]["supported"].as_array().unwrap().contains(&json!(MODERN)));
+    assert!(
+        reply["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(MODERN))
+    );
 }
 
 #[tokio::test]
 async fn tools_list_of_ten_thousand_tools_is_served_from_the_cached_listing() {
     let tools = (0..10_000).map(|i| {
-        mcp_registry::Tool::new(format!("t{i:05}"), "x", json!({"type": "object"}), |_| async { "" }).unwrap()
+        mcp_registry::Tool::new(
+            format!("t{i:05}"),
+            "x",
+            json!({"type": "object"}),
+            |_| async { "" },
+        )
+        .unwrap()
     });
     let server = Server::new("big", None, tools).unwrap();
     let r = Registry::from_servers([server]);
-    let list = r.handle_mcp_message("big", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap();
+    let list = r
+        .handle_mcp_message(
+            "big",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await
+        .unwrap();
     let tools = list["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 10_000);
     assert_eq!(tools[9_999]["name"], "t09999");

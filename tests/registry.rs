@@ -7,29 +7,49 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::{math_server, small_server};
-use mcp_registry::{CallError, CallOptions, CancellationToken, Registry, RegistryError, Server, Tool};
+use mcp_registry::{
+    CallError, CallOptions, CancellationToken, Registry, RegistryError, Server, Tool,
+};
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn calls_a_typed_tool_and_returns_structured_content() {
     let registry = Registry::from_servers([math_server()]);
-    let result = registry.call_tool_by_name("add", json!({"a": 2, "b": 3})).await.unwrap();
+    let result = registry
+        .call_tool_by_name("add", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
     assert_eq!(result.structured_content, Some(json!({"value": 5})));
     assert_eq!(result.first_text(), Some(r#"{"value":5}"#));
     assert!(!result.is_error());
     // Option parameter left out, and given as explicit null.
-    let r = registry.call_tool_by_name("add", json!({"a": 2})).await.unwrap();
+    let r = registry
+        .call_tool_by_name("add", json!({"a": 2}))
+        .await
+        .unwrap();
     assert_eq!(r.structured_content, Some(json!({"value": 2})));
-    let r = registry.call_tool_by_name("add", json!({"a": 2, "b": null})).await.unwrap();
+    let r = registry
+        .call_tool_by_name("add", json!({"a": 2, "b": null}))
+        .await
+        .unwrap();
     assert_eq!(r.structured_content, Some(json!({"value": 2})));
 }
 
 #[tokio::test]
 async fn qualified_names_reach_the_named_server() {
-    let registry = Registry::from_servers([small_server("one", "hello", "from one"), small_server("two", "hello", "from two")]);
-    let r = registry.call_tool_by_name("mcp__two__hello", json!({})).await.unwrap();
+    let registry = Registry::from_servers([
+        small_server("one", "hello", "from one"),
+        small_server("two", "hello", "from two"),
+    ]);
+    let r = registry
+        .call_tool_by_name("mcp__two__hello", json!({}))
+        .await
+        .unwrap();
     assert_eq!(r.first_text(), Some("from two"));
-    let err = registry.call_tool_by_name("hello", json!({})).await.unwrap_err();
+    let err = registry
+        .call_tool_by_name("hello", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(
         err,
         CallError::AmbiguousTool {
@@ -40,37 +60,91 @@ async fn qualified_names_reach_the_named_server() {
     assert!(err.to_string().contains("\"one\"") && err.to_string().contains("\"two\""));
     // Disabling one makes the plain name unique again.
     registry.toggle_server("one", false).unwrap();
-    let r = registry.call_tool_by_name("hello", json!({})).await.unwrap();
+    let r = registry
+        .call_tool_by_name("hello", json!({}))
+        .await
+        .unwrap();
     assert_eq!(r.first_text(), Some("from two"));
-    let err = registry.call_tool_by_name("mcp__nope__hello", json!({})).await.unwrap_err();
-    assert!(matches!(err, CallError::UnknownServer { ref server, .. } if server == "nope"), "{err}");
+    let err = registry
+        .call_tool_by_name("mcp__nope__hello", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CallError::UnknownServer { ref server, .. } if server == "nope"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn each_failure_is_told_apart() {
     let registry = Registry::from_servers([math_server()]);
-    let unknown = registry.call_tool_by_name("nope", json!({})).await.unwrap_err();
-    assert_eq!(unknown, CallError::UnknownTool { name: "nope".into() });
+    let unknown = registry
+        .call_tool_by_name("nope", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        unknown,
+        CallError::UnknownTool {
+            name: "nope".into()
+        }
+    );
 
-    let invalid = registry.call_tool_by_name("add", json!({"a": "two"})).await.unwrap_err();
+    let invalid = registry
+        .call_tool_by_name("add", json!({"a": "two"}))
+        .await
+        .unwrap_err();
     match &invalid {
         CallError::InvalidArguments { tool, message } => {
             assert_eq!(tool, "add");
-            assert!(message.contains("`a`"), "message names the field: {message}");
+            assert!(
+                message.contains("`a`"),
+                "message names the field: {message}"
+            );
             assert!(message.contains("invalid type"), "{message}");
         }
         other => panic!("expected InvalidArguments, got {other:?}"),
     }
-    let missing = registry.call_tool_by_name("add", json!({})).await.unwrap_err();
-    assert!(missing.to_string().contains("missing field `a`"), "{missing}");
-    let raw_missing = registry.call_tool_by_name("echo", json!({})).await.unwrap_err();
-    assert!(raw_missing.to_string().contains("missing required field `text`"), "{raw_missing}");
-    let raw_type = registry.call_tool_by_name("echo", json!({"text": 5})).await.unwrap_err();
-    assert!(raw_type.to_string().contains("field `text`: expected string, got an integer"), "{raw_type}");
-    let not_object = registry.call_tool_by_name("add", json!([1, 2])).await.unwrap_err();
-    assert!(matches!(not_object, CallError::InvalidArguments { .. }), "{not_object}");
+    let missing = registry
+        .call_tool_by_name("add", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        missing.to_string().contains("missing field `a`"),
+        "{missing}"
+    );
+    let raw_missing = registry
+        .call_tool_by_name("echo", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        raw_missing
+            .to_string()
+            .contains("missing required field `text`"),
+        "{raw_missing}"
+    );
+    let raw_type = registry
+        .call_tool_by_name("echo", json!({"text": 5}))
+        .await
+        .unwrap_err();
+    assert!(
+        raw_type
+            .to_string()
+            .contains("field `text`: expected string, got an integer"),
+        "{raw_type}"
+    );
+    let not_object = registry
+        .call_tool_by_name("add", json!([1, 2]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(not_object, CallError::InvalidArguments { .. }),
+        "{not_object}"
+    );
 
-    let failed = registry.call_tool_by_name("divide", json!({"a": 1, "b": 0})).await.unwrap_err();
+    let failed = registry
+        .call_tool_by_name("divide", json!({"a": 1, "b": 0}))
+        .await
+        .unwrap_err();
     assert_eq!(
         failed,
         CallError::ToolFailed {
@@ -78,9 +152,15 @@ async fn each_failure_is_told_apart() {
             message: "division by zero".into()
         }
     );
-    assert_eq!(failed.into_call_tool_result().first_text(), Some("division by zero"));
+    assert_eq!(
+        failed.into_call_tool_result().first_text(),
+        Some("division by zero")
+    );
 
-    let panicked = registry.call_tool_by_name("boom", json!({})).await.unwrap_err();
+    let panicked = registry
+        .call_tool_by_name("boom", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(
         panicked,
         CallError::Panicked {
@@ -89,11 +169,17 @@ async fn each_failure_is_told_apart() {
         }
     );
     // The registry is fully usable after a panic.
-    let ok = registry.call_tool_by_name("add", json!({"a": 1})).await.unwrap();
+    let ok = registry
+        .call_tool_by_name("add", json!({"a": 1}))
+        .await
+        .unwrap();
     assert_eq!(ok.structured_content, Some(json!({"value": 1})));
 
     registry.toggle_server("math", false).unwrap();
-    let disabled = registry.call_tool_by_name("add", json!({"a": 1})).await.unwrap_err();
+    let disabled = registry
+        .call_tool_by_name("add", json!({"a": 1}))
+        .await
+        .unwrap_err();
     assert_eq!(
         disabled,
         CallError::ServerDisabled {
@@ -112,14 +198,19 @@ impl Drop for DropFlag {
 }
 
 fn hanging_server(dropped: Arc<AtomicBool>) -> Server {
-    let hang = Tool::new("hang", "Never finishes", json!({"type": "object"}), move |_: Value| {
-        let guard = DropFlag(dropped.clone());
-        async move {
-            let _guard = guard;
-            std::future::pending::<()>().await;
-            "never"
-        }
-    })
+    let hang = Tool::new(
+        "hang",
+        "Never finishes",
+        json!({"type": "object"}),
+        move |_: Value| {
+            let guard = DropFlag(dropped.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                "never"
+            }
+        },
+    )
     .unwrap();
     Server::new("slow", None, [hang]).unwrap()
 }
@@ -132,7 +223,10 @@ async fn timeouts_drop_the_future_per_registry_and_per_call() {
         .server(hanging_server(dropped.clone()))
         .server(math_server())
         .build();
-    let err = registry.call_tool_by_name("hang", json!({})).await.unwrap_err();
+    let err = registry
+        .call_tool_by_name("hang", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(
         err,
         CallError::Timeout {
@@ -141,16 +235,27 @@ async fn timeouts_drop_the_future_per_registry_and_per_call() {
         }
     );
     assert!(err.to_string().contains("\"hang\"") && err.to_string().contains("2s"));
-    assert!(dropped.load(Ordering::SeqCst), "the handler's future was dropped");
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the handler's future was dropped"
+    );
 
     let err = registry
-        .call_tool_by_name_with("sleep", json!({"ms": 500}), CallOptions::new().timeout(Duration::from_millis(100)))
+        .call_tool_by_name_with(
+            "sleep",
+            json!({"ms": 500}),
+            CallOptions::new().timeout(Duration::from_millis(100)),
+        )
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(100)));
     // A per-call limit can also lift the registry's.
     let ok = registry
-        .call_tool_by_name_with("sleep", json!({"ms": 5000}), CallOptions::new().without_timeout())
+        .call_tool_by_name_with(
+            "sleep",
+            json!({"ms": 5000}),
+            CallOptions::new().without_timeout(),
+        )
         .await
         .unwrap();
     assert_eq!(ok.first_text(), Some("sleep slept 5000"));
@@ -160,7 +265,10 @@ async fn timeouts_drop_the_future_per_registry_and_per_call() {
 async fn default_timeout_is_thirty_seconds() {
     let dropped = Arc::new(AtomicBool::new(false));
     let registry = Registry::from_servers([hanging_server(dropped)]);
-    let err = registry.call_tool_by_name("hang", json!({})).await.unwrap_err();
+    let err = registry
+        .call_tool_by_name("hang", json!({}))
+        .await
+        .unwrap_err();
     assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_secs(30)));
 }
 
@@ -169,13 +277,22 @@ async fn cancellation_drops_the_future_even_if_the_tool_never_looks() {
     let dropped = Arc::new(AtomicBool::new(false));
     let registry = Registry::from_servers([hanging_server(dropped.clone())]);
     let token = CancellationToken::new();
-    let call = registry.call_tool_by_name_with("hang", json!({}), CallOptions::new().cancellation(token.clone()));
+    let call = registry.call_tool_by_name_with(
+        "hang",
+        json!({}),
+        CallOptions::new().cancellation(token.clone()),
+    );
     let canceller = async {
         tokio::task::yield_now().await;
         token.cancel();
     };
     let (result, ()) = tokio::join!(call, canceller);
-    assert_eq!(result.unwrap_err(), CallError::Cancelled { tool: "hang".into() });
+    assert_eq!(
+        result.unwrap_err(),
+        CallError::Cancelled {
+            tool: "hang".into()
+        }
+    );
     assert!(dropped.load(Ordering::SeqCst));
 }
 
@@ -183,13 +300,19 @@ async fn cancellation_drops_the_future_even_if_the_tool_never_looks() {
 async fn management_operations() {
     let registry = Registry::new();
     assert!(registry.server_names().is_empty());
-    assert!(registry.register_server(small_server("b", "t1", "b1")).is_none());
+    assert!(
+        registry
+            .register_server(small_server("b", "t1", "b1"))
+            .is_none()
+    );
     registry.register_server(small_server("a", "t2", "a2"));
     assert_eq!(registry.server_names(), ["a", "b"]);
 
     // Same name replaces, and the replaced server is returned; its enabled flag stays.
     registry.toggle_server("b", false).unwrap();
-    let old = registry.register_server(small_server("b", "t3", "b3")).unwrap();
+    let old = registry
+        .register_server(small_server("b", "t3", "b3"))
+        .unwrap();
     assert_eq!(old.tool_names().collect::<Vec<_>>(), ["t1"]);
     let status = registry.server_status();
     assert_eq!(status[1].name, "b");
@@ -202,7 +325,10 @@ async fn management_operations() {
         registry.toggle_server("zzz", true),
         Err(RegistryError::UnknownServer("zzz".into()))
     );
-    assert!(registry.unregister_server("zzz").is_none(), "unregistering an absent server is a no-op");
+    assert!(
+        registry.unregister_server("zzz").is_none(),
+        "unregistering an absent server is a no-op"
+    );
 
     // reconnect re-enables.
     registry.reconnect_server("b").unwrap();
@@ -279,19 +405,33 @@ async fn concurrent_readers_and_writers() {
 
 #[test]
 fn tool_and_server_construction_errors() {
-    let bad = Tool::new("get weather", "x", json!({"type": "object"}), |_| async { "" }).unwrap_err();
-    assert!(bad.to_string().contains("\"get weather\"") && bad.to_string().contains("' '"), "{bad}");
+    let bad = Tool::new("get weather", "x", json!({"type": "object"}), |_| async {
+        ""
+    })
+    .unwrap_err();
+    assert!(
+        bad.to_string().contains("\"get weather\"") && bad.to_string().contains("' '"),
+        "{bad}"
+    );
     let long = "a".repeat(129);
-    let err = Tool::new(long.as_str(), "x", json!({"type": "object"}), |_| async { "" }).unwrap_err();
+    let err = Tool::new(long.as_str(), "x", json!({"type": "object"}), |_| async {
+        ""
+    })
+    .unwrap_err();
     assert!(err.to_string().contains("129 characters"), "{err}");
     let err = Tool::new("x", "x", json!({"type": "string"}), |_| async { "" }).unwrap_err();
     assert!(err.to_string().contains("\"type\": \"object\""), "{err}");
-    let err = Tool::builder("n").typed(|x: i64| async move { x.to_string() }).unwrap_err();
+    let err = Tool::builder("n")
+        .typed(|x: i64| async move { x.to_string() })
+        .unwrap_err();
     assert!(err.to_string().contains("object schema"), "{err}");
 
     let t = || Tool::new("same", "x", json!({"type": "object"}), |_| async { "" }).unwrap();
     let err = Server::new("dup", None, [t(), t()]).unwrap_err();
-    assert!(err.to_string().contains("two tools named \"same\""), "{err}");
+    assert!(
+        err.to_string().contains("two tools named \"same\""),
+        "{err}"
+    );
     let err = Server::new("a__b", None, []).unwrap_err();
     assert!(err.to_string().contains("\"a__b\""), "{err}");
 }
@@ -300,7 +440,10 @@ fn tool_and_server_construction_errors() {
 fn calls_without_a_tokio_runtime_still_work() {
     let registry = Registry::from_servers([math_server()]);
     let result = futures_executor_block_on(registry.call_tool_by_name("add", json!({"a": 4})));
-    assert_eq!(result.unwrap().structured_content, Some(json!({"value": 4})));
+    assert_eq!(
+        result.unwrap().structured_content,
+        Some(json!({"value": 4}))
+    );
 }
 
 /// A minimal executor, so the test runs outside any Tokio runtime.

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use common::{assert_reply, assert_valid, math_server, modern_meta, small_server};
 use mcp_registry::{
-    CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool, ToolContext,
+    CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool,
+    ToolContext,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -35,8 +36,12 @@ fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>
     let job = Tool::builder("job")
         .typed_with_context(|ctx: ToolContext, args: Steps| async move {
             for i in 1..=args.steps {
-                ctx.progress(f64::from(i), Some(f64::from(args.steps)), Some(&format!("step {i}")))
-                    .unwrap();
+                ctx.progress(
+                    f64::from(i),
+                    Some(f64::from(args.steps)),
+                    Some(&format!("step {i}")),
+                )
+                .unwrap();
                 tokio::task::yield_now().await;
             }
             let refused = ctx.progress(1.0, None, None).unwrap_err();
@@ -45,18 +50,20 @@ fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>
         })
         .unwrap();
     let who = Tool::builder("who")
-        .typed_with_context(|ctx: ToolContext, _: serde_json::Map<String, Value>| async move {
-            json!({
-                "tool": ctx.tool_name(),
-                "server": ctx.server_name(),
-                "id": ctx.request_id().map(|i| i.to_value()),
-                "meta": ctx.meta(),
-                "version": ctx.protocol_version().map(|v| v.as_str()),
-                "db": ctx.get::<DbPool>().map(|d| d.0),
-                "user": ctx.get::<RequestUser>().map(|u| u.0),
-            })
-            .to_string()
-        })
+        .typed_with_context(
+            |ctx: ToolContext, _: serde_json::Map<String, Value>| async move {
+                json!({
+                    "tool": ctx.tool_name(),
+                    "server": ctx.server_name(),
+                    "id": ctx.request_id().map(|i| i.to_value()),
+                    "meta": ctx.meta(),
+                    "version": ctx.protocol_version().map(|v| v.as_str()),
+                    "db": ctx.get::<DbPool>().map(|d| d.0),
+                    "user": ctx.get::<RequestUser>().map(|u| u.0),
+                })
+                .to_string()
+            },
+        )
         .unwrap();
     let late = Tool::builder("late")
         .typed_with_context(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
@@ -68,14 +75,16 @@ fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>
         })
         .unwrap();
     let hang = Tool::builder("hang")
-        .typed_with_context(move |_ctx: ToolContext, _: serde_json::Map<String, Value>| {
-            let guard = DropFlag(dropped.clone());
-            async move {
-                let _guard = guard;
-                std::future::pending::<()>().await;
-                "never"
-            }
-        })
+        .typed_with_context(
+            move |_ctx: ToolContext, _: serde_json::Map<String, Value>| {
+                let guard = DropFlag(dropped.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                    "never"
+                }
+            },
+        )
         .unwrap();
     Server::new("jobs", None, [job, who, late, hang]).unwrap()
 }
@@ -85,13 +94,25 @@ fn init(version: &str) -> Value {
         "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
 }
 
-async fn ready_session(registry: Registry, server: &str, version: &str) -> (ServerSession, UnboundedReceiver<Value>) {
+async fn ready_session(
+    registry: Registry,
+    server: &str,
+    version: &str,
+) -> (ServerSession, UnboundedReceiver<Value>) {
     let (session, outgoing) = ServerSession::new(registry, server);
     let reply = session.handle(init(version)).await.unwrap();
     assert_reply(version, "InitializeResult", &reply);
-    assert_eq!(reply["result"]["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(
+        reply["result"]["capabilities"]["tools"]["listChanged"],
+        true
+    );
     assert_eq!(session.lifecycle(), Lifecycle::Initializing);
-    assert!(session.handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.is_none());
+    assert!(
+        session
+            .handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await
+            .is_none()
+    );
     assert_eq!(session.lifecycle(), Lifecycle::Ready);
     (session, outgoing)
 }
@@ -102,12 +123,18 @@ fn drain(rx: &mut UnboundedReceiver<Value>) -> Vec<Value> {
 
 #[tokio::test]
 async fn progress_is_sent_in_order_before_the_reply() {
-    for (version, token) in [("2025-06-18", json!("tok")), ("2025-11-25", json!(7)), ("2024-11-05", json!(1))] {
+    for (version, token) in [
+        ("2025-06-18", json!("tok")),
+        ("2025-11-25", json!(7)),
+        ("2024-11-05", json!(1)),
+    ] {
         let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
         let (session, mut outgoing) = ready_session(registry, "jobs", version).await;
         let reply = session
-            .handle(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
-                "name": "job", "arguments": {"steps": 4}, "_meta": {"progressToken": token}}}))
+            .handle(
+                json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+                "name": "job", "arguments": {"steps": 4}, "_meta": {"progressToken": token}}}),
+            )
             .await
             .unwrap();
         assert_reply(version, "CallToolResult", &reply);
@@ -132,7 +159,10 @@ async fn no_progress_without_a_token_or_after_completion() {
         .handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "job", "arguments": {"steps": 3}}}))
         .await
         .unwrap();
-    assert!(drain(&mut outgoing).is_empty(), "no token, no notifications");
+    assert!(
+        drain(&mut outgoing).is_empty(),
+        "no token, no notifications"
+    );
 
     session
         .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "late", "_meta": {"progressToken": "x"}}}))
@@ -154,7 +184,11 @@ async fn stateless_calls_deliver_progress_to_a_sink() {
     let mut meta = serde_json::Map::new();
     meta.insert("progressToken".into(), json!("p"));
     let result = registry
-        .call_tool_by_name_with("job", json!({"steps": 2}), CallOptions::new().notifications(sink.clone()).meta(meta))
+        .call_tool_by_name_with(
+            "job",
+            json!({"steps": 2}),
+            CallOptions::new().notifications(sink.clone()).meta(meta),
+        )
         .await
         .unwrap();
     assert_eq!(result.first_text(), Some("2 steps"));
@@ -187,14 +221,19 @@ async fn context_carries_identity_and_host_state() {
         .handle(json!({"jsonrpc": "2.0", "id": "r1", "method": "tools/call", "params": {"name": "who", "_meta": {"progressToken": 3}}}))
         .await
         .unwrap();
-    let seen: Value = serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let seen: Value =
+        serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(
         seen,
         json!({"tool": "who", "server": "jobs", "id": "r1", "meta": {"progressToken": 3},
                "version": "2025-06-18", "db": "postgres://db", "user": null})
     );
     let result = registry
-        .call_tool_by_name_with("who", json!({}), CallOptions::new().extension(RequestUser("ada")))
+        .call_tool_by_name_with(
+            "who",
+            json!({}),
+            CallOptions::new().extension(RequestUser("ada")),
+        )
         .await
         .unwrap();
     let seen: Value = serde_json::from_str(result.first_text().unwrap()).unwrap();
@@ -208,7 +247,9 @@ async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
     let dropped = Arc::new(AtomicBool::new(false));
     let registry = Registry::from_servers([job_server(dropped.clone(), Default::default())]);
     let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
-    let call = session.handle(json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"name": "hang"}}));
+    let call = session.handle(
+        json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call", "params": {"name": "hang"}}),
+    );
     let cancel = async {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let n = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42, "reason": "user"}});
@@ -216,10 +257,19 @@ async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
         assert!(session.handle(n).await.is_none());
     };
     let (reply, ()) = tokio::join!(call, cancel);
-    assert!(reply.is_none(), "no reply for a cancelled request: {reply:?}");
-    assert!(dropped.load(Ordering::SeqCst), "the tool's future was dropped");
+    assert!(
+        reply.is_none(),
+        "no reply for a cancelled request: {reply:?}"
+    );
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the tool's future was dropped"
+    );
     // The session goes on.
-    let ping = session.handle(json!({"jsonrpc": "2.0", "id": 43, "method": "ping"})).await.unwrap();
+    let ping = session
+        .handle(json!({"jsonrpc": "2.0", "id": 43, "method": "ping"}))
+        .await
+        .unwrap();
     assert_eq!(ping["result"], json!({}));
 }
 
@@ -231,12 +281,19 @@ async fn a_timed_out_tool_leaves_the_session_usable() {
         .build();
     let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
     let reply = session
-        .handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang"}}))
+        .handle(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "hang"}}),
+        )
         .await
         .unwrap();
     assert_reply("2025-11-25", "CallToolResult", &reply);
     assert_eq!(reply["result"]["isError"], true);
-    assert!(reply["result"]["content"][0]["text"].as_str().unwrap().contains("timed out after 1s"));
+    assert!(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 1s")
+    );
     let reply = session
         .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "job", "arguments": {"steps": 1}}}))
         .await
@@ -249,11 +306,22 @@ async fn lifecycle_is_enforced() {
     let registry = Registry::from_servers([math_server()]);
     let (session, _out) = ServerSession::new(registry, "math");
     assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
-    let early = session.handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await.unwrap();
+    let early = session
+        .handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await
+        .unwrap();
     assert_eq!(early["error"]["code"], -32600);
-    assert!(early["error"]["message"].as_str().unwrap().contains("before initialize"));
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("before initialize")
+    );
     assert_valid("2025-11-25", "JSONRPCErrorResponse", &early);
-    let ping = session.handle(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await.unwrap();
+    let ping = session
+        .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        .await
+        .unwrap();
     assert_eq!(ping["result"], json!({}));
     // Modern requests are stateless: served in any state.
     let mut discover = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
@@ -264,11 +332,24 @@ async fn lifecycle_is_enforced() {
     session.handle(init("2025-03-26")).await.unwrap();
     assert_eq!(session.protocol_version().unwrap().as_str(), "2025-03-26");
     let again = session.handle(init("2025-03-26")).await.unwrap();
-    assert!(again["error"]["message"].as_str().unwrap().contains("already initialized"));
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already initialized")
+    );
 
     session.mark_error("backend lost");
-    let refused = session.handle(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"})).await.unwrap();
-    assert!(refused["error"]["message"].as_str().unwrap().contains("backend lost"));
+    let refused = session
+        .handle(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}))
+        .await
+        .unwrap();
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("backend lost")
+    );
     session.reset();
     assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
     assert!(session.protocol_version().is_none());
@@ -276,10 +357,22 @@ async fn lifecycle_is_enforced() {
     assert!(session.lifecycle().is_initialized());
 
     session.shutdown();
-    let closed = session.handle(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})).await.unwrap();
-    assert!(closed["error"]["message"].as_str().unwrap().contains("shutting down"));
+    let closed = session
+        .handle(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
+        .await
+        .unwrap();
+    assert!(
+        closed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shutting down")
+    );
     session.reset();
-    assert_eq!(session.lifecycle(), Lifecycle::ShuttingDown, "shutdown is final");
+    assert_eq!(
+        session.lifecycle(),
+        Lifecycle::ShuttingDown,
+        "shutdown is final"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -307,11 +400,17 @@ async fn several_requests_in_flight_at_once() {
                 .unwrap()
         });
     }
-    let replies = tokio::time::timeout(Duration::from_secs(10), set.join_all()).await.expect("calls ran concurrently");
+    let replies = tokio::time::timeout(Duration::from_secs(10), set.join_all())
+        .await
+        .expect("calls ran concurrently");
     let mut ids: Vec<i64> = replies.iter().map(|r| r["id"].as_i64().unwrap()).collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..10).collect::<Vec<_>>());
-    assert!(replies.iter().all(|r| r["result"]["content"][0]["text"] == "met"));
+    assert!(
+        replies
+            .iter()
+            .all(|r| r["result"]["content"][0]["text"] == "met")
+    );
 }
 
 #[tokio::test]
@@ -319,18 +418,33 @@ async fn list_changed_follows_registry_changes() {
     let registry = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
     let (session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
     registry.toggle_server("math", false).unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv()).await.unwrap().unwrap();
-    assert_eq!(n, json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        n,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
     assert_valid("2025-11-25", "ToolListChangedNotification", &n);
     // Another server's change is not this session's business.
     registry.toggle_server("other", false).unwrap();
     registry.register_server(math_server());
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv()).await.unwrap().unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(n["method"], "notifications/tools/list_changed");
     tokio::time::sleep(Duration::from_millis(20)).await;
-    assert!(drain(&mut outgoing).is_empty(), "one notification per change of this server");
+    assert!(
+        drain(&mut outgoing).is_empty(),
+        "one notification per change of this server"
+    );
     registry.unregister_server("math");
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv()).await.unwrap().unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(n["method"], "notifications/tools/list_changed");
     drop(session);
 }

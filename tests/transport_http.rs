@@ -20,7 +20,8 @@ fn app(config: HttpConfig) -> axum::Router {
     let job = Tool::builder("job")
         .typed_with_context(|ctx: ToolContext, a: Steps| async move {
             for i in 1..=a.steps {
-                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None).unwrap();
+                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
+                    .unwrap();
                 tokio::task::yield_now().await;
             }
             "finished"
@@ -28,7 +29,11 @@ fn app(config: HttpConfig) -> axum::Router {
         .unwrap();
     let math = math_server();
     let tools = math.tools().iter().cloned().chain([job]);
-    let registry = Registry::from_servers([Server::builder("math").version("1.2.0").tools(tools).build().unwrap()]);
+    let registry = Registry::from_servers([Server::builder("math")
+        .version("1.2.0")
+        .tools(tools)
+        .build()
+        .unwrap()]);
     router(registry, "math", config)
 }
 
@@ -52,7 +57,12 @@ impl Reply {
     }
 }
 
-async fn send(app: &axum::Router, method: &str, headers: &[(&str, &str)], body: impl Into<Body>) -> Reply {
+async fn send(
+    app: &axum::Router,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Body>,
+) -> Reply {
     let mut req = Request::builder()
         .method(method)
         .uri("/mcp")
@@ -61,11 +71,28 @@ async fn send(app: &axum::Router, method: &str, headers: &[(&str, &str)], body: 
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let response = app.clone().oneshot(req.body(body.into()).unwrap()).await.unwrap();
+    let response = app
+        .clone()
+        .oneshot(req.body(body.into()).unwrap())
+        .await
+        .unwrap();
     let status = response.status();
     let headers = response.headers().clone();
-    let body = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
-    Reply { status, headers, body }
+    let body = String::from_utf8(
+        response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    Reply {
+        status,
+        headers,
+        body,
+    }
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
@@ -77,20 +104,38 @@ async fn legacy_session_lifecycle() {
     assert_eq!(init.status, StatusCode::OK);
     assert_eq!(init.json()["result"]["protocolVersion"], "2025-11-25");
     let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let h = [("mcp-session-id", sid.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    let h = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
 
-    let note = send(&app, "POST", &h, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let note = send(
+        &app,
+        "POST",
+        &h,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
     assert_eq!(note.status, StatusCode::ACCEPTED);
     assert!(note.body.is_empty());
 
-    let list = send(&app, "POST", &h, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    let list = send(
+        &app,
+        "POST",
+        &h,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    )
+    .await;
     assert_eq!(list.status, StatusCode::OK);
     assert_eq!(list.headers["content-type"], "application/json");
     assert_eq!(list.json()["result"]["tools"].as_array().unwrap().len(), 6);
 
     // Without progress: a plain JSON reply.
     let call = send(&app, "POST", &h, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2}}}"#).await;
-    assert_eq!(call.json()["result"]["structuredContent"], json!({"value": 2}));
+    assert_eq!(
+        call.json()["result"]["structuredContent"],
+        json!({"value": 2})
+    );
 
     // With progress: an SSE stream, notifications first, the reply last.
     let streamed = send(
@@ -101,7 +146,12 @@ async fn legacy_session_lifecycle() {
     )
     .await;
     assert_eq!(streamed.status, StatusCode::OK);
-    assert!(streamed.headers["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert!(
+        streamed.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
     let events = streamed.events();
     assert_eq!(events.len(), 4, "{}", streamed.body);
     for e in &events[..3] {
@@ -110,20 +160,58 @@ async fn legacy_session_lifecycle() {
     assert_eq!(events[3]["id"], 4);
     assert_eq!(events[3]["result"]["content"][0]["text"], "finished");
 
-    let unknown = send(&app, "POST", &[("mcp-session-id", "nope")], r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#).await;
+    let unknown = send(
+        &app,
+        "POST",
+        &[("mcp-session-id", "nope")],
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    )
+    .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
-    let missing = send(&app, "POST", &[], r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#).await;
+    let missing = send(
+        &app,
+        "POST",
+        &[],
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    )
+    .await;
     assert_eq!(missing.status, StatusCode::BAD_REQUEST);
-    assert!(missing.json()["error"]["message"].as_str().unwrap().contains("Mcp-Session-Id"));
-    let bad_version = send(&app, "POST", &[("mcp-session-id", &sid), ("mcp-protocol-version", "1999-01-01")], r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#).await;
+    assert!(
+        missing.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Mcp-Session-Id")
+    );
+    let bad_version = send(
+        &app,
+        "POST",
+        &[
+            ("mcp-session-id", &sid),
+            ("mcp-protocol-version", "1999-01-01"),
+        ],
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    )
+    .await;
     assert_eq!(bad_version.status, StatusCode::BAD_REQUEST);
 
     let deleted = send(&app, "DELETE", &h, Body::empty()).await;
     assert_eq!(deleted.status, StatusCode::OK);
-    let after = send(&app, "POST", &h, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).await;
+    let after = send(
+        &app,
+        "POST",
+        &h,
+        r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#,
+    )
+    .await;
     assert_eq!(after.status, StatusCode::NOT_FOUND);
-    assert_eq!(send(&app, "DELETE", &h, Body::empty()).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(send(&app, "GET", &[], Body::empty()).await.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        send(&app, "DELETE", &h, Body::empty()).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(&app, "GET", &[], Body::empty()).await.status,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
 }
 
 fn modern(id: i64, method: &str, params: Value) -> String {
@@ -139,16 +227,29 @@ fn modern(id: i64, method: &str, params: Value) -> String {
 async fn modern_requests_are_stateless_and_header_checked() {
     let app = app(HttpConfig::default());
     let v = ("mcp-protocol-version", "2026-07-28");
-    let list = send(&app, "POST", &[v, ("mcp-method", "tools/list")], modern(1, "tools/list", json!({}))).await;
+    let list = send(
+        &app,
+        "POST",
+        &[v, ("mcp-method", "tools/list")],
+        modern(1, "tools/list", json!({})),
+    )
+    .await;
     assert_eq!(list.status, StatusCode::OK);
-    assert!(list.headers.get("mcp-session-id").is_none(), "no session is minted");
+    assert!(
+        list.headers.get("mcp-session-id").is_none(),
+        "no session is minted"
+    );
     assert_valid("2026-07-28", "ListToolsResultResponse", &list.json());
 
     let call = send(
         &app,
         "POST",
         &[v, ("mcp-method", "tools/call"), ("mcp-name", "add")],
-        modern(2, "tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 1}})),
+        modern(
+            2,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1, "b": 1}}),
+        ),
     )
     .await;
     assert_valid("2026-07-28", "CallToolResultResponse", &call.json());
@@ -156,57 +257,120 @@ async fn modern_requests_are_stateless_and_header_checked() {
     let encoded = send(
         &app,
         "POST",
-        &[v, ("mcp-method", "tools/call"), ("mcp-name", "=?base64?YWRk?=")],
-        modern(3, "tools/call", json!({"name": "add", "arguments": {"a": 1}})),
+        &[
+            v,
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "=?base64?YWRk?="),
+        ],
+        modern(
+            3,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1}}),
+        ),
     )
     .await;
     assert_eq!(encoded.status, StatusCode::OK, "{}", encoded.body);
 
     let cases: [(&[(&str, &str)], &str); 4] = [
-        (&[("mcp-method", "tools/list")], "MCP-Protocol-Version header is missing"),
-        (&[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "tools/list")], "does not match"),
+        (
+            &[("mcp-method", "tools/list")],
+            "MCP-Protocol-Version header is missing",
+        ),
+        (
+            &[
+                ("mcp-protocol-version", "2025-11-25"),
+                ("mcp-method", "tools/list"),
+            ],
+            "does not match",
+        ),
         (&[v], "Mcp-Method header is missing"),
-        (&[v, ("mcp-method", "tools/call")], "Mcp-Method header value"),
+        (
+            &[v, ("mcp-method", "tools/call")],
+            "Mcp-Method header value",
+        ),
     ];
     for (headers, fragment) in cases {
         let r = send(&app, "POST", headers, modern(4, "tools/list", json!({}))).await;
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{fragment}");
         assert_eq!(r.json()["error"]["code"], -32020);
-        assert!(r.json()["error"]["message"].as_str().unwrap().contains(fragment), "{}", r.body);
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(fragment),
+            "{}",
+            r.body
+        );
     }
     let wrong_name = send(
         &app,
         "POST",
         &[v, ("mcp-method", "tools/call"), ("mcp-name", "divide")],
-        modern(5, "tools/call", json!({"name": "add", "arguments": {"a": 1}})),
+        modern(
+            5,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1}}),
+        ),
     )
     .await;
     assert_eq!(wrong_name.status, StatusCode::BAD_REQUEST);
 
     let mut unsupported: Value = serde_json::from_str(&modern(6, "tools/list", json!({}))).unwrap();
     unsupported["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
-    let r = send(&app, "POST", &[("mcp-protocol-version", "1900-01-01"), ("mcp-method", "tools/list")], unsupported.to_string()).await;
+    let r = send(
+        &app,
+        "POST",
+        &[
+            ("mcp-protocol-version", "1900-01-01"),
+            ("mcp-method", "tools/list"),
+        ],
+        unsupported.to_string(),
+    )
+    .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_valid("2026-07-28", "UnsupportedProtocolVersionError", &r.json());
 
-    let unknown = send(&app, "POST", &[v, ("mcp-method", "prompts/list")], modern(7, "prompts/list", json!({}))).await;
+    let unknown = send(
+        &app,
+        "POST",
+        &[v, ("mcp-method", "prompts/list")],
+        modern(7, "prompts/list", json!({})),
+    )
+    .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     assert_eq!(unknown.json()["error"]["code"], -32601);
 }
 
 #[tokio::test]
 async fn origin_body_size_and_malformed_input() {
-    let app = app(HttpConfig::default().allowed_origins(["https://app.example.com"]).max_body_bytes(1024));
-    for origin in ["http://localhost:3000", "http://127.0.0.1", "http://[::1]:8080", "https://app.example.com"] {
+    let app = app(HttpConfig::default()
+        .allowed_origins(["https://app.example.com"])
+        .max_body_bytes(1024));
+    for origin in [
+        "http://localhost:3000",
+        "http://127.0.0.1",
+        "http://[::1]:8080",
+        "https://app.example.com",
+    ] {
         let r = send(&app, "POST", &[("origin", origin)], INIT).await;
         assert_eq!(r.status, StatusCode::OK, "{origin} is allowed");
     }
-    for origin in ["https://evil.example", "http://localhost.evil.example", "null"] {
+    for origin in [
+        "https://evil.example",
+        "http://localhost.evil.example",
+        "null",
+    ] {
         let r = send(&app, "POST", &[("origin", origin)], INIT).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{origin} is refused");
     }
-    let big = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(4096));
-    assert_eq!(send(&app, "POST", &[], big).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(4096)
+    );
+    assert_eq!(
+        send(&app, "POST", &[], big).await.status,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
     let garbage = send(&app, "POST", &[], "{nope").await;
     assert_eq!(garbage.status, StatusCode::BAD_REQUEST);
     assert_eq!(garbage.json()["error"]["code"], -32700);
@@ -214,7 +378,17 @@ async fn origin_body_size_and_malformed_input() {
     assert_eq!(batch.status, StatusCode::BAD_REQUEST);
 
     let no_localhost = self::app(HttpConfig::default().allow_localhost(false));
-    assert_eq!(send(&no_localhost, "POST", &[("origin", "http://localhost")], INIT).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        send(
+            &no_localhost,
+            "POST",
+            &[("origin", "http://localhost")],
+            INIT
+        )
+        .await
+        .status,
+        StatusCode::FORBIDDEN
+    );
 }
 
 #[tokio::test]
@@ -224,13 +398,29 @@ async fn get_streams_list_changed_for_a_session() {
     let app = router(registry.clone(), "s", HttpConfig::default());
     let init = send(&app, "POST", &[], INIT).await;
     let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
-    send(&app, "POST", &[("mcp-session-id", &sid)], r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    let req = Request::builder().method("GET").uri("/mcp").header("mcp-session-id", &sid).header("accept", "text/event-stream").body(Body::empty()).unwrap();
+    send(
+        &app,
+        "POST",
+        &[("mcp-session-id", &sid)],
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    let req = Request::builder()
+        .method("GET")
+        .uri("/mcp")
+        .header("mcp-session-id", &sid)
+        .header("accept", "text/event-stream")
+        .body(Body::empty())
+        .unwrap();
     let response = app.clone().oneshot(req).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let mut body = response.into_body();
     registry.toggle_server("s", false).unwrap();
-    let frame = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame()).await.unwrap().unwrap().unwrap();
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
     let text = String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap();
     assert!(text.contains("notifications/tools/list_changed"), "{text}");
     // A second stream for the same session is refused.

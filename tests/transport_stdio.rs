@@ -27,7 +27,11 @@ fn registry() -> Registry {
         .unwrap();
     let math = math_server();
     let tools = math.tools().iter().cloned().chain([job]);
-    Registry::from_servers([Server::builder("math").version("1.2.0").tools(tools).build().unwrap()])
+    Registry::from_servers([Server::builder("math")
+        .version("1.2.0")
+        .tools(tools)
+        .build()
+        .unwrap()])
 }
 
 struct Client {
@@ -53,21 +57,35 @@ impl Client {
 fn start() -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);
-    let server = tokio::spawn(async move { serve_io(registry(), "math", server_read, server_write).await });
+    let server =
+        tokio::spawn(async move { serve_io(registry(), "math", server_read, server_write).await });
     let (read, writer) = tokio::io::split(client_end);
-    (Client { writer, lines: BufReader::new(read).lines() }, server)
+    (
+        Client {
+            writer,
+            lines: BufReader::new(read).lines(),
+        },
+        server,
+    )
 }
 
 #[tokio::test]
 async fn a_whole_session_over_stdio() {
     let (mut c, server) = start();
-    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).await;
-    assert_eq!(c.recv().await["error"]["code"], -32600, "initialize comes first");
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
+    assert_eq!(
+        c.recv().await["error"]["code"],
+        -32600,
+        "initialize comes first"
+    );
     c.send(r#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
     let init = c.recv().await;
     assert_reply("2025-11-25", "InitializeResult", &init);
-    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-    c.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    c.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#)
+        .await;
     let list = c.recv().await;
     assert_reply("2025-11-25", "ListToolsResult", &list);
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6);
@@ -91,10 +109,15 @@ async fn a_whole_session_over_stdio() {
     c.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add","arguments":{"a":1}}}"#).await;
     let fast = c.recv().await;
     assert_eq!(fast["id"], 6);
-    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#).await;
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#)
+        .await;
     c.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).await;
     let ping = c.recv().await;
-    assert_eq!(ping, json!({"jsonrpc": "2.0", "id": 7, "result": {}}), "no reply for the cancelled call 5");
+    assert_eq!(
+        ping,
+        json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+        "no reply for the cancelled call 5"
+    );
 
     // The modern era works on the same stream without initialize state.
     c.send(r#"{"jsonrpc":"2.0","id":8,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
@@ -106,5 +129,9 @@ async fn a_whole_session_over_stdio() {
     c.writer.shutdown().await.unwrap();
     let last = c.recv().await;
     assert_eq!(last["id"], 9);
-    tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
 }

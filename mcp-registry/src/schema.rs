@@ -12,13 +12,15 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
 
-use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::JsonSchema;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value};
 
 /// Why a type cannot serve as a tool's input schema.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the arguments type `{type_name}` does not have an object schema (root type is {found}); tool arguments are always a JSON object, so use a struct or a map")]
+#[error(
+    "the arguments type `{type_name}` does not have an object schema (root type is {found}); tool arguments are always a JSON object, so use a struct or a map"
+)]
 pub struct SchemaError {
     /// The Rust type.
     pub type_name: &'static str,

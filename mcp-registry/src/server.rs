@@ -17,7 +17,9 @@ pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServerBuildError {
     /// Two tools share a name.
-    #[error("server {server:?} has two tools named {tool:?}; tool names must be unique within a server")]
+    #[error(
+        "server {server:?} has two tools named {tool:?}; tool names must be unique within a server"
+    )]
     DuplicateTool {
         /// The server.
         server: String,
@@ -242,7 +244,9 @@ impl ServerBuilder {
         Ok(Server {
             inner: Arc::new(ServerInner {
                 name: self.name.as_str().into(),
-                version: self.version.unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned()),
+                version: self
+                    .version
+                    .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned()),
                 title: self.title,
                 instructions: self.instructions,
                 tools,

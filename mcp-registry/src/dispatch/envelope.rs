@@ -40,7 +40,10 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
         return Err(Rejected::new(
             Value::Null,
             ErrorCode::INVALID_REQUEST,
-            format!("a JSON-RPC message must be an object, got {}", kind(&message)),
+            format!(
+                "a JSON-RPC message must be an object, got {}",
+                kind(&message)
+            ),
         ));
     };
     let raw_id = map.remove("id");
@@ -102,7 +105,10 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             return Err(Rejected::new(
                 reply_id(),
                 ErrorCode::INVALID_PARAMS,
-                format!("`params` of {method} must be an object, got {}", kind(&other)),
+                format!(
+                    "`params` of {method} must be an object, got {}",
+                    kind(&other)
+                ),
             ));
         }
     };

@@ -101,7 +101,10 @@ impl ServerSession {
     /// own. Inside a Tokio runtime, a background task watches the registry and sends
     /// `notifications/tools/list_changed` (once the session is initialized) whenever this
     /// server's tools change: registered, replaced, toggled or unregistered.
-    pub fn new(registry: Registry, server: impl Into<String>) -> (ServerSession, mpsc::UnboundedReceiver<Value>) {
+    pub fn new(
+        registry: Registry,
+        server: impl Into<String>,
+    ) -> (ServerSession, mpsc::UnboundedReceiver<Value>) {
         let server = server.into();
         let (outbox, outgoing) = mpsc::unbounded_channel();
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
@@ -138,7 +141,12 @@ impl ServerSession {
     }
 
     fn lifecycle_of(inner: &Inner) -> Lifecycle {
-        inner.state.lock().unwrap_or_else(PoisonError::into_inner).lifecycle.clone()
+        inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .lifecycle
+            .clone()
     }
 
     /// The server this session talks to.
@@ -157,7 +165,10 @@ impl ServerSession {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.inner.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Puts the session in the error state: legacy requests are refused with `reason` until
@@ -190,7 +201,13 @@ impl ServerSession {
     }
 
     fn cancel_all(&self) {
-        let in_flight = std::mem::take(&mut *self.inner.in_flight.lock().unwrap_or_else(PoisonError::into_inner));
+        let in_flight = std::mem::take(
+            &mut *self
+                .inner
+                .in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         for token in in_flight.values() {
             token.cancel();
         }
@@ -244,24 +261,37 @@ impl ServerSession {
             let state = self.state();
             (state.lifecycle.clone(), state.version)
         };
-        let refuse = |code: ErrorCode, message: String| Some(error_reply(id.to_value(), ErrorObject::new(code, message)));
+        let refuse = |code: ErrorCode, message: String| {
+            Some(error_reply(id.to_value(), ErrorObject::new(code, message)))
+        };
         match (&lifecycle, method.as_str(), modern) {
             (Lifecycle::ShuttingDown, _, _) => {
-                return refuse(ErrorCode::INVALID_REQUEST, "the session is shutting down".to_owned());
+                return refuse(
+                    ErrorCode::INVALID_REQUEST,
+                    "the session is shutting down".to_owned(),
+                );
             }
             (_, _, true) => {}
             (Lifecycle::Error(reason), _, false) => {
-                return refuse(ErrorCode::INTERNAL_ERROR, format!("the session is in an error state: {reason}"));
+                return refuse(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the session is in an error state: {reason}"),
+                );
             }
             (Lifecycle::Uninitialized, "initialize" | "ping", false) => {}
             (Lifecycle::Uninitialized, _, false) => {
                 return refuse(
                     ErrorCode::INVALID_REQUEST,
-                    format!("{method} received before initialize; the session must be initialized first"),
+                    format!(
+                        "{method} received before initialize; the session must be initialized first"
+                    ),
                 );
             }
             (_, "initialize", false) => {
-                return refuse(ErrorCode::INVALID_REQUEST, "the session is already initialized".to_owned());
+                return refuse(
+                    ErrorCode::INVALID_REQUEST,
+                    "the session is already initialized".to_owned(),
+                );
             }
             _ => {}
         }
@@ -293,7 +323,14 @@ impl ServerSession {
         let answer = self
             .inner
             .registry
-            .answer_request(&self.inner.server, &id, &method, params, options, connection)
+            .answer_request(
+                &self.inner.server,
+                &id,
+                &method,
+                params,
+                options,
+                connection,
+            )
             .await;
         if cancellable {
             self.inner

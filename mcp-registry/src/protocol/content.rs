@@ -219,7 +219,11 @@ impl Content {
     }
 
     /// An embedded binary resource from raw bytes (base64-encoded here).
-    pub fn embedded_blob(uri: impl Into<String>, mime_type: impl Into<String>, bytes: &[u8]) -> Self {
+    pub fn embedded_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        bytes: &[u8],
+    ) -> Self {
         Content::Resource(EmbeddedResource {
             resource: ResourceContents::Blob(BlobResourceContents {
                 uri: uri.into(),

@@ -1,10 +1,10 @@
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
-use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -106,8 +106,13 @@ impl Registry {
     /// (`mcp__<server>__<tool>`), with the registry's default timeout.
     ///
     /// `arguments` must be a JSON object (or `null`, read as `{}`).
-    pub async fn call_tool_by_name(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
-        self.call_tool_by_name_with(name, arguments, CallOptions::default()).await
+    pub async fn call_tool_by_name(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, CallError> {
+        self.call_tool_by_name_with(name, arguments, CallOptions::default())
+            .await
     }
 
     /// [`call_tool_by_name`](Self::call_tool_by_name) with per-call options.
@@ -169,14 +174,26 @@ impl Registry {
         match outcome {
             Outcome::Done(Ok(result)) => Ok(result),
             Outcome::Done(Err(ToolError::InvalidArguments(message))) => {
-                Err(CallError::InvalidArguments { tool: name(), message })
+                Err(CallError::InvalidArguments {
+                    tool: name(),
+                    message,
+                })
             }
-            Outcome::Done(Err(ToolError::Failed(message))) => Err(CallError::ToolFailed { tool: name(), message }),
+            Outcome::Done(Err(ToolError::Failed(message))) => Err(CallError::ToolFailed {
+                tool: name(),
+                message,
+            }),
             Outcome::Panicked(message) => {
                 tracing::error!(tool = tool.name(), server = server.name(), %message, "tool panicked");
-                Err(CallError::Panicked { tool: name(), message })
+                Err(CallError::Panicked {
+                    tool: name(),
+                    message,
+                })
             }
-            Outcome::TimedOut(limit) => Err(CallError::Timeout { tool: name(), limit }),
+            Outcome::TimedOut(limit) => Err(CallError::Timeout {
+                tool: name(),
+                limit,
+            }),
             Outcome::Cancelled => Err(CallError::Cancelled { tool: name() }),
         }
     }
@@ -197,10 +214,11 @@ async fn run(
     cancellation: Option<CancellationToken>,
 ) -> Outcome {
     // Creating the future runs user code too (argument parsing, a closure's body).
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.handler().call(ctx, arguments))) {
-        Ok(fut) => fut,
-        Err(payload) => return Outcome::Panicked(panic_message(&*payload)),
-    };
+    let fut =
+        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.handler().call(ctx, arguments))) {
+            Ok(fut) => fut,
+            Err(payload) => return Outcome::Panicked(panic_message(&*payload)),
+        };
     let guarded = async move {
         match AssertUnwindSafe(fut).catch_unwind().await {
             Ok(result) => Outcome::Done(result),

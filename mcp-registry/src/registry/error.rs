@@ -24,7 +24,9 @@ pub enum CallError {
         name: String,
     },
     /// The plain name is found in several enabled servers.
-    #[error("tool name {name:?} is ambiguous: it is provided by servers {servers:?}; call it as mcp__<server>__{name}")]
+    #[error(
+        "tool name {name:?} is ambiguous: it is provided by servers {servers:?}; call it as mcp__<server>__{name}"
+    )]
     AmbiguousTool {
         /// The name asked for.
         name: String,
@@ -85,7 +87,9 @@ impl CallError {
     pub fn is_lookup_error(&self) -> bool {
         matches!(
             self,
-            CallError::UnknownTool { .. } | CallError::UnknownServer { .. } | CallError::AmbiguousTool { .. }
+            CallError::UnknownTool { .. }
+                | CallError::UnknownServer { .. }
+                | CallError::AmbiguousTool { .. }
         )
     }
 
@@ -107,7 +111,9 @@ pub enum RegistryError {
     #[error("unknown server {0:?}")]
     UnknownServer(String),
     /// Two collected `server!` invocations share a name.
-    #[error("two servers are named {name:?}: one at {first}, one at {second}; server names must be unique")]
+    #[error(
+        "two servers are named {name:?}: one at {first}, one at {second}; server names must be unique"
+    )]
     DuplicateServer {
         /// The name.
         name: String,

@@ -81,11 +81,14 @@ impl Snapshot {
         let mut tools: HashMap<Arc<str>, Vec<ToolRef>> = HashMap::new();
         for entry in servers.values() {
             for tool in entry.server.tools() {
-                tools.entry(tool.shared_name().clone()).or_default().push(ToolRef {
-                    server: entry.server.clone(),
-                    tool: tool.clone(),
-                    enabled: entry.enabled,
-                });
+                tools
+                    .entry(tool.shared_name().clone())
+                    .or_default()
+                    .push(ToolRef {
+                        server: entry.server.clone(),
+                        tool: tool.clone(),
+                        enabled: entry.enabled,
+                    });
             }
         }
         Snapshot { servers, tools }
@@ -116,7 +119,9 @@ impl Snapshot {
             };
         }
         let Some((server_name, tool_name)) = split_qualified(name) else {
-            return Err(CallError::UnknownTool { name: name.to_owned() });
+            return Err(CallError::UnknownTool {
+                name: name.to_owned(),
+            });
         };
         let Some(entry) = self.servers.get(server_name) else {
             return Err(CallError::UnknownServer {
@@ -125,7 +130,9 @@ impl Snapshot {
             });
         };
         let Some(tool) = entry.server.tool(tool_name) else {
-            return Err(CallError::UnknownTool { name: name.to_owned() });
+            return Err(CallError::UnknownTool {
+                name: name.to_owned(),
+            });
         };
         if !entry.enabled {
             return Err(CallError::ServerDisabled {
@@ -261,7 +268,15 @@ impl RegistryBuilder {
         let servers = self
             .servers
             .into_iter()
-            .map(|s| (s.shared_name().clone(), ServerEntry { server: s, enabled: true }))
+            .map(|s| {
+                (
+                    s.shared_name().clone(),
+                    ServerEntry {
+                        server: s,
+                        enabled: true,
+                    },
+                )
+            })
             .collect();
         let (changes, _) = watch::channel(RegistryChange {
             generation: 0,
@@ -336,7 +351,10 @@ impl Registry {
 
     /// Applies `change` to a copy of the server map and swaps it in; `f` returns the names of
     /// the servers whose listed tools changed, and what the caller should get back.
-    fn update<R>(&self, change: impl FnOnce(&mut BTreeMap<Arc<str>, ServerEntry>) -> (Vec<String>, R)) -> R {
+    fn update<R>(
+        &self,
+        change: impl FnOnce(&mut BTreeMap<Arc<str>, ServerEntry>) -> (Vec<String>, R),
+    ) -> R {
         let _writer = self.inner.write.lock().unwrap_or_else(|e| e.into_inner());
         let mut servers = self.inner.state.load().servers.clone();
         let (changed, out) = change(&mut servers);
@@ -374,7 +392,10 @@ impl Registry {
     /// listed nor callable; calls already running finish normally.
     pub fn toggle_server(&self, name: &str, enabled: bool) -> Result<(), RegistryError> {
         self.update(|servers| match servers.get_mut(name) {
-            None => (Vec::new(), Err(RegistryError::UnknownServer(name.to_owned()))),
+            None => (
+                Vec::new(),
+                Err(RegistryError::UnknownServer(name.to_owned())),
+            ),
             Some(e) if e.enabled == enabled => (Vec::new(), Ok(())),
             Some(e) => {
                 e.enabled = enabled;
@@ -388,7 +409,10 @@ impl Registry {
     /// so there is nothing else to restore.
     pub fn reconnect_server(&self, name: &str) -> Result<(), RegistryError> {
         self.update(|servers| match servers.get_mut(name) {
-            None => (Vec::new(), Err(RegistryError::UnknownServer(name.to_owned()))),
+            None => (
+                Vec::new(),
+                Err(RegistryError::UnknownServer(name.to_owned())),
+            ),
             Some(e) => {
                 e.enabled = true;
                 (vec![name.to_owned()], Ok(()))
@@ -424,7 +448,11 @@ impl Registry {
 
     /// Server names, sorted.
     pub fn server_names(&self) -> Vec<String> {
-        self.snapshot().servers.keys().map(|k| k.to_string()).collect()
+        self.snapshot()
+            .servers
+            .keys()
+            .map(|k| k.to_string())
+            .collect()
     }
 
     /// The server named `name`, enabled or not.

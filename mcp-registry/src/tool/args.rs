@@ -25,7 +25,9 @@ fn describe(value: &Value) -> &'static str {
 /// let err = deserialize_arguments::<Args>(map).unwrap_err();
 /// assert!(err.to_string().contains("`a`"), "{err}");
 /// ```
-pub fn deserialize_arguments<A: DeserializeOwned>(arguments: Map<String, Value>) -> Result<A, ToolError> {
+pub fn deserialize_arguments<A: DeserializeOwned>(
+    arguments: Map<String, Value>,
+) -> Result<A, ToolError> {
     let value = Value::Object(arguments);
     // The fast path reads the object by reference; only a failure pays for path tracking,
     // to name the offending field.
@@ -45,7 +47,10 @@ pub fn deserialize_arguments<A: DeserializeOwned>(arguments: Map<String, Value>)
 /// Takes argument `name` out of the arguments object and deserializes it as `T` (used by
 /// `#[mcp_tool]`, one call per parameter). A missing argument is read as `null`, so `Option<T>`
 /// parameters may be left out while required ones report that they are missing.
-pub fn take_argument<T: DeserializeOwned>(arguments: &mut Map<String, Value>, name: &str) -> Result<T, ToolError> {
+pub fn take_argument<T: DeserializeOwned>(
+    arguments: &mut Map<String, Value>,
+    name: &str,
+) -> Result<T, ToolError> {
     let value = arguments.remove(name);
     let missing = value.is_none();
     let value = value.unwrap_or(Value::Null);
@@ -69,7 +74,9 @@ pub fn take_argument<T: DeserializeOwned>(arguments: &mut Map<String, Value>, na
 fn type_matches(expected: &str, value: &Value) -> bool {
     match expected {
         "string" => value.is_string(),
-        "integer" => value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "integer" => {
+            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
         "number" => value.is_number(),
         "boolean" => value.is_boolean(),
         "object" => value.is_object(),
@@ -81,11 +88,16 @@ fn type_matches(expected: &str, value: &Value) -> bool {
 
 /// The shallow check raw-schema tools get: required properties present, top-level property
 /// types as declared.
-pub(crate) fn check_against_schema(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ToolError> {
+pub(crate) fn check_against_schema(
+    schema: &Value,
+    arguments: &Map<String, Value>,
+) -> Result<(), ToolError> {
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
         for name in required.iter().filter_map(Value::as_str) {
             if !arguments.contains_key(name) {
-                return Err(ToolError::InvalidArguments(format!("missing required field `{name}`")));
+                return Err(ToolError::InvalidArguments(format!(
+                    "missing required field `{name}`"
+                )));
             }
         }
     }
@@ -98,7 +110,10 @@ pub(crate) fn check_against_schema(schema: &Value, arguments: &Map<String, Value
         };
         let ok = match ty {
             Value::String(t) => type_matches(t, value),
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).any(|t| type_matches(t, value)),
+            Value::Array(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|t| type_matches(t, value)),
             _ => true,
         };
         if !ok {

@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use args::{deserialize_arguments, take_argument};
-pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
 pub(crate) use context::CallScope;
+pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
 pub use result::{IntoToolResult, Json, ToolError};
 
 use crate::protocol::{self, ToolAnnotations, ToolNameError};
@@ -35,7 +35,11 @@ pub type HandlerResult = Result<protocol::CallToolResult, ToolError>;
 /// [`ToolBuilder::raw`] or `#[mcp_tool]`).
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the tool.
-    fn call(&self, ctx: ToolContext, arguments: Map<String, Value>) -> BoxFuture<'static, HandlerResult>;
+    fn call(
+        &self,
+        ctx: ToolContext,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'static, HandlerResult>;
 }
 
 impl<F, Fut> ToolHandler for F
@@ -43,7 +47,11 @@ where
     F: Fn(ToolContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HandlerResult> + Send + 'static,
 {
-    fn call(&self, ctx: ToolContext, arguments: Map<String, Value>) -> BoxFuture<'static, HandlerResult> {
+    fn call(
+        &self,
+        ctx: ToolContext,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<'static, HandlerResult> {
         Box::pin(self(ctx, arguments))
     }
 }
@@ -63,7 +71,9 @@ pub enum ToolBuildError {
         source: SchemaError,
     },
     /// A raw input schema is not an object schema.
-    #[error("tool {tool:?}: the input schema must be a JSON object with \"type\": \"object\" at its root, got {found}")]
+    #[error(
+        "tool {tool:?}: the input schema must be a JSON object with \"type\": \"object\" at its root, got {found}"
+    )]
     InvalidInputSchema {
         /// The tool.
         tool: String,
@@ -292,14 +302,19 @@ impl ToolBuilder {
         let input = Arc::new(input_schema);
         let schema = input.clone();
         let handler = move |_ctx: ToolContext, arguments: Map<String, Value>| {
-            let checked = args::check_against_schema(&schema, &arguments).map(|()| handler(Value::Object(arguments)));
+            let checked = args::check_against_schema(&schema, &arguments)
+                .map(|()| handler(Value::Object(arguments)));
             async move { checked?.await.into_tool_result() }
         };
         self.handler(input, handler)
     }
 
     /// Finishes with a low-level [`ToolHandler`] and its input schema (used by `#[mcp_tool]`).
-    pub fn handler(self, input_schema: Arc<Value>, handler: impl ToolHandler) -> Result<Tool, ToolBuildError> {
+    pub fn handler(
+        self,
+        input_schema: Arc<Value>,
+        handler: impl ToolHandler,
+    ) -> Result<Tool, ToolBuildError> {
         protocol::validate_tool_name(&self.name)?;
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(ToolBuildError::InvalidInputSchema {

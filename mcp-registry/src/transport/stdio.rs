@@ -35,7 +35,12 @@ pub async fn serve(registry: Registry, server: &str) -> io::Result<()> {
 
 /// Serves `server` of `registry` over any byte streams (a pipe, a socket, an in-memory duplex
 /// in tests), one JSON-RPC message per line.
-pub async fn serve_io<R, W>(registry: Registry, server: &str, reader: R, writer: W) -> io::Result<()>
+pub async fn serve_io<R, W>(
+    registry: Registry,
+    server: &str,
+    reader: R,
+    writer: W,
+) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
