@@ -56,7 +56,7 @@ pub(crate) fn tool_items(
         }
 
         #(#cfgs)*
-        #[allow(deprecated, unused_mut, unused_variables, clippy::redundant_closure_call)]
+        #[allow(deprecated, unused_mut, unused_variables, unused_labels)]
         impl #krate::__private::ToolItem for #ident {
             const NAME: &'static str = #name;
 
@@ -80,10 +80,15 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         hidden("__mcp_schema"),
         hidden("__mcp_builder"),
     );
+    let label = syn::Lifetime {
+        apostrophe: Span::mixed_site(),
+        ident: hidden("__mcp_call"),
+    };
 
     let mut describe = Vec::new();
     let mut extract = Vec::new();
-    for param in &tool.params {
+    let mut values = Vec::new();
+    for (i, param) in tool.params.iter().enumerate() {
         let ty = &param.ty;
         let property = param.property().unwrap_or_default();
         let text = param
@@ -110,9 +115,14 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         describe.push(quote_spanned! {ty.span()=>
             <#ty as #krate::tool::param::ToolParam>::describe(&mut #schema, #property, #description);
         });
+        let value = hidden(&format!("__mcp_arg{i}"));
         extract.push(quote_spanned! {ty.span()=>
-            <#ty as #krate::tool::param::ToolParam>::from_call(&#ctx, &mut #args, #property)?
+            let #value = match <#ty as #krate::tool::param::ToolParam>::from_call(&#ctx, &mut #args, #property) {
+                ::core::result::Result::Ok(value) => value,
+                ::core::result::Result::Err(error) => break #label ::core::result::Result::Err(error),
+            };
         });
+        values.push(value);
     }
 
     let mut chain = TokenStream::new();
@@ -147,13 +157,14 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             <#output as #krate::IntoToolResult>::output_schema(),
         )
     };
+    // Spanned on the function's name: a future that is not `Send` is reported there.
     let convert = quote_spanned! {output.span()=>
         <#output as #krate::IntoToolResult>::into_tool_result
     };
-    let result = if item.sig.asyncness.is_some() {
-        quote!(#call?.await)
+    let run = if item.sig.asyncness.is_some() {
+        quote_spanned!(ident.span()=> #krate::__private::call_async)
     } else {
-        quote!(#call?)
+        quote_spanned!(ident.span()=> #krate::__private::call_sync)
     };
 
     let body = quote! {
@@ -163,20 +174,24 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             #(#describe)*
             let #builder = #krate::Tool::builder(#name) #chain;
             let #builder = #with_output;
-            #krate::__private::finish_tool(#builder.handler(
-                ::std::sync::Arc::new(#schema.build()),
-                |#ctx: #krate::ToolContext,
-                 mut #args: #krate::__private::serde_json::Map<
-                    ::std::string::String,
-                    #krate::__private::serde_json::Value,
-                 >| {
-                    // Arguments are read before the call; the future owns them.
-                    let #call = (|| ::core::result::Result::<_, #krate::ToolError>::Ok(
-                        #ident(#(#extract),*)
-                    ))();
-                    async move { #convert(#result) }
-                },
-            ))
+            #krate::__private::finish_tool(
+                #builder,
+                #schema.build(),
+                ::std::sync::Arc::new(
+                    |#ctx: #krate::ToolContext,
+                     mut #args: #krate::__private::serde_json::Map<
+                        ::std::string::String,
+                        #krate::__private::serde_json::Value,
+                     >| {
+                        // Arguments are read before the call; the future owns them.
+                        let #call = #label: {
+                            #(#extract)*
+                            ::core::result::Result::Ok(#ident(#(#values),*))
+                        };
+                        #run(#call, #convert)
+                    },
+                ),
+            )
         })
     };
     let items = tool_items(tool, &krate, &name, body);

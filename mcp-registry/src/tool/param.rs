@@ -7,13 +7,16 @@
 //! the call itself and never appears in the schema. The macro tells them apart through this
 //! trait, never by a type's spelling, so a type alias or a re-export of `ToolContext` works.
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{Tool, ToolBuildError, ToolBuilder, ToolContext, ToolError, take_argument};
+use super::{
+    BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler, take_argument,
+};
 use crate::schema::ObjectSchemaBuilder;
 use crate::server::{Server, ServerBuildError};
 
@@ -165,13 +168,51 @@ pub mod support {
         }
     }
 
-    /// Unwraps a tool the macro built. The macro has checked the name at compile time and the
-    /// input schema is always an object schema, so an error here is a bug in the macro.
-    pub fn finish_tool(tool: Result<Tool, ToolBuildError>) -> Tool {
-        match tool {
+    /// A type-erased handler; `ToolBuilder::handler` is instantiated for this one type
+    /// instead of once per tool, which keeps the compile time of many tools down.
+    struct SharedHandler(Arc<dyn ToolHandler>);
+
+    impl ToolHandler for SharedHandler {
+        fn call(
+            &self,
+            ctx: ToolContext,
+            arguments: Map<String, Value>,
+        ) -> BoxFuture<'static, HandlerResult> {
+            self.0.call(ctx, arguments)
+        }
+    }
+
+    /// Finishes a tool the macro describes. The macro has checked the name at compile time
+    /// and the input schema is always an object schema, so an error here is a bug in the macro.
+    pub fn finish_tool(
+        builder: ToolBuilder,
+        input_schema: Value,
+        handler: Arc<dyn ToolHandler>,
+    ) -> Tool {
+        match builder.handler(Arc::new(input_schema), SharedHandler(handler)) {
             Ok(tool) => tool,
             Err(e) => panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}"),
         }
+    }
+
+    /// One call of an `async fn` tool: the function's future, its output converted to a
+    /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on the
+    /// return type, so a type that cannot be returned is reported there and only there); or
+    /// the argument error that kept the function from being called. Generic code here rather
+    /// than an `async` block per tool: it is type-checked once, not once per tool.
+    pub async fn call_async<F: Future>(
+        call: Result<F, ToolError>,
+        convert: fn(F::Output) -> HandlerResult,
+    ) -> HandlerResult {
+        convert(call?.await)
+    }
+
+    /// The result of one call of a plain (non-`async`) function tool.
+    pub async fn call_sync<R>(
+        call: Result<R, ToolError>,
+        convert: fn(R) -> HandlerResult,
+    ) -> HandlerResult {
+        convert(call?)
     }
 
     /// Unwraps a server `server!` built. Its name and the uniqueness of its tool names were
