@@ -1,6 +1,6 @@
 //! Reading one JSON-RPC message and writing replies.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::protocol::{ErrorCode, ErrorObject, RequestId};
 
@@ -132,11 +132,28 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 /// An error reply. When the request's id is unknown the `id` member is left out: MCP's schema
 /// (2025-11-25 onward) makes it optional but does not allow `null`.
 pub(crate) fn error_reply(id: Value, error: ErrorObject) -> Value {
-    if id.is_null() {
-        json!({ "jsonrpc": "2.0", "error": error })
-    } else {
-        json!({ "jsonrpc": "2.0", "id": id, "error": error })
+    let mut error_map = Map::new();
+    error_map.insert("code".to_owned(), Value::from(error.code));
+    error_map.insert("message".to_owned(), Value::String(error.message));
+    if let Some(data) = error.data {
+        error_map.insert("data".to_owned(), data);
     }
+    envelope(id, "error", Value::Object(error_map))
+}
+
+/// A success reply. The result is moved in, never re-serialized (`json!` would deep-copy it).
+pub(crate) fn result_reply(id: Value, result: Value) -> Value {
+    envelope(id, "result", result)
+}
+
+fn envelope(id: Value, key: &str, payload: Value) -> Value {
+    let mut map = Map::new();
+    map.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    if !id.is_null() {
+        map.insert("id".to_owned(), id);
+    }
+    map.insert(key.to_owned(), payload);
+    Value::Object(map)
 }
 
 pub(crate) fn parse_error(detail: impl std::fmt::Display) -> Value {

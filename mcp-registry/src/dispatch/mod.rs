@@ -17,7 +17,7 @@ use crate::protocol::{
 use crate::registry::call::RequestInfo;
 use crate::registry::{CallError, CallOptions, Registry};
 use crate::server::Server;
-use envelope::{Incoming, decode, error_reply};
+use envelope::{Incoming, decode, error_reply, result_reply};
 
 /// What a request is answered with, before it is written as a `Value` or as text.
 pub(crate) enum Answer {
@@ -439,15 +439,15 @@ impl Registry {
             .invoke(server, &tool, arguments, options, request)
             .await
         {
-            Ok(result) => Answer::Result(to_value(&result)),
+            Ok(result) => Answer::Result(result.into_value()),
             Err(CallError::Cancelled { .. }) => Answer::Suppressed,
-            Err(e) => Answer::Result(to_value(&e.into_call_tool_result())),
+            Err(e) => Answer::Result(e.into_call_tool_result().into_value()),
         }
     }
 
     pub(crate) fn answer_to_value(&self, id: Value, answer: Answer) -> Option<Value> {
         Some(match answer {
-            Answer::Result(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Answer::Result(result) => result_reply(id, result),
             Answer::Error(error) => error_reply(id, error),
             Answer::Suppressed => return None,
             Answer::Tools {
@@ -468,7 +468,7 @@ impl Registry {
                 if let Some(cursor) = next_cursor {
                     result.insert("nextCursor".to_owned(), Value::String(cursor));
                 }
-                json!({ "jsonrpc": "2.0", "id": id, "result": result })
+                result_reply(id, Value::Object(result))
             }
         })
     }
@@ -507,10 +507,4 @@ fn server_info_meta(server: &Server) -> Map<String, Value> {
         json!({ "name": server.name(), "version": server.version() }),
     );
     meta
-}
-
-fn to_value(result: &crate::protocol::CallToolResult) -> Value {
-    serde_json::to_value(result).unwrap_or_else(|e| {
-        json!({ "content": [{ "type": "text", "text": format!("could not serialize the result: {e}") }], "isError": true })
-    })
 }

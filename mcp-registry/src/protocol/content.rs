@@ -316,6 +316,39 @@ impl CallToolResult {
         }
     }
 
+    /// The result as a JSON value, moving its strings instead of copying them through a
+    /// serializer (the hot path of every `tools/call` reply).
+    pub fn into_value(self) -> Value {
+        let mut map = Map::new();
+        let content = self
+            .content
+            .into_iter()
+            .map(|c| match c {
+                Content::Text(TextContent {
+                    text,
+                    annotations: None,
+                }) => {
+                    let mut block = Map::new();
+                    block.insert("type".to_owned(), Value::from("text"));
+                    block.insert("text".to_owned(), Value::String(text));
+                    Value::Object(block)
+                }
+                other => serde_json::to_value(other).unwrap_or(Value::Null),
+            })
+            .collect();
+        map.insert("content".to_owned(), Value::Array(content));
+        if let Some(structured) = self.structured_content {
+            map.insert("structuredContent".to_owned(), structured);
+        }
+        if let Some(is_error) = self.is_error {
+            map.insert("isError".to_owned(), Value::Bool(is_error));
+        }
+        if let Some(meta) = self.meta {
+            map.insert("_meta".to_owned(), Value::Object(meta));
+        }
+        Value::Object(map)
+    }
+
     /// Whether the result reports a failure.
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
@@ -324,5 +357,37 @@ impl CallToolResult {
     /// The first text block, if any.
     pub fn first_text(&self) -> Option<&str> {
         self.content.iter().find_map(Content::as_text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn into_value_matches_serialization() {
+        let results = [
+            CallToolResult::text("plain"),
+            CallToolResult::error("failed"),
+            CallToolResult::structured(serde_json::json!({"a": [1, 2]})),
+            CallToolResult::success(vec![
+                Content::text("t").with_annotations(Annotations {
+                    priority: Some(0.5),
+                    ..Default::default()
+                }),
+                Content::image(b"png", "image/png"),
+                Content::audio(b"wav", "audio/wav"),
+                Content::resource_link("file:///a", "a"),
+                Content::embedded_text("file:///b", "text/plain", "b"),
+                Content::embedded_blob("file:///c", "application/octet-stream", b"c"),
+            ]),
+            CallToolResult {
+                meta: Some(Map::from_iter([("k".to_owned(), Value::from(1))])),
+                ..CallToolResult::text("m")
+            },
+        ];
+        for r in results {
+            assert_eq!(r.clone().into_value(), serde_json::to_value(&r).unwrap());
+        }
     }
 }
