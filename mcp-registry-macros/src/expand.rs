@@ -8,7 +8,7 @@
 //! tool through the very path that names the function, with the function's visibility.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
@@ -17,6 +17,14 @@ use crate::ast::{ServerInput, ToolFn};
 fn hidden(name: &str) -> Ident {
     // Mixed-site hygiene: a user's function named like a local of ours cannot be captured.
     Ident::new(name, Span::mixed_site())
+}
+
+/// `Some("text")` or `None`, as tokens.
+fn option(text: Option<&str>) -> TokenStream {
+    match text {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    }
 }
 
 /// The attributes copied from the function onto every generated item, so that
@@ -73,19 +81,17 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let item = &tool.item;
     let ident = &item.sig.ident;
     let (name, _) = tool.tool_name();
-    let (ctx, args, call, schema, builder) = (
+    let (ctx, args, call) = (
         hidden("__mcp_ctx"),
         hidden("__mcp_args"),
         hidden("__mcp_call"),
-        hidden("__mcp_schema"),
-        hidden("__mcp_builder"),
     );
     let label = syn::Lifetime {
         apostrophe: Span::mixed_site(),
         ident: hidden("__mcp_call"),
     };
 
-    let mut describe = Vec::new();
+    let mut specs = Vec::new();
     let mut extract = Vec::new();
     let mut values = Vec::new();
     for (i, param) in tool.params.iter().enumerate() {
@@ -107,13 +113,17 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
                     .map(|a| a.text.clone())
             });
-        let description = match text {
-            Some(t) => quote!(::core::option::Option::Some(#t)),
-            None => quote!(::core::option::Option::None),
-        };
+        let description = option(text.as_deref());
         // Spanned on the parameter's type: a type that is no `ToolParam` is reported there.
-        describe.push(quote_spanned! {ty.span()=>
-            <#ty as #krate::tool::param::ToolParam>::describe(&mut #schema, #property, #description);
+        let describe = quote_spanned! {ty.span()=>
+            <#ty as #krate::tool::param::ToolParam>::describe
+        };
+        specs.push(quote! {
+            #krate::__private::ParamSpec {
+                name: #property,
+                description: #description,
+                describe: #describe,
+            }
         });
         let value = hidden(&format!("__mcp_arg{i}"));
         extract.push(quote_spanned! {ty.span()=>
@@ -125,42 +135,34 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         values.push(value);
     }
 
-    let mut chain = TokenStream::new();
-    if let Some(title) = &tool.attrs.title {
-        chain.extend(quote!(.title(#title)));
-    }
+    let title = option(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
     let description = tool
         .attrs
         .description
         .as_ref()
         .map(syn::LitStr::value)
         .or_else(|| tool.docs.description.clone());
-    if let Some(d) = description {
-        chain.extend(quote!(.description(#d)));
-    }
-    for (hint, method) in [
-        (tool.attrs.read_only, "read_only"),
-        (tool.attrs.destructive, "destructive"),
-        (tool.attrs.idempotent, "idempotent"),
-        (tool.attrs.open_world, "open_world"),
-    ] {
-        if let Some(h) = hint {
-            let method = format_ident!("{method}");
-            chain.extend(quote!(.#method(#h)));
-        }
-    }
+    let description = option(description.as_deref());
+    let hints = [
+        tool.attrs.read_only,
+        tool.attrs.destructive,
+        tool.attrs.idempotent,
+        tool.attrs.open_world,
+    ]
+    .map(|hint| match hint {
+        Some(h) => quote!(::core::option::Option::Some(#h)),
+        None => quote!(::core::option::Option::None),
+    });
 
     let output = tool.output();
-    let with_output = quote_spanned! {output.span()=>
-        #krate::__private::with_output_schema(
-            #builder,
-            <#output as #krate::IntoToolResult>::output_schema(),
-        )
+    // Spanned on the return type: a type that cannot be returned is reported there.
+    let output_schema = quote_spanned! {output.span()=>
+        <#output as #krate::IntoToolResult>::output_schema
     };
-    // Spanned on the function's name: a future that is not `Send` is reported there.
     let convert = quote_spanned! {output.span()=>
         <#output as #krate::IntoToolResult>::into_tool_result
     };
+    // Spanned on the function's name: a future that is not `Send` is reported there.
     let run = if item.sig.asyncness.is_some() {
         quote_spanned!(ident.span()=> #krate::__private::call_async)
     } else {
@@ -168,15 +170,18 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     };
 
     let body = quote! {
+        static __MCP_SPEC: #krate::__private::ToolSpec = #krate::__private::ToolSpec {
+            name: #name,
+            title: #title,
+            description: #description,
+            hints: [#(#hints),*],
+            params: &[#(#specs),*],
+            output_schema: #output_schema,
+        };
         static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new();
         __MCP_TOOL.get(|| {
-            let mut #schema = #krate::schema::ObjectSchemaBuilder::new();
-            #(#describe)*
-            let #builder = #krate::Tool::builder(#name) #chain;
-            let #builder = #with_output;
-            #krate::__private::finish_tool(
-                #builder,
-                #schema.build(),
+            #krate::__private::build_tool(
+                &__MCP_SPEC,
                 ::std::sync::Arc::new(
                     |#ctx: #krate::ToolContext,
                      mut #args: #krate::__private::serde_json::Map<

@@ -160,12 +160,62 @@ pub mod support {
         }
     }
 
-    /// Sets the output schema the tool's return type advertises, if any.
-    pub fn with_output_schema(builder: ToolBuilder, schema: Option<Arc<Value>>) -> ToolBuilder {
-        match schema {
-            Some(schema) => builder.output_schema(Arc::unwrap_or_clone(schema)),
-            None => builder,
+    /// A parameter of a tool, as `#[mcp_tool]` describes it.
+    pub struct ParamSpec {
+        /// The property name.
+        pub name: &'static str,
+        /// The property's description.
+        pub description: Option<&'static str>,
+        /// `<T as ToolParam>::describe` for the parameter's type.
+        pub describe: fn(&mut ObjectSchemaBuilder, &str, Option<&str>),
+    }
+
+    /// A tool, as `#[mcp_tool]` describes it: static data, so the code generated per tool
+    /// stays small and the building code below is compiled once.
+    pub struct ToolSpec {
+        /// The tool name.
+        pub name: &'static str,
+        /// Display title.
+        pub title: Option<&'static str>,
+        /// Description.
+        pub description: Option<&'static str>,
+        /// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`.
+        pub hints: [Option<bool>; 4],
+        /// The parameters, in order.
+        pub params: &'static [ParamSpec],
+        /// `<R as IntoToolResult>::output_schema` for the return type.
+        pub output_schema: fn() -> Option<Arc<Value>>,
+    }
+
+    /// Builds the tool `spec` describes (once per tool: the caller caches it).
+    pub fn build_tool(spec: &ToolSpec, handler: Arc<dyn ToolHandler>) -> Tool {
+        let mut schema = ObjectSchemaBuilder::new();
+        for param in spec.params {
+            (param.describe)(&mut schema, param.name, param.description);
         }
+        let mut builder = Tool::builder(spec.name);
+        if let Some(title) = spec.title {
+            builder = builder.title(title);
+        }
+        if let Some(description) = spec.description {
+            builder = builder.description(description);
+        }
+        let [read_only, destructive, idempotent, open_world] = spec.hints;
+        let hints: [(Option<bool>, fn(ToolBuilder, bool) -> ToolBuilder); 4] = [
+            (read_only, ToolBuilder::read_only),
+            (destructive, ToolBuilder::destructive),
+            (idempotent, ToolBuilder::idempotent),
+            (open_world, ToolBuilder::open_world),
+        ];
+        for (hint, set) in hints {
+            if let Some(yes) = hint {
+                builder = set(builder, yes);
+            }
+        }
+        if let Some(output) = (spec.output_schema)() {
+            builder = builder.output_schema(Arc::unwrap_or_clone(output));
+        }
+        finish_tool(builder, schema.build(), handler)
     }
 
     /// A type-erased handler; `ToolBuilder::handler` is instantiated for this one type
@@ -182,9 +232,9 @@ pub mod support {
         }
     }
 
-    /// Finishes a tool the macro describes. The macro has checked the name at compile time
-    /// and the input schema is always an object schema, so an error here is a bug in the macro.
-    pub fn finish_tool(
+    /// The macro has checked the name at compile time and the input schema is always an
+    /// object schema, so an error here is a bug in the macro.
+    fn finish_tool(
         builder: ToolBuilder,
         input_schema: Value,
         handler: Arc<dyn ToolHandler>,
