@@ -220,20 +220,26 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
     let tool_item = |path: &Path| {
         quote_spanned! {path.span()=> <#path as #krate::__private::ToolItem>}
     };
-    let mut checks = Vec::new();
-    for (i, path) in tools.iter().enumerate().skip(1) {
-        let this = tool_item(path);
-        let earlier = tools[..i].iter().map(tool_item);
+    // One constant evaluation finds the first repeated name; its arm reports it on the path.
+    let names = tools.iter().map(|p| {
+        let item = tool_item(p);
+        quote!(#item::NAME)
+    });
+    let arms = tools.iter().enumerate().skip(1).map(|(i, path)| {
         let path_text = quote!(#path).to_string().replace(' ', "");
         let message = format!(
             "server `{name}`: tool `{path_text}` has the same name as a tool listed before it; tool names must be unique within a server"
         );
-        checks.push(quote_spanned! {path.span()=>
-            const _: () = if #krate::__private::name_in(#this::NAME, &[#(#earlier::NAME),*]) {
-                ::core::panic!(#message)
-            };
-        });
-    }
+        quote_spanned! {path.span()=>
+            ::core::option::Option::Some(#i) => ::core::panic!(#message),
+        }
+    });
+    let mut checks = vec![quote! {
+        const _: () = match #krate::__private::first_duplicate(&[#(#names),*]) {
+            #(#arms)*
+            _ => {}
+        };
+    }];
 
     let version = match &server.version {
         Some(v) => quote!(#v),

@@ -44,10 +44,12 @@ use crate::ctxt::Errors;
 /// **Input schema.** Each parameter is a property of the tool's object input schema, named
 /// like the parameter (without `r#`) or by `#[arg(rename = "...")]`; its schema is the
 /// type's `schemars` schema under the project's one profile (draft 2020-12, inlined, root
-/// object), built once per tool and cached. A parameter is *required* unless `null` is a
-/// valid value of its type (`Option<T>`, `serde_json::Value`): a missing optional argument
-/// and an explicit `null` are both `None`. A recursive type cannot be inlined: it is kept as
-/// a `$ref` into `$defs` at the root of the tool's input schema.
+/// object), doc comments and serde attributes included, built once per tool and cached. A
+/// parameter is *required* unless `null` is a valid value of its type (`Option<T>`,
+/// `serde_json::Value`), decided at run time through the type itself rather than by the
+/// spelling `Option`, so aliases work; a missing optional argument and an explicit `null`
+/// are both `None`. Recursive types: a recursive type is inlined once and its recursion
+/// refers to `#/$defs/Name`, kept at the root of the tool's input schema (valid 2020-12).
 ///
 /// **Context.** A parameter whose type is [`ToolContext`] (recognised through the
 /// `ToolParam` trait, so aliases work) is filled by the call and is not in the schema.
@@ -68,7 +70,11 @@ use crate::ctxt::Errors;
 /// **Generated items.** Next to `fn add`, a hidden `struct add {}` (type namespace, same
 /// visibility) through which `server!(tools = [add])`, `use ops::add;` and `add::tool()`
 /// (the `Tool`, built on first use and then shared) reach the tool. The function must be a
-/// free function without `self`, generics or destructuring parameters.
+/// free function without `self`, generics, references or destructuring parameters. A
+/// non-`async` function works too; it runs when the call starts.
+///
+/// On a mistake the function is still emitted unchanged, with the error and stand-ins for
+/// the generated items, so one mistake gives one message.
 ///
 /// [`ToolContext`]: https://docs.rs/mcp-registry/latest/mcp_registry/struct.ToolContext.html
 #[proc_macro_attribute]

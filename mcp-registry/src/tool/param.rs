@@ -274,16 +274,21 @@ pub mod support {
         }
     }
 
-    /// Whether `name` is one of `earlier` (for `server!`'s compile-time duplicate check).
-    pub const fn name_in(name: &str, earlier: &[&str]) -> bool {
-        let mut i = 0;
-        while i < earlier.len() {
-            if str_eq(name, earlier[i]) {
-                return true;
+    /// The index of the first name equal to an earlier one (for `server!`'s compile-time
+    /// check that tool names are unique).
+    pub const fn first_duplicate(names: &[&str]) -> Option<usize> {
+        let mut i = 1;
+        while i < names.len() {
+            let mut j = 0;
+            while j < i {
+                if str_eq(names[i], names[j]) {
+                    return Some(i);
+                }
+                j += 1;
             }
             i += 1;
         }
-        false
+        None
     }
 
     const fn str_eq(a: &str, b: &str) -> bool {
