@@ -201,7 +201,8 @@ pub mod support {
             builder = builder.description(description);
         }
         let [read_only, destructive, idempotent, open_world] = spec.hints;
-        let hints: [(Option<bool>, fn(ToolBuilder, bool) -> ToolBuilder); 4] = [
+        type SetHint = fn(ToolBuilder, bool) -> ToolBuilder;
+        let hints: [(Option<bool>, SetHint); 4] = [
             (read_only, ToolBuilder::read_only),
             (destructive, ToolBuilder::destructive),
             (idempotent, ToolBuilder::idempotent),
