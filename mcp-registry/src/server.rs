@@ -2,7 +2,6 @@
 //! collection that `server!` submits to and [`Registry::collected`](crate::Registry::collected)
 //! reads.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -79,7 +78,8 @@ struct ServerInner {
     instructions: Option<String>,
     /// Sorted by name.
     tools: Vec<Tool>,
-    index: HashMap<Arc<str>, usize>,
+    /// Tool names are the host's own, not a caller's, so a fast non-keyed hash is safe here.
+    index: foldhash::HashMap<Arc<str>, usize>,
     listing: ToolListing,
 }
 

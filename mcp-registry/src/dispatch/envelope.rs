@@ -36,7 +36,7 @@ impl Rejected {
 }
 
 pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
-    let Value::Object(mut map) = message else {
+    let Value::Object(map) = message else {
         return Err(Rejected::new(
             Value::Null,
             ErrorCode::INVALID_REQUEST,
@@ -46,7 +46,19 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             ),
         ));
     };
-    let raw_id = map.remove("id");
+    // One pass that moves the members out: cheaper than searching and removing each one.
+    let (mut raw_id, mut jsonrpc, mut method, mut params) = (None, None, None, None);
+    let mut is_response = false;
+    for (key, value) in map {
+        match key.as_str() {
+            "id" => raw_id = Some(value),
+            "jsonrpc" => jsonrpc = Some(value),
+            "method" => method = Some(value),
+            "params" => params = Some(value),
+            "result" | "error" => is_response = true,
+            _ => {}
+        }
+    }
     let id = match &raw_id {
         None => None,
         Some(v) => match RequestId::from_value(v) {
@@ -61,7 +73,7 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
         },
     };
     let reply_id = || id.as_ref().map_or(Value::Null, RequestId::to_value);
-    match map.get("jsonrpc") {
+    match &jsonrpc {
         Some(Value::String(v)) if v == "2.0" => {}
         Some(other) => {
             return Err(Rejected::new(
@@ -78,7 +90,7 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             ));
         }
     }
-    let method = match map.remove("method") {
+    let method = match method {
         Some(Value::String(m)) => m,
         Some(other) => {
             return Err(Rejected::new(
@@ -87,7 +99,7 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
                 format!("`method` must be a string, got {}", kind(&other)),
             ));
         }
-        None if id.is_some() && (map.contains_key("result") || map.contains_key("error")) => {
+        None if id.is_some() && is_response => {
             return Ok(Incoming::Response);
         }
         None => {
@@ -98,7 +110,7 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             ));
         }
     };
-    let params = match map.remove("params") {
+    let params = match params {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(p)) => p,
         Some(other) => {

@@ -244,7 +244,8 @@ impl Registry {
                 modern: false,
             },
         };
-        let snapshot = self.snapshot();
+        // Held for the whole request: the server and tool are borrowed, not reference-counted.
+        let snapshot = self.snapshot_full();
         let server = match snapshot.server(server_name) {
             None => {
                 return Answer::Error(ErrorObject::new(
@@ -258,14 +259,13 @@ impl Registry {
                     format!("MCP server {server_name:?} is disabled"),
                 ));
             }
-            Some(e) => e.server.clone(),
+            Some(e) => &e.server,
         };
-        drop(snapshot);
         let answer = match (method, served.modern) {
-            ("initialize", false) => self.initialize(&server, &params, connection),
+            ("initialize", false) => self.initialize(server, &params, connection),
             ("ping", false) => Answer::Result(json!({})),
-            ("server/discover", true) => Answer::Result(self.discover(&server, connection)),
-            ("tools/list", _) => self.list_tools(&server, &params, served),
+            ("server/discover", true) => Answer::Result(self.discover(server, connection)),
+            ("tools/list", _) => self.list_tools(server, &params, served),
             ("tools/call", _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -274,7 +274,7 @@ impl Registry {
                     id: Some(id.clone()),
                     protocol_version: served.version,
                 };
-                self.call_tool(&server, params, options, request).await
+                self.call_tool(server, params, options, request).await
             }
             _ => Answer::Error(ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -291,7 +291,7 @@ impl Registry {
         if !served.modern {
             return answer;
         }
-        let info = server_info_meta(&server);
+        let info = server_info_meta(server);
         match answer {
             Answer::Result(mut result) => {
                 if let Value::Object(map) = &mut result {

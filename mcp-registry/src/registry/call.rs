@@ -2,20 +2,19 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::AtomicBool;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::{CallError, Registry};
 use crate::protocol::{CallToolResult, ProtocolVersion, RequestId};
 use crate::server::Server;
-use crate::tool::{CallScope, Extensions, NotificationSink, Tool, ToolContext, ToolError};
+use crate::tool::{
+    BoxFuture, CallScope, Extensions, HandlerResult, NotificationSink, Tool, ToolContext, ToolError,
+};
 
 /// Per-call settings for [`Registry::call_tool_by_name_with`] and
 /// [`Registry::handle_mcp_message_with`](crate::Registry::handle_mcp_message_with).
@@ -122,11 +121,9 @@ impl Registry {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        let (server, tool) = {
-            let snapshot = self.snapshot();
-            let (server, tool) = snapshot.resolve(name)?;
-            (server.clone(), tool.clone())
-        };
+        // One reference count for the whole call; the server and tool are borrowed from it.
+        let snapshot = self.snapshot_full();
+        let (server, tool) = snapshot.resolve(name)?;
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
@@ -137,7 +134,7 @@ impl Registry {
                 });
             }
         };
-        self.invoke(&server, &tool, arguments, options, RequestInfo::default())
+        self.invoke(server, tool, arguments, options, RequestInfo::default())
             .await
     }
 
@@ -155,21 +152,21 @@ impl Registry {
             TimeoutSetting::Limit(d) => Some(d),
             TimeoutSetting::Unlimited => None,
         };
-        let ctx = ToolContext::from_scope(Arc::new(CallScope {
+        let cancellation = options.cancellation.clone();
+        let ctx = ToolContext::from_scope(CallScope {
             tool: tool.shared_name().clone(),
             server: server.shared_name().clone(),
             request_id: request.id,
             meta: options.meta,
             protocol_version: request.protocol_version,
             notifications: options.notifications,
-            cancellation: options.cancellation.clone(),
+            cancellation: options.cancellation,
             registry_extensions: self.config().extensions.clone(),
             call_extensions: options.extensions,
-            last_progress: Mutex::new(None),
-            completed: AtomicBool::new(false),
-        }));
-        let outcome = run(tool, ctx.clone(), arguments, limit, options.cancellation).await;
-        ctx.complete();
+        });
+        let completion = ctx.completion();
+        let outcome = CallFuture::start(tool, ctx, arguments, limit, cancellation).await;
+        completion.complete();
         let name = || tool.name().to_owned();
         match outcome {
             Outcome::Done(Ok(result)) => Ok(result),
@@ -206,86 +203,83 @@ enum Outcome {
     Cancelled,
 }
 
-async fn run(
-    tool: &Tool,
-    ctx: ToolContext,
-    arguments: Map<String, Value>,
+/// One tool call in flight: the handler's future guarded against panics, raced against the
+/// caller's cancellation and a deadline, in one flat future (no nested state machines on the
+/// hot path). The timer costs nothing for a call finishing on its first poll: it is armed only
+/// when the call first returns `Pending`, with the deadline counted from the call's start.
+/// Without a Tokio runtime (time enabled) the call runs unlimited.
+struct CallFuture {
+    fut: Option<BoxFuture<'static, HandlerResult>>,
+    cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     limit: Option<Duration>,
-    cancellation: Option<CancellationToken>,
-) -> Outcome {
-    // Creating the future runs user code too (argument parsing, a closure's body).
-    let fut =
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    armed: bool,
+}
+
+impl CallFuture {
+    fn start(
+        tool: &Tool,
+        ctx: ToolContext,
+        arguments: Map<String, Value>,
+        limit: Option<Duration>,
+        cancellation: Option<CancellationToken>,
+    ) -> Either<CallFuture, std::future::Ready<Outcome>> {
+        // Creating the future runs user code too (argument parsing, a closure's body).
         match std::panic::catch_unwind(AssertUnwindSafe(|| tool.handler().call(ctx, arguments))) {
-            Ok(fut) => fut,
-            Err(payload) => return Outcome::Panicked(panic_message(&*payload)),
-        };
-    let guarded = async move {
-        match AssertUnwindSafe(fut).catch_unwind().await {
-            Ok(result) => Outcome::Done(result),
-            Err(payload) => Outcome::Panicked(panic_message(&*payload)),
-        }
-    };
-    let cancellable = async move {
-        match cancellation {
-            None => guarded.await,
-            Some(token) => {
-                tokio::select! {
-                    biased;
-                    outcome = guarded => outcome,
-                    () = token.cancelled() => Outcome::Cancelled,
-                }
-            }
-        }
-    };
-    match limit {
-        Some(limit) => Deadline::new(cancellable, limit).await,
-        None => cancellable.await,
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A time limit that costs nothing for a call finishing on its first poll: the timer is
-    /// armed only when the call first returns `Pending`, with the deadline counted from the
-    /// call's start. Without a Tokio runtime (time enabled) the call runs unlimited.
-    struct Deadline<F> {
-        #[pin]
-        fut: F,
-        start: Instant,
-        limit: Duration,
-        sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-        armed: bool,
-    }
-}
-
-impl<F> Deadline<F> {
-    fn new(fut: F, limit: Duration) -> Self {
-        Deadline {
-            fut,
-            start: Instant::now(),
-            limit,
-            sleep: None,
-            armed: false,
+            Ok(fut) => Either::Left(CallFuture {
+                fut: Some(fut),
+                cancelled: cancellation.map(|t| Box::pin(t.cancelled_owned())),
+                limit,
+                sleep: None,
+                armed: false,
+            }),
+            Err(payload) => Either::Right(std::future::ready(Outcome::Panicked(panic_message(
+                &*payload,
+            )))),
         }
     }
 }
 
-impl<F: Future<Output = Outcome>> Future for Deadline<F> {
+impl Future for CallFuture {
     type Output = Outcome;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
-        let this = self.project();
-        if let Poll::Ready(outcome) = this.fut.poll(cx) {
-            return Poll::Ready(outcome);
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let this = &mut *self;
+        let Some(fut) = this.fut.as_mut() else {
+            return Poll::Pending;
+        };
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Ready(result)) => {
+                this.fut = None;
+                return Poll::Ready(Outcome::Done(result));
+            }
+            Err(payload) => {
+                // Drop the poisoned future here, outside any further poll.
+                this.fut = None;
+                return Poll::Ready(Outcome::Panicked(panic_message(&*payload)));
+            }
+            Ok(Poll::Pending) => {}
         }
-        if !*this.armed {
-            *this.armed = true;
+        if let Some(cancelled) = this.cancelled.as_mut()
+            && cancelled.as_mut().poll(cx).is_ready()
+        {
+            this.fut = None;
+            return Poll::Ready(Outcome::Cancelled);
+        }
+        let Some(limit) = this.limit else {
+            return Poll::Pending;
+        };
+        if !this.armed {
+            this.armed = true;
             if tokio::runtime::Handle::try_current().is_ok() {
-                let deadline = tokio::time::Instant::from_std(*this.start + *this.limit);
-                *this.sleep = Some(Box::pin(tokio::time::sleep_until(deadline)));
+                this.sleep = Some(Box::pin(tokio::time::sleep(limit)));
             }
         }
         match this.sleep.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Outcome::TimedOut(*this.limit)),
+            Some(Poll::Ready(())) => {
+                this.fut = None;
+                Poll::Ready(Outcome::TimedOut(limit))
+            }
             _ => Poll::Pending,
         }
     }

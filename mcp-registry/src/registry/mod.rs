@@ -3,7 +3,9 @@
 pub(crate) mod call;
 mod error;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -78,7 +80,7 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     fn build(servers: BTreeMap<Arc<str>, ServerEntry>) -> Self {
-        let mut tools: HashMap<Arc<str>, Vec<ToolRef>> = HashMap::new();
+        let mut tools: HashMap<Arc<str>, Vec<ToolRef>> = HashMap::default();
         for entry in servers.values() {
             for tool in entry.server.tools() {
                 tools
@@ -343,6 +345,11 @@ impl Registry {
 
     pub(crate) fn snapshot(&self) -> arc_swap::Guard<Arc<Snapshot>> {
         self.inner.state.load()
+    }
+
+    /// The current snapshot as an owned reference, for work that outlives a short borrow.
+    pub(crate) fn snapshot_full(&self) -> Arc<Snapshot> {
+        self.inner.state.load_full()
     }
 
     pub(crate) fn config(&self) -> &Config {

@@ -118,6 +118,16 @@ pub enum ProgressError {
     Completed,
 }
 
+/// Progress bookkeeping of one call whose request carried a progress token and whose caller
+/// listens for notifications: shared by the context's clones, marked completed after the call.
+pub(crate) struct ProgressState {
+    token: Value,
+    sink: NotificationSink,
+    last: Mutex<Option<f64>>,
+    completed: AtomicBool,
+}
+
+/// Everything a call's context is made of; the call path builds one per call.
 pub(crate) struct CallScope {
     pub(crate) tool: Arc<str>,
     pub(crate) server: Arc<str>,
@@ -128,28 +138,61 @@ pub(crate) struct CallScope {
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) registry_extensions: Extensions,
     pub(crate) call_extensions: Extensions,
-    pub(crate) last_progress: Mutex<Option<f64>>,
-    pub(crate) completed: AtomicBool,
 }
 
 /// What a tool knows about the call it is serving, and its way to talk back.
 ///
 /// A tool asks for it by taking a `ToolContext` parameter; it never appears in the tool's
-/// input schema. Cloning is cheap.
+/// input schema. Cloning is cheap (reference counts only), and building one allocates nothing
+/// unless the request carries `_meta`.
 #[derive(Clone)]
 pub struct ToolContext {
-    scope: Arc<CallScope>,
+    tool: Arc<str>,
+    server: Arc<str>,
+    request_id: Option<RequestId>,
+    meta: Option<Arc<Map<String, Value>>>,
+    protocol_version: Option<ProtocolVersion>,
+    progress: Option<Arc<ProgressState>>,
+    cancellation: Option<CancellationToken>,
+    registry_extensions: Extensions,
+    call_extensions: Extensions,
+}
+
+fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
+    meta.get("progressToken")
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
 }
 
 impl ToolContext {
-    pub(crate) fn from_scope(scope: Arc<CallScope>) -> Self {
-        ToolContext { scope }
+    pub(crate) fn from_scope(scope: CallScope) -> Self {
+        let progress = match (&scope.meta, scope.notifications) {
+            (Some(meta), Some(sink)) => progress_token(meta).map(|token| {
+                Arc::new(ProgressState {
+                    token: token.clone(),
+                    sink,
+                    last: Mutex::new(None),
+                    completed: AtomicBool::new(false),
+                })
+            }),
+            _ => None,
+        };
+        ToolContext {
+            tool: scope.tool,
+            server: scope.server,
+            request_id: scope.request_id,
+            meta: scope.meta.map(Arc::new),
+            protocol_version: scope.protocol_version,
+            progress,
+            cancellation: scope.cancellation,
+            registry_extensions: scope.registry_extensions,
+            call_extensions: scope.call_extensions,
+        }
     }
 
     /// A context for calling a tool function directly (in tests): no request, no progress
     /// token, never cancelled.
     pub fn detached(tool: &str, server: &str) -> Self {
-        Self::from_scope(Arc::new(CallScope {
+        Self::from_scope(CallScope {
             tool: tool.into(),
             server: server.into(),
             request_id: None,
@@ -159,88 +202,80 @@ impl ToolContext {
             cancellation: None,
             registry_extensions: Extensions::new(),
             call_extensions: Extensions::new(),
-            last_progress: Mutex::new(None),
-            completed: AtomicBool::new(false),
-        }))
+        })
     }
 
     /// The tool's name.
     pub fn tool_name(&self) -> &str {
-        &self.scope.tool
+        &self.tool
     }
 
     /// The name of the server the tool belongs to.
     pub fn server_name(&self) -> &str {
-        &self.scope.server
+        &self.server
     }
 
     /// The JSON-RPC id of the request, when the call came in as a message.
     pub fn request_id(&self) -> Option<&RequestId> {
-        self.scope.request_id.as_ref()
+        self.request_id.as_ref()
     }
 
     /// The request's `params._meta`, if it had one.
     pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.scope.meta.as_ref()
+        self.meta.as_deref()
     }
 
     /// The protocol version in play, when known.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.scope.protocol_version
+        self.protocol_version
     }
 
     /// The `_meta.progressToken` of the request (a string or an integer), if any.
     pub fn progress_token(&self) -> Option<&Value> {
-        self.scope
-            .meta
-            .as_ref()?
-            .get("progressToken")
-            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        progress_token(self.meta.as_deref()?)
     }
 
     /// A value the host attached (per call first, then per registry).
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.scope
-            .call_extensions
+        self.call_extensions
             .get::<T>()
-            .or_else(|| self.scope.registry_extensions.get::<T>())
+            .or_else(|| self.registry_extensions.get::<T>())
     }
 
-    /// Reports progress. Sends `notifications/progress` when the request carried a progress
-    /// token and a notification sink is listening; otherwise does nothing and returns `Ok`.
-    /// `progress` must increase from report to report, and nothing is sent once the call has
-    /// completed.
+    /// Reports progress. When the request carried a progress token and the caller listens
+    /// for notifications, sends `notifications/progress`; `progress` must then increase from
+    /// report to report, and nothing is sent once the call has completed. Otherwise this does
+    /// nothing and returns `Ok`.
     pub fn progress(
         &self,
         progress: f64,
         total: Option<f64>,
         message: Option<&str>,
     ) -> Result<(), ProgressError> {
-        if self.scope.completed.load(Ordering::Acquire) {
+        let Some(state) = &self.progress else {
+            return Ok(());
+        };
+        if state.completed.load(Ordering::Acquire) {
             return Err(ProgressError::Completed);
         }
-        let mut last = self
-            .scope
-            .last_progress
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        // Held while sending, so concurrent reports leave in increasing order.
+        let mut last = state.last.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(previous) = *last
             && progress <= previous
         {
             return Err(ProgressError::NotIncreasing { progress, previous });
         }
         *last = Some(progress);
-        let (Some(token), Some(sink)) = (self.progress_token(), &self.scope.notifications) else {
-            return Ok(());
-        };
-        let mut params = json!({ "progressToken": token, "progress": progress });
+        let mut params = Map::new();
+        params.insert("progressToken".to_owned(), state.token.clone());
+        params.insert("progress".to_owned(), json!(progress));
         if let Some(total) = total {
-            params["total"] = json!(total);
+            params.insert("total".to_owned(), json!(total));
         }
         if let Some(message) = message {
-            params["message"] = json!(message);
+            params.insert("message".to_owned(), json!(message));
         }
-        sink.send(json!({
+        state.sink.send(json!({
             "jsonrpc": "2.0",
             "method": "notifications/progress",
             "params": params,
@@ -250,8 +285,7 @@ impl ToolContext {
 
     /// Whether the caller has cancelled the call.
     pub fn is_cancelled(&self) -> bool {
-        self.scope
-            .cancellation
+        self.cancellation
             .as_ref()
             .is_some_and(CancellationToken::is_cancelled)
     }
@@ -259,24 +293,40 @@ impl ToolContext {
     /// Completes when the caller cancels the call (never, if the call cannot be cancelled).
     /// A tool need not watch this: a cancelled call's future is dropped regardless.
     pub async fn cancelled(&self) {
-        match &self.scope.cancellation {
+        match &self.cancellation {
             Some(token) => token.cancelled().await,
             None => std::future::pending().await,
         }
     }
 
-    pub(crate) fn complete(&self) {
-        self.scope.completed.store(true, Ordering::Release);
+    /// A handle that marks the call completed, kept by the call path while the context itself
+    /// moves into the tool.
+    pub(crate) fn completion(&self) -> Completion {
+        Completion(self.progress.clone())
+    }
+}
+
+/// Marks a call completed: later progress reports are refused.
+pub(crate) struct Completion(Option<Arc<ProgressState>>);
+
+impl Completion {
+    pub(crate) fn complete(self) {
+        if let Some(state) = &self.0 {
+            // Taken under the lock, so a report racing the completion is either sent before
+            // the reply or refused.
+            let _last = state.last.lock().unwrap_or_else(|e| e.into_inner());
+            state.completed.store(true, Ordering::Release);
+        }
     }
 }
 
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("tool", &self.scope.tool)
-            .field("server", &self.scope.server)
-            .field("request_id", &self.scope.request_id)
-            .field("protocol_version", &self.scope.protocol_version)
+            .field("tool", &self.tool)
+            .field("server", &self.server)
+            .field("request_id", &self.request_id)
+            .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()
     }
 }
