@@ -457,6 +457,37 @@ async fn modern_era_is_stateless() {
 }
 
 #[tokio::test]
+async fn modern_requests_must_carry_version_and_capabilities() {
+    let r = registry();
+    let bare = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}),
+    )
+    .await;
+    assert_eq!(bare["error"]["code"], -32602);
+    assert!(
+        bare["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("protocolVersion")
+    );
+    let mut no_caps = modern(2, "tools/list", json!({}));
+    no_caps["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let reply = ask(&r, no_caps).await;
+    assert_eq!(reply["error"]["code"], -32602);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities")
+    );
+    assert_valid(MODERN, "JSONRPCErrorResponse", &reply);
+}
+
+#[tokio::test]
 async fn unsupported_version_is_32022() {
     let r = registry();
     let mut message = modern(1, "tools/list", json!({}));

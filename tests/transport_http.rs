@@ -330,6 +330,46 @@ async fn modern_requests_are_stateless_and_header_checked() {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert_valid("2026-07-28", "UnsupportedProtocolVersionError", &r.json());
 
+    // Checked in order: mirrored headers (-32020), required _meta (-32602), version (-32022).
+    let no_meta = send(
+        &app,
+        "POST",
+        &[v, ("mcp-method", "server/discover")],
+        r#"{"jsonrpc":"2.0","id":101,"method":"server/discover","params":{}}"#,
+    )
+    .await;
+    assert_eq!(no_meta.status, StatusCode::BAD_REQUEST);
+    assert_eq!(no_meta.json()["error"]["code"], -32602, "{}", no_meta.body);
+    let no_caps = send(
+        &app,
+        "POST",
+        &[v, ("mcp-method", "server/discover")],
+        r#"{"jsonrpc":"2.0","id":102,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+    )
+    .await;
+    assert_eq!(no_caps.status, StatusCode::BAD_REQUEST);
+    assert!(
+        no_caps.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities")
+    );
+    let mut disagree: Value = serde_json::from_str(&modern(103, "tools/list", json!({}))).unwrap();
+    disagree["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let r = send(
+        &app,
+        "POST",
+        &[v, ("mcp-method", "tools/list")],
+        disagree.to_string(),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        r.json()["error"]["code"],
+        -32020,
+        "a header mismatch wins over the version"
+    );
+
     let unknown = send(
         &app,
         "POST",

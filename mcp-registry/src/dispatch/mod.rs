@@ -11,8 +11,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{
-    ErrorCode, ErrorObject, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, META_PROTOCOL_VERSION,
-    META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId, SUPPORTED_VERSIONS,
+    ErrorCode, ErrorObject, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION, META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId,
+    SUPPORTED_VERSIONS,
 };
 use crate::registry::call::RequestInfo;
 use crate::registry::{CallError, CallOptions, Registry};
@@ -62,6 +63,33 @@ fn unsupported_version(requested: &str) -> ErrorObject {
         format!("Unsupported protocol version {requested:?}"),
     )
     .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
+}
+
+/// The `_meta` members every 2026-07-28 request must carry: the protocol version (a string)
+/// and the client's capabilities (an object). Errors are -32602 naming the member.
+pub(crate) fn check_modern_meta(meta: Option<&Map<String, Value>>) -> Result<(), ErrorObject> {
+    let missing = |what: &str| {
+        ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("a 2026-07-28 request must carry `params._meta.{what}`"),
+        )
+    };
+    let Some(meta) = meta else {
+        return Err(missing(META_PROTOCOL_VERSION));
+    };
+    if !meta
+        .get(META_PROTOCOL_VERSION)
+        .is_some_and(Value::is_string)
+    {
+        return Err(missing(META_PROTOCOL_VERSION));
+    }
+    if !meta
+        .get(META_CLIENT_CAPABILITIES)
+        .is_some_and(Value::is_object)
+    {
+        return Err(missing(META_CLIENT_CAPABILITIES));
+    }
+    Ok(())
 }
 
 fn encode_cursor(offset: usize) -> String {
@@ -235,15 +263,21 @@ impl Registry {
                     envelope::kind(other)
                 ));
             }
-            None if method == "server/discover" => Served {
-                version: Some(ProtocolVersion::MODERN),
-                modern: true,
-            },
+            None if method == "server/discover" => {
+                return invalid_params(format!(
+                    "server/discover requires `_meta.{META_PROTOCOL_VERSION}` (2026-07-28 requests carry their version)"
+                ));
+            }
             None => Served {
                 version: connection.legacy_version,
                 modern: false,
             },
         };
+        if served.modern
+            && let Err(e) = check_modern_meta(meta.as_ref())
+        {
+            return Answer::Error(e);
+        }
         // Held for the whole request: the server and tool are borrowed, not reference-counted.
         let snapshot = self.snapshot_full();
         let server = match snapshot.server(server_name) {

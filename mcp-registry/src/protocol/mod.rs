@@ -21,5 +21,7 @@ pub use version::{
 
 /// `_meta` key carrying the protocol version of a modern (2026-07-28) request.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key carrying the client's capabilities on a modern request.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key carrying the server's identity on a modern result.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";

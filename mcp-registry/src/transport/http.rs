@@ -35,9 +35,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::dispatch::{ServerSession, envelope};
+use crate::dispatch::{ServerSession, check_modern_meta, envelope};
 use crate::protocol::{
-    ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion,
+    ErrorCode, ErrorObject, META_PROTOCOL_VERSION, MODERN_VERSION, ProtocolEra, ProtocolVersion,
 };
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
@@ -269,7 +269,11 @@ fn decode_header_value(raw: &str) -> Option<String> {
 }
 
 /// Checks a modern request's mirrored headers against its body.
-fn check_modern_headers(headers: &HeaderMap, message: &Value, version: &str) -> Result<(), String> {
+fn check_modern_headers(
+    headers: &HeaderMap,
+    message: &Value,
+    version: Option<&str>,
+) -> Result<(), String> {
     let method = message
         .get("method")
         .and_then(Value::as_str)
@@ -278,7 +282,8 @@ fn check_modern_headers(headers: &HeaderMap, message: &Value, version: &str) -> 
         None => {
             return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned());
         }
-        Some(h) if h != version => {
+        Some(h) if version.is_some_and(|v| v != h) => {
+            let version = version.unwrap_or_default();
             return Err(format!(
                 "Header mismatch: MCP-Protocol-Version header value {h:?} does not match body value {version:?}"
             ));
@@ -349,52 +354,61 @@ async fn handle_post(
     }
     let id = message.get("id").cloned();
     let is_request = id.is_some() && message.get("method").is_some();
-    let modern_version = message
-        .get("params")
-        .and_then(|p| p.get("_meta"))
+    let meta = message.get("params").and_then(|p| p.get("_meta"));
+    let body_version = meta
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .map(str::to_owned);
+    let header_modern = header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION);
 
-    if let Some(version) = modern_version {
-        return match ProtocolVersion::parse(&version) {
-            Some(v) if v.era() == ProtocolEra::Modern => {
-                if let Err(mismatch) = check_modern_headers(&headers, &message, &version) {
-                    return error_response(
-                        StatusCode::BAD_REQUEST,
-                        id.as_ref(),
-                        HEADER_MISMATCH,
-                        mismatch,
-                    );
-                }
-                if !is_request {
-                    // Modern notifications carry no state to act on here.
-                    return StatusCode::ACCEPTED.into_response();
-                }
-                let registry = state.registry.clone();
-                let server = state.server.clone();
-                respond(true, move |options| async move {
-                    registry
-                        .handle_mcp_message_with(&server, message, options)
-                        .await
-                })
+    if body_version.is_some() || header_modern {
+        // Order of checks: mirrored headers (-32020), required _meta (-32602), version (-32022).
+        if let Err(mismatch) = check_modern_headers(&headers, &message, body_version.as_deref()) {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                id.as_ref(),
+                HEADER_MISMATCH,
+                mismatch,
+            );
+        }
+        let modern = body_version
+            .as_deref()
+            .and_then(ProtocolVersion::parse)
+            .is_some_and(|v| v.era() == ProtocolEra::Modern);
+        if body_version.is_none() || modern {
+            if let Err(e) = check_modern_meta(meta.and_then(Value::as_object)) {
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &envelope::error_reply(id.clone().unwrap_or(Value::Null), e),
+                );
+            }
+        }
+        if !modern {
+            // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
+            return match state
+                .registry
+                .handle_mcp_message(&state.server, message)
                 .await
-            }
-            // Unknown versions, and legacy ones a modern request cannot use, get -32022.
-            _ => {
-                let reply = state
-                    .registry
-                    .handle_mcp_message(&state.server, message)
-                    .await;
-                match reply {
-                    Some(reply) if reply.get("error").is_some() => {
-                        json_response(StatusCode::BAD_REQUEST, &reply)
-                    }
-                    Some(reply) => json_response(StatusCode::OK, &reply),
-                    None => StatusCode::ACCEPTED.into_response(),
+            {
+                Some(reply) if reply.get("error").is_some() => {
+                    json_response(StatusCode::BAD_REQUEST, &reply)
                 }
-            }
-        };
+                Some(reply) => json_response(StatusCode::OK, &reply),
+                None => StatusCode::ACCEPTED.into_response(),
+            };
+        }
+        if !is_request {
+            // Modern notifications carry no state to act on here.
+            return StatusCode::ACCEPTED.into_response();
+        }
+        let registry = state.registry.clone();
+        let server = state.server.clone();
+        return respond(true, move |options| async move {
+            registry
+                .handle_mcp_message_with(&server, message, options)
+                .await
+        })
+        .await;
     }
 
     // Legacy era.
