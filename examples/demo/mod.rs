@@ -1,0 +1,98 @@
+//! The demo server shared by `examples/stdio_server.rs` and `examples/http_server.rs`: four
+//! tools from plain async functions, collected as the server `demo`.
+
+use std::fmt;
+use std::time::Duration;
+
+use mcp_registry::{Json, ToolContext, mcp_tool, server};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// The result of `add`.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Sum {
+    /// `a + b`.
+    sum: i64,
+}
+
+/// Add two integers.
+///
+/// # Arguments
+/// * `a` - the left operand
+/// * `b` - the right operand
+#[mcp_tool(title = "Add", read_only, idempotent)]
+async fn add(a: i64, b: i64) -> Json<Sum> {
+    Json(Sum {
+        sum: a.saturating_add(b),
+    })
+}
+
+/// The result of `divide`.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Quotient {
+    /// `dividend / divisor`.
+    quotient: f64,
+}
+
+#[derive(Debug)]
+struct DivisionByZero;
+
+impl fmt::Display for DivisionByZero {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("cannot divide by zero")
+    }
+}
+
+/// Divide one number by another; dividing by zero is a tool error.
+///
+/// # Arguments
+/// * `dividend` - the number to divide
+/// * `divisor` - the number to divide by (not zero)
+#[mcp_tool(title = "Divide", read_only, idempotent)]
+async fn divide(dividend: f64, divisor: f64) -> Result<Json<Quotient>, DivisionByZero> {
+    if divisor == 0.0 {
+        return Err(DivisionByZero);
+    }
+    Ok(Json(Quotient {
+        quotient: dividend / divisor,
+    }))
+}
+
+/// Echo a text back.
+///
+/// # Arguments
+/// * `text` - the text to echo
+#[mcp_tool(read_only, idempotent)]
+async fn echo(text: String) -> String {
+    text
+}
+
+/// Count down, reporting progress at each step (send a `progressToken` to see it).
+///
+/// # Arguments
+/// * `steps` - how many steps to count (at most 20)
+#[mcp_tool(title = "Countdown", read_only)]
+async fn countdown(ctx: ToolContext, steps: u32) -> Result<String, String> {
+    if steps > 20 {
+        return Err(format!("steps must be at most 20, got {steps}"));
+    }
+    for done in 1..=steps {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let left = steps - done;
+        ctx.progress(
+            f64::from(done),
+            Some(f64::from(steps)),
+            Some(&format!("{left} left")),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(format!("counted down from {steps}"))
+}
+
+server!(
+    name = "demo",
+    version = "1.0.0",
+    title = "mcp-registry demo",
+    instructions = "Arithmetic and echo tools from the mcp-registry examples.",
+    tools = [add, divide, echo, countdown],
+);
