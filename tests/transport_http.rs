@@ -467,3 +467,20 @@ async fn get_streams_list_changed_for_a_session() {
     let again = send(&app, "GET", &[("mcp-session-id", &sid)], Body::empty()).await;
     assert_eq!(again.status, StatusCode::CONFLICT);
 }
+
+#[tokio::test]
+async fn idle_legacy_sessions_expire() {
+    let app = app(HttpConfig::default().session_idle_timeout(std::time::Duration::ZERO));
+    let first = send(&app, "POST", &[], INIT).await;
+    let sid = first.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    // Opening another session sweeps the idle one away.
+    send(&app, "POST", &[], INIT).await;
+    let gone = send(
+        &app,
+        "POST",
+        &[("mcp-session-id", &sid)],
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+}

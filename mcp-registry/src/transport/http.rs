@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -65,6 +66,7 @@ pub struct HttpConfig {
     max_body_bytes: usize,
     legacy_sessions: bool,
     max_sessions: usize,
+    session_idle_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -76,6 +78,7 @@ impl Default for HttpConfig {
             max_body_bytes: 4 * 1024 * 1024,
             legacy_sessions: true,
             max_sessions: 10_000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
         }
     }
 }
@@ -122,6 +125,13 @@ impl HttpConfig {
         self
     }
 
+    /// How long a legacy session may stay unused before it is ended (default 30 minutes); a
+    /// client coming back later gets `404` and initializes again, as the spec prescribes.
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
+        self
+    }
+
     fn origin_allowed(&self, origin: &str) -> bool {
         if self.allowed_origins.iter().any(|o| o == origin) {
             return true;
@@ -147,6 +157,23 @@ impl HttpConfig {
 struct SessionSlot {
     session: ServerSession,
     pushed: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
+    last_used: Mutex<Instant>,
+}
+
+impl SessionSlot {
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed()
+    }
 }
 
 struct AppState {
@@ -158,11 +185,30 @@ struct AppState {
 
 impl AppState {
     fn session(&self, id: &str) -> Option<Arc<SessionSlot>> {
-        self.sessions
+        let slot = self
+            .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(id)
-            .cloned()
+            .cloned()?;
+        slot.touch();
+        Some(slot)
+    }
+
+    /// Ends legacy sessions idle for longer than the configured limit (checked whenever a new
+    /// session is opened, so abandoned sessions cannot pile up).
+    fn expire_idle_sessions(&self) {
+        let limit = self.config.session_idle_timeout;
+        self.sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, slot| {
+                let keep = slot.idle_for() < limit;
+                if !keep {
+                    slot.session.shutdown();
+                }
+                keep
+            });
     }
 }
 
@@ -435,6 +481,7 @@ async fn handle_post(
                 "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
             );
         }
+        state.expire_idle_sessions();
         if state
             .sessions
             .lock()
@@ -467,6 +514,7 @@ async fn handle_post(
                 Arc::new(SessionSlot {
                     session,
                     pushed: Mutex::new(Some(pushed)),
+                    last_used: Mutex::new(Instant::now()),
                 }),
             );
         let mut response = json_response(StatusCode::OK, &reply);
