@@ -22,6 +22,10 @@ use crate::tool::NotificationSink;
 /// skipped, never buffered whole.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
+/// The most requests handled at once; past it, reading pauses until one finishes
+/// (backpressure on a client that floods the pipe).
+pub const MAX_IN_FLIGHT: usize = 256;
+
 /// Serves `server` of `registry` on this process's stdin and stdout until stdin closes.
 ///
 /// ```no_run
@@ -54,7 +58,7 @@ where
     let mut reading = true;
     loop {
         tokio::select! {
-            line = lines.next(), if reading => match line {
+            line = lines.next(), if reading && calls.len() < MAX_IN_FLIGHT => match line {
                 None => reading = false,
                 Some(Ok(line)) if line.trim().is_empty() => {}
                 Some(Ok(line)) => match serde_json::from_str::<Value>(&line) {
