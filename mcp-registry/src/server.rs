@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::tool::Tool;
+use crate::tool::{CallNames, Tool};
 
 /// The version a server gets when none is given.
 pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
@@ -80,6 +80,8 @@ struct ServerInner {
     tools: Vec<Tool>,
     /// Tool names are the host's own, not a caller's, so a fast non-keyed hash is safe here.
     index: foldhash::HashMap<Arc<str>, usize>,
+    /// Each tool's call names (server and tool), in `tools` order, shared by every call.
+    names: Vec<Arc<CallNames>>,
     listing: ToolListing,
 }
 
@@ -155,6 +157,17 @@ impl Server {
     /// The tool named `name` (O(1)).
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.inner.index.get(name).map(|&i| &self.inner.tools[i])
+    }
+
+    /// The tool named `name` and the names its calls' contexts report (one lookup).
+    pub(crate) fn tool_entry(&self, name: &str) -> Option<(&Tool, &Arc<CallNames>)> {
+        let &i = self.inner.index.get(name)?;
+        Some((&self.inner.tools[i], &self.inner.names[i]))
+    }
+
+    /// The call names of each tool, in [`tools`](Self::tools) order.
+    pub(crate) fn call_names(&self) -> &[Arc<CallNames>] {
+        &self.inner.names
     }
 
     pub(crate) fn listing(&self) -> &ToolListing {
@@ -241,9 +254,19 @@ impl ServerBuilder {
             .collect();
         let array = Value::Array(entries.clone());
         let text = array.to_string();
+        let name: Arc<str> = self.name.as_str().into();
+        let names = tools
+            .iter()
+            .map(|t| {
+                Arc::new(CallNames {
+                    tool: t.shared_name().clone(),
+                    server: name.clone(),
+                })
+            })
+            .collect();
         Ok(Server {
             inner: Arc::new(ServerInner {
-                name: self.name.as_str().into(),
+                name,
                 version: self
                     .version
                     .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned()),
@@ -251,6 +274,7 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 tools,
                 index,
+                names,
                 listing: ToolListing {
                     entries,
                     array,

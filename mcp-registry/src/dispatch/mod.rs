@@ -16,7 +16,7 @@ use crate::protocol::{
     SUPPORTED_VERSIONS,
 };
 use crate::registry::call::RequestInfo;
-use crate::registry::{CallError, CallOptions, Registry};
+use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
 use envelope::{Incoming, decode, error_reply, result_reply};
 
@@ -465,14 +465,11 @@ impl Registry {
                 ));
             }
         };
-        let Some(tool) = server.tool(&name) else {
+        let Some((tool, names)) = server.tool_entry(&name) else {
             return invalid_params(format!("Unknown tool: {name}"));
         };
-        let tool = tool.clone();
-        match self
-            .invoke(server, &tool, arguments, options, request)
-            .await
-        {
+        let call = self.invoke(Target { tool, names }, arguments, options, request);
+        match call.await {
             Ok(result) => Answer::Result(result.into_value()),
             Err(CallError::Cancelled { .. }) => Answer::Suppressed,
             Err(e) => Answer::Result(e.into_call_tool_result().into_value()),

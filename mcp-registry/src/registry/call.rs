@@ -2,18 +2,18 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::future::Either;
 use serde_json::{Map, Value};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
-use super::{CallError, Registry};
+use super::{CallError, Registry, Target};
 use crate::protocol::{CallToolResult, ProtocolVersion, RequestId};
-use crate::server::Server;
 use crate::tool::{
-    BoxFuture, CallScope, Extensions, HandlerResult, NotificationSink, Tool, ToolContext, ToolError,
+    BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult, NotificationSink,
+    ToolContext, ToolError,
 };
 
 /// Per-call settings for [`Registry::call_tool_by_name_with`] and
@@ -110,7 +110,7 @@ impl Registry {
         name: &str,
         arguments: Value,
     ) -> Result<CallToolResult, CallError> {
-        self.call_tool_by_name_with(name, arguments, CallOptions::default())
+        self.start_by_name(name, arguments, CallOptions::default())?
             .await
     }
 
@@ -121,41 +121,52 @@ impl Registry {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        // One reference count for the whole call; the server and tool are borrowed from it.
-        let snapshot = self.snapshot_full();
-        let (server, tool) = snapshot.resolve(name)?;
+        self.start_by_name(name, arguments, options)?.await
+    }
+
+    /// Resolves `name` and starts the call. The snapshot is held only until the handler's
+    /// future exists: the call owns what it needs from then on.
+    fn start_by_name(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallFuture, CallError> {
+        let snapshot = self.snapshot();
+        let target = snapshot.resolve(name)?;
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
                 return Err(CallError::InvalidArguments {
-                    tool: tool.name().to_owned(),
+                    tool: target.tool.name().to_owned(),
                     message: format!("arguments must be a JSON object, got {other}"),
                 });
             }
         };
-        self.invoke(server, tool, arguments, options, RequestInfo::default())
-            .await
+        Ok(self.invoke(target, arguments, options, RequestInfo::default()))
     }
 
-    /// Runs one tool: context, timeout, cancellation, panic isolation. Spawns nothing.
-    pub(crate) async fn invoke(
+    /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
+    /// the returned future runs the call.
+    pub(crate) fn invoke(
         &self,
-        server: &Server,
-        tool: &Tool,
+        target: Target<'_>,
         arguments: Map<String, Value>,
         options: CallOptions,
         request: RequestInfo,
-    ) -> Result<CallToolResult, CallError> {
+    ) -> CallFuture {
         let limit = match options.timeout {
             TimeoutSetting::RegistryDefault => self.config().default_timeout,
             TimeoutSetting::Limit(d) => Some(d),
             TimeoutSetting::Unlimited => None,
         };
-        let cancellation = options.cancellation.clone();
+        let cancelled = options
+            .cancellation
+            .as_ref()
+            .map(|t| Box::pin(t.clone().cancelled_owned()));
         let ctx = ToolContext::from_scope(CallScope {
-            tool: tool.shared_name().clone(),
-            server: server.shared_name().clone(),
+            names: target.names.clone(),
             request_id: request.id,
             meta: options.meta,
             protocol_version: request.protocol_version,
@@ -165,10 +176,54 @@ impl Registry {
             call_extensions: options.extensions,
         });
         let completion = ctx.completion();
-        let outcome = CallFuture::start(tool, ctx, arguments, limit, cancellation).await;
-        completion.complete();
-        let name = || tool.name().to_owned();
-        match outcome {
+        // Creating the future runs user code too (argument parsing, a closure's body).
+        let handler = target.tool.handler();
+        let state =
+            match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, arguments))) {
+                Ok(fut) => State::Running(fut),
+                Err(payload) => State::Panicked(panic_message(&*payload)),
+            };
+        CallFuture {
+            state,
+            names: target.names.clone(),
+            completion,
+            cancelled,
+            limit,
+            sleep: None,
+            armed: false,
+        }
+    }
+}
+
+enum State {
+    Running(BoxFuture<'static, HandlerResult>),
+    /// Creating the handler's future panicked.
+    Panicked(String),
+    Finished,
+}
+
+/// One tool call in flight: the handler's future guarded against panics, raced against the
+/// caller's cancellation and a deadline, in one flat future (no nested state machines on the
+/// hot path) that resolves straight to the call's result. The timer costs nothing for a call
+/// finishing on its first poll: it is armed only when the call first returns `Pending`.
+/// Without a Tokio runtime (time enabled) the call runs unlimited.
+pub(crate) struct CallFuture {
+    state: State,
+    names: Arc<CallNames>,
+    completion: Completion,
+    cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+    limit: Option<Duration>,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    armed: bool,
+}
+
+impl CallFuture {
+    /// Ends the call: marks it completed (no progress after the reply) and maps its outcome.
+    fn finish(&mut self, outcome: Outcome) -> Poll<Result<CallToolResult, CallError>> {
+        self.state = State::Finished;
+        self.completion.complete();
+        let name = || self.names.tool.to_string();
+        Poll::Ready(match outcome {
             Outcome::Done(Ok(result)) => Ok(result),
             Outcome::Done(Err(ToolError::InvalidArguments(message))) => {
                 Err(CallError::InvalidArguments {
@@ -181,7 +236,7 @@ impl Registry {
                 message,
             }),
             Outcome::Panicked(message) => {
-                tracing::error!(tool = tool.name(), server = server.name(), %message, "tool panicked");
+                tracing::error!(tool = &*self.names.tool, server = &*self.names.server, %message, "tool panicked");
                 Err(CallError::Panicked {
                     tool: name(),
                     message,
@@ -192,79 +247,43 @@ impl Registry {
                 limit,
             }),
             Outcome::Cancelled => Err(CallError::Cancelled { tool: name() }),
-        }
+        })
     }
 }
 
 enum Outcome {
-    Done(Result<CallToolResult, ToolError>),
+    Done(HandlerResult),
     Panicked(String),
     TimedOut(Duration),
     Cancelled,
 }
 
-/// One tool call in flight: the handler's future guarded against panics, raced against the
-/// caller's cancellation and a deadline, in one flat future (no nested state machines on the
-/// hot path). The timer costs nothing for a call finishing on its first poll: it is armed only
-/// when the call first returns `Pending`, with the deadline counted from the call's start.
-/// Without a Tokio runtime (time enabled) the call runs unlimited.
-struct CallFuture {
-    fut: Option<BoxFuture<'static, HandlerResult>>,
-    cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
-    limit: Option<Duration>,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    armed: bool,
-}
-
-impl CallFuture {
-    fn start(
-        tool: &Tool,
-        ctx: ToolContext,
-        arguments: Map<String, Value>,
-        limit: Option<Duration>,
-        cancellation: Option<CancellationToken>,
-    ) -> Either<CallFuture, std::future::Ready<Outcome>> {
-        // Creating the future runs user code too (argument parsing, a closure's body).
-        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.handler().call(ctx, arguments))) {
-            Ok(fut) => Either::Left(CallFuture {
-                fut: Some(fut),
-                cancelled: cancellation.map(|t| Box::pin(t.cancelled_owned())),
-                limit,
-                sleep: None,
-                armed: false,
-            }),
-            Err(payload) => Either::Right(std::future::ready(Outcome::Panicked(panic_message(
-                &*payload,
-            )))),
-        }
-    }
-}
-
 impl Future for CallFuture {
-    type Output = Outcome;
+    type Output = Result<CallToolResult, CallError>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let Some(fut) = this.fut.as_mut() else {
-            return Poll::Pending;
+        let fut = match &mut this.state {
+            State::Running(fut) => fut,
+            State::Panicked(message) => {
+                let message = std::mem::take(message);
+                return this.finish(Outcome::Panicked(message));
+            }
+            State::Finished => return Poll::Pending,
         };
         match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => {
-                this.fut = None;
-                return Poll::Ready(Outcome::Done(result));
-            }
+            Ok(Poll::Ready(result)) => return this.finish(Outcome::Done(result)),
             Err(payload) => {
                 // Drop the poisoned future here, outside any further poll.
-                this.fut = None;
-                return Poll::Ready(Outcome::Panicked(panic_message(&*payload)));
+                this.state = State::Finished;
+                return this.finish(Outcome::Panicked(panic_message(&*payload)));
             }
             Ok(Poll::Pending) => {}
         }
         if let Some(cancelled) = this.cancelled.as_mut()
             && cancelled.as_mut().poll(cx).is_ready()
         {
-            this.fut = None;
-            return Poll::Ready(Outcome::Cancelled);
+            return this.finish(Outcome::Cancelled);
         }
         let Some(limit) = this.limit else {
             return Poll::Pending;
@@ -276,10 +295,7 @@ impl Future for CallFuture {
             }
         }
         match this.sleep.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => {
-                this.fut = None;
-                Poll::Ready(Outcome::TimedOut(limit))
-            }
+            Some(Poll::Ready(())) => this.finish(Outcome::TimedOut(limit)),
             _ => Poll::Pending,
         }
     }

@@ -17,7 +17,7 @@ pub use error::{CallError, RegistryError};
 
 use crate::protocol;
 use crate::server::{Server, ServerRegistration};
-use crate::tool::{Extensions, Tool};
+use crate::tool::{CallNames, Extensions, Tool};
 
 /// The timeout a registry applies to calls unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -67,7 +67,15 @@ pub(crate) struct ServerEntry {
 pub(crate) struct ToolRef {
     pub(crate) server: Server,
     pub(crate) tool: Tool,
+    pub(crate) names: Arc<CallNames>,
     pub(crate) enabled: bool,
+}
+
+/// A resolved tool, borrowed from a snapshot.
+#[derive(Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub(crate) tool: &'a Tool,
+    pub(crate) names: &'a Arc<CallNames>,
 }
 
 /// An immutable view of the registry; every change builds a new one and swaps it in.
@@ -82,13 +90,14 @@ impl Snapshot {
     fn build(servers: BTreeMap<Arc<str>, ServerEntry>) -> Self {
         let mut tools: HashMap<Arc<str>, Vec<ToolRef>> = HashMap::default();
         for entry in servers.values() {
-            for tool in entry.server.tools() {
+            for (tool, names) in entry.server.tools().iter().zip(entry.server.call_names()) {
                 tools
                     .entry(tool.shared_name().clone())
                     .or_default()
                     .push(ToolRef {
                         server: entry.server.clone(),
                         tool: tool.clone(),
+                        names: names.clone(),
                         enabled: entry.enabled,
                     });
             }
@@ -101,11 +110,14 @@ impl Snapshot {
     }
 
     /// Resolves a plain or qualified tool name to one enabled server's tool.
-    pub(crate) fn resolve(&self, name: &str) -> Result<(&Server, &Tool), CallError> {
+    pub(crate) fn resolve(&self, name: &str) -> Result<Target<'_>, CallError> {
         if let Some(refs) = self.tools.get(name) {
             let mut enabled = refs.iter().filter(|r| r.enabled);
             return match (enabled.next(), enabled.next()) {
-                (Some(only), None) => Ok((&only.server, &only.tool)),
+                (Some(only), None) => Ok(Target {
+                    tool: &only.tool,
+                    names: &only.names,
+                }),
                 (Some(_), Some(_)) => Err(CallError::AmbiguousTool {
                     name: name.to_owned(),
                     servers: refs
@@ -131,7 +143,7 @@ impl Snapshot {
                 name: name.to_owned(),
             });
         };
-        let Some(tool) = entry.server.tool(tool_name) else {
+        let Some((tool, names)) = entry.server.tool_entry(tool_name) else {
             return Err(CallError::UnknownTool {
                 name: name.to_owned(),
             });
@@ -142,7 +154,7 @@ impl Snapshot {
                 tool: tool_name.to_owned(),
             });
         }
-        Ok((&entry.server, tool))
+        Ok(Target { tool, names })
     }
 }
 

@@ -127,10 +127,17 @@ pub(crate) struct ProgressState {
     completed: AtomicBool,
 }
 
-/// Everything a call's context is made of; the call path builds one per call.
-pub(crate) struct CallScope {
+/// The names a call's context reports: one shared allocation per (server, tool), built with
+/// the server, so a call clones one reference count instead of two names.
+#[derive(Debug)]
+pub(crate) struct CallNames {
     pub(crate) tool: Arc<str>,
     pub(crate) server: Arc<str>,
+}
+
+/// Everything a call's context is made of; the call path builds one per call.
+pub(crate) struct CallScope {
+    pub(crate) names: Arc<CallNames>,
     pub(crate) request_id: Option<RequestId>,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) protocol_version: Option<ProtocolVersion>,
@@ -147,8 +154,7 @@ pub(crate) struct CallScope {
 /// unless the request carries `_meta`.
 #[derive(Clone)]
 pub struct ToolContext {
-    tool: Arc<str>,
-    server: Arc<str>,
+    names: Arc<CallNames>,
     request_id: Option<RequestId>,
     meta: Option<Arc<Map<String, Value>>>,
     protocol_version: Option<ProtocolVersion>,
@@ -177,8 +183,7 @@ impl ToolContext {
             _ => None,
         };
         ToolContext {
-            tool: scope.tool,
-            server: scope.server,
+            names: scope.names,
             request_id: scope.request_id,
             meta: scope.meta.map(Arc::new),
             protocol_version: scope.protocol_version,
@@ -193,8 +198,10 @@ impl ToolContext {
     /// token, never cancelled.
     pub fn detached(tool: &str, server: &str) -> Self {
         Self::from_scope(CallScope {
-            tool: tool.into(),
-            server: server.into(),
+            names: Arc::new(CallNames {
+                tool: tool.into(),
+                server: server.into(),
+            }),
             request_id: None,
             meta: None,
             protocol_version: None,
@@ -207,12 +214,12 @@ impl ToolContext {
 
     /// The tool's name.
     pub fn tool_name(&self) -> &str {
-        &self.tool
+        &self.names.tool
     }
 
     /// The name of the server the tool belongs to.
     pub fn server_name(&self) -> &str {
-        &self.server
+        &self.names.server
     }
 
     /// The JSON-RPC id of the request, when the call came in as a message.
@@ -310,8 +317,8 @@ impl ToolContext {
 pub(crate) struct Completion(Option<Arc<ProgressState>>);
 
 impl Completion {
-    pub(crate) fn complete(self) {
-        if let Some(state) = &self.0 {
+    pub(crate) fn complete(&mut self) {
+        if let Some(state) = self.0.take() {
             // Taken under the lock, so a report racing the completion is either sent before
             // the reply or refused.
             let _last = state.last.lock().unwrap_or_else(|e| e.into_inner());
@@ -323,8 +330,8 @@ impl Completion {
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("tool", &self.tool)
-            .field("server", &self.server)
+            .field("tool", &self.names.tool)
+            .field("server", &self.names.server)
             .field("request_id", &self.request_id)
             .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use args::{deserialize_arguments, take_argument};
-pub(crate) use context::CallScope;
+pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
 pub use result::{IntoToolResult, Json, ToolError};
 
