@@ -35,7 +35,91 @@ impl Rejected {
     }
 }
 
+/// What a reply can reuse of the request it answers, so that answering allocates less: the
+/// strings freed from it (every member name of a `Map` is its own `String`). The envelope's
+/// names are kept by role; other strings go to [`Spare`], for the result's member names.
+#[derive(Default)]
+pub(crate) struct Shell {
+    jsonrpc: String,
+    version: String,
+    id: String,
+    /// `"method"`: becomes `"result"` or `"error"`.
+    outcome: String,
+    pub(crate) spare: Spare,
+}
+
+/// A few strings kept for reuse (at most [`SPARE_SLOTS`]; more are dropped).
+#[derive(Default)]
+pub(crate) struct Spare {
+    slots: [String; SPARE_SLOTS],
+}
+
+const SPARE_SLOTS: usize = 4;
+
+/// `text` in `s` if it fits (no allocation), else a new string.
+fn reuse(s: &mut String, text: &str) -> String {
+    if s.capacity() >= text.len() {
+        let mut s = std::mem::take(s);
+        s.clear();
+        s.push_str(text);
+        s
+    } else {
+        text.to_owned()
+    }
+}
+
+impl Spare {
+    /// Keeps `s` for reuse when there is room (else drops it).
+    pub(crate) fn give(&mut self, s: String) {
+        if let Some(slot) = self.slots.iter_mut().find(|slot| slot.capacity() == 0) {
+            *slot = s;
+        }
+    }
+
+    /// `text` as a `String`, in the first kept string it fits (or a new one).
+    pub(crate) fn take(&mut self, text: &str) -> String {
+        match self.slots.iter_mut().find(|s| s.capacity() >= text.len()) {
+            Some(slot) => reuse(slot, text),
+            None => text.to_owned(),
+        }
+    }
+}
+
+/// A decoded request with what its reply can reuse.
+pub(crate) struct Request {
+    pub(crate) id: RequestId,
+    /// The id exactly as it came in: what the reply is sent under.
+    pub(crate) raw_id: Value,
+    pub(crate) method: String,
+    pub(crate) params: Map<String, Value>,
+}
+
+/// One decoded incoming message, keeping a request's parts for its reply.
+pub(crate) enum Decoded {
+    Request(Request),
+    Notification {
+        method: String,
+        params: Map<String, Value>,
+    },
+    /// A reply to something we sent; nothing to answer.
+    Response,
+}
+
 pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
+    Ok(match decode_message(message, &mut Shell::default())? {
+        Decoded::Request(r) => Incoming::Request {
+            id: r.id,
+            method: r.method,
+            params: r.params,
+        },
+        Decoded::Notification { method, params } => Incoming::Notification { method, params },
+        Decoded::Response => Incoming::Response,
+    })
+}
+
+/// Decodes one message, moving its members out (not copying them) and keeping what a reply
+/// can reuse in `shell`.
+pub(crate) fn decode_message(message: Value, shell: &mut Shell) -> Result<Decoded, Rejected> {
     let Value::Object(map) = message else {
         return Err(Rejected::new(
             Value::Null,
@@ -51,10 +135,13 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
     let mut is_response = false;
     for (key, value) in map {
         match key.as_str() {
-            "id" => raw_id = Some(value),
-            "jsonrpc" => jsonrpc = Some(value),
-            "method" => method = Some(value),
-            "params" => params = Some(value),
+            "id" => (raw_id, shell.id) = (Some(value), key),
+            "jsonrpc" => (jsonrpc, shell.jsonrpc) = (Some(value), key),
+            "method" => (method, shell.outcome) = (Some(value), key),
+            "params" => {
+                params = Some(value);
+                shell.spare.give(key);
+            }
             "result" | "error" => is_response = true,
             _ => {}
         }
@@ -72,9 +159,9 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             }
         },
     };
-    let reply_id = || id.as_ref().map_or(Value::Null, RequestId::to_value);
-    match &jsonrpc {
-        Some(Value::String(v)) if v == "2.0" => {}
+    let reply_id = || raw_id.clone().unwrap_or(Value::Null);
+    match jsonrpc {
+        Some(Value::String(v)) if v == "2.0" => shell.version = v,
         Some(other) => {
             return Err(Rejected::new(
                 reply_id(),
@@ -100,7 +187,7 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             ));
         }
         None if id.is_some() && is_response => {
-            return Ok(Incoming::Response);
+            return Ok(Decoded::Response);
         }
         None => {
             return Err(Rejected::new(
@@ -124,9 +211,14 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             ));
         }
     };
-    Ok(match id {
-        Some(id) => Incoming::Request { id, method, params },
-        None => Incoming::Notification { method, params },
+    Ok(match (id, raw_id) {
+        (Some(id), Some(raw_id)) => Decoded::Request(Request {
+            id,
+            raw_id,
+            method,
+            params,
+        }),
+        _ => Decoded::Notification { method, params },
     })
 }
 
@@ -144,27 +236,37 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 /// An error reply. When the request's id is unknown the `id` member is left out: MCP's schema
 /// (2025-11-25 onward) makes it optional but does not allow `null`.
 pub(crate) fn error_reply(id: Value, error: ErrorObject) -> Value {
+    error_reply_in(id, error, &mut Shell::default())
+}
+
+/// [`error_reply`], reusing what `shell` holds.
+pub(crate) fn error_reply_in(id: Value, error: ErrorObject, shell: &mut Shell) -> Value {
     let mut error_map = Map::new();
-    error_map.insert("code".to_owned(), Value::from(error.code));
-    error_map.insert("message".to_owned(), Value::String(error.message));
+    error_map.insert(shell.spare.take("code"), Value::from(error.code));
     if let Some(data) = error.data {
-        error_map.insert("data".to_owned(), data);
+        error_map.insert(shell.spare.take("data"), data);
     }
-    envelope(id, "error", Value::Object(error_map))
+    error_map.insert(shell.spare.take("message"), Value::String(error.message));
+    envelope(id, "error", Value::Object(error_map), shell)
 }
 
-/// A success reply. The result is moved in, never re-serialized (`json!` would deep-copy it).
-pub(crate) fn result_reply(id: Value, result: Value) -> Value {
-    envelope(id, "result", result)
+/// A success reply, reusing what `shell` holds. The result is moved in, never re-serialized
+/// (`json!` would deep-copy it).
+pub(crate) fn result_reply_in(id: Value, result: Value, shell: &mut Shell) -> Value {
+    envelope(id, "result", result, shell)
 }
 
-fn envelope(id: Value, key: &str, payload: Value) -> Value {
+fn envelope(id: Value, key: &str, payload: Value, shell: &mut Shell) -> Value {
     let mut map = Map::new();
-    map.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    // In key order, so each insertion appends.
     if !id.is_null() {
-        map.insert("id".to_owned(), id);
+        map.insert(reuse(&mut shell.id, "id"), id);
     }
-    map.insert(key.to_owned(), payload);
+    map.insert(
+        reuse(&mut shell.jsonrpc, "jsonrpc"),
+        Value::String(reuse(&mut shell.version, "2.0")),
+    );
+    map.insert(reuse(&mut shell.outcome, key), payload);
     Value::Object(map)
 }
 

@@ -15,10 +15,12 @@ use crate::protocol::{
     META_PROTOCOL_VERSION, META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId,
     SUPPORTED_VERSIONS,
 };
-use crate::registry::call::RequestInfo;
+use crate::registry::call::{CallFuture, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
-use envelope::{Incoming, decode, error_reply, result_reply};
+use envelope::{
+    Decoded, Request, Shell, Spare, decode_message, error_reply, error_reply_in, result_reply_in,
+};
 
 /// What a request is answered with, before it is written as a `Value` or as text.
 pub(crate) enum Answer {
@@ -35,6 +37,18 @@ pub(crate) enum Answer {
     Error(ErrorObject),
     /// The call was cancelled: no reply is sent.
     Suppressed,
+}
+
+/// A request prepared without waiting: answered, or waiting on its tool call, whose result
+/// goes into `body` (the request's emptied params map).
+pub(crate) enum Prepared {
+    Answer(Answer),
+    Call {
+        call: CallFuture,
+        body: Map<String, Value>,
+        /// The server, when the result must carry 2026-07-28 members.
+        modern: Option<Server>,
+    },
 }
 
 /// The era and version a request is served under.
@@ -148,10 +162,11 @@ impl Registry {
         if let Value::Array(batch) = message {
             return self.handle_batch(server, batch, options).await;
         }
+        let mut shell = Shell::default();
         let (id, answer) = self
-            .handle_decoded(server, message, options, Connection::default())
+            .handle_decoded(server, message, options, Connection::default(), &mut shell)
             .await?;
-        self.answer_to_value(id, answer)
+        self.answer_to_value_in(id, answer, &mut shell)
     }
 
     /// The text form for transports: one JSON text in, one JSON text out. Unparseable text is
@@ -179,10 +194,11 @@ impl Registry {
                 .await
                 .map(|v| v.to_string());
         }
+        let mut shell = Shell::default();
         let (id, answer) = self
-            .handle_decoded(server, message, options, Connection::default())
+            .handle_decoded(server, message, options, Connection::default(), &mut shell)
             .await?;
-        self.answer_to_text(id, answer)
+        self.answer_to_text(id, answer, &mut shell)
     }
 
     async fn handle_batch(
@@ -202,10 +218,17 @@ impl Registry {
         }
         let mut replies = Vec::new();
         for message in batch {
+            let mut shell = Shell::default();
             if let Some((id, answer)) = self
-                .handle_decoded(server, message, options.clone(), Connection::default())
+                .handle_decoded(
+                    server,
+                    message,
+                    options.clone(),
+                    Connection::default(),
+                    &mut shell,
+                )
                 .await
-                && let Some(reply) = self.answer_to_value(id, answer)
+                && let Some(reply) = self.answer_to_value_in(id, answer, &mut shell)
             {
                 replies.push(reply);
             }
@@ -214,22 +237,36 @@ impl Registry {
     }
 
     /// Decodes and answers; `None` for notifications and responses. The id is the JSON value to
-    /// reply under.
+    /// reply under; the shell holds what the reply can reuse of the request.
     pub(crate) async fn handle_decoded(
         &self,
         server: &str,
         message: Value,
         options: CallOptions,
         connection: Connection,
+        shell: &mut Shell,
     ) -> Option<(Value, Answer)> {
-        match decode(message) {
+        match decode_message(message, shell) {
             Err(rejected) => Some((rejected.id, Answer::Error(rejected.error))),
-            Ok(Incoming::Notification { .. } | Incoming::Response) => None,
-            Ok(Incoming::Request { id, method, params }) => {
-                let answer = self
-                    .answer_request(server, &id, &method, params, options, connection)
-                    .await;
-                Some((id.to_value(), answer))
+            Ok(Decoded::Notification { .. } | Decoded::Response) => None,
+            Ok(Decoded::Request(Request {
+                id,
+                raw_id,
+                method,
+                params,
+            })) => {
+                let prepared = self.prepare_request(
+                    server,
+                    id,
+                    &method,
+                    params,
+                    options,
+                    connection,
+                    &mut shell.spare,
+                );
+                shell.spare.give(method);
+                let answer = self.complete_request(prepared, &mut shell.spare).await;
+                Some((raw_id, answer))
             }
         }
     }
@@ -240,14 +277,60 @@ impl Registry {
         server_name: &str,
         id: &RequestId,
         method: &str,
+        params: Map<String, Value>,
+        options: CallOptions,
+        connection: Connection,
+    ) -> Answer {
+        let mut spare = Spare::default();
+        let prepared = self.prepare_request(
+            server_name,
+            id.clone(),
+            method,
+            params,
+            options,
+            connection,
+            &mut spare,
+        );
+        self.complete_request(prepared, &mut spare).await
+    }
+
+    /// Runs the tool call a request needs, if any, and finishes its answer.
+    async fn complete_request(&self, prepared: Prepared, spare: &mut Spare) -> Answer {
+        let (call, body, modern) = match prepared {
+            Prepared::Answer(answer) => return answer,
+            Prepared::Call { call, body, modern } => (call, body, modern),
+        };
+        let result = match call.await {
+            Ok(result) => result,
+            Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+            Err(e) => e.into_call_tool_result(),
+        };
+        let answer = Answer::Result(result.into_value_in(body, spare));
+        match modern {
+            Some(server) => self.modernize(&server, answer),
+            None => answer,
+        }
+    }
+
+    /// Everything about a request that needs no waiting: its answer, or the tool call to run.
+    /// Strings freed from the request go to `spare`, for the reply.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_request(
+        &self,
+        server_name: &str,
+        id: RequestId,
+        method: &str,
         mut params: Map<String, Value>,
         mut options: CallOptions,
         connection: Connection,
-    ) -> Answer {
+        spare: &mut Spare,
+    ) -> Prepared {
         let meta = match params.remove("_meta") {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),
-            Some(_) => return invalid_params("`params._meta` must be an object"),
+            Some(_) => {
+                return Prepared::Answer(invalid_params("`params._meta` must be an object"));
+            }
         };
         let served = match meta.as_ref().and_then(|m| m.get(META_PROTOCOL_VERSION)) {
             Some(Value::String(v)) => match ProtocolVersion::parse(v) {
@@ -255,18 +338,18 @@ impl Registry {
                     version: Some(version),
                     modern: version.era() == ProtocolEra::Modern,
                 },
-                None => return Answer::Error(unsupported_version(v)),
+                None => return Prepared::Answer(Answer::Error(unsupported_version(v))),
             },
             Some(other) => {
-                return invalid_params(format!(
+                return Prepared::Answer(invalid_params(format!(
                     "`_meta.{META_PROTOCOL_VERSION}` must be a string, got {}",
                     envelope::kind(other)
-                ));
+                )));
             }
             None if method == "server/discover" => {
-                return invalid_params(format!(
+                return Prepared::Answer(invalid_params(format!(
                     "server/discover requires `_meta.{META_PROTOCOL_VERSION}` (2026-07-28 requests carry their version)"
-                ));
+                )));
             }
             None => Served {
                 version: connection.legacy_version,
@@ -276,22 +359,22 @@ impl Registry {
         if served.modern
             && let Err(e) = check_modern_meta(meta.as_ref())
         {
-            return Answer::Error(e);
+            return Prepared::Answer(Answer::Error(e));
         }
-        // Held for the whole request: the server and tool are borrowed, not reference-counted.
-        let snapshot = self.snapshot_full();
+        // Held while the request is prepared; a tool call owns what it needs from then on.
+        let snapshot = self.snapshot();
         let server = match snapshot.server(server_name) {
             None => {
-                return Answer::Error(ErrorObject::new(
+                return Prepared::Answer(Answer::Error(ErrorObject::new(
                     ErrorCode::METHOD_NOT_FOUND,
                     format!("unknown MCP server {server_name:?}"),
-                ));
+                )));
             }
             Some(e) if !e.enabled => {
-                return Answer::Error(ErrorObject::new(
+                return Prepared::Answer(Answer::Error(ErrorObject::new(
                     ErrorCode::METHOD_NOT_FOUND,
                     format!("MCP server {server_name:?} is disabled"),
-                ));
+                )));
             }
             Some(e) => &e.server,
         };
@@ -305,10 +388,19 @@ impl Registry {
                     options.meta = Some(meta);
                 }
                 let request = RequestInfo {
-                    id: Some(id.clone()),
+                    id: Some(id),
                     protocol_version: served.version,
                 };
-                self.call_tool(server, params, options, request).await
+                match self.call_tool(server, params, options, request, spare) {
+                    Ok((call, body)) => {
+                        return Prepared::Call {
+                            call,
+                            body,
+                            modern: served.modern.then(|| server.clone()),
+                        };
+                    }
+                    Err(answer) => answer,
+                }
             }
             _ => Answer::Error(ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -322,9 +414,15 @@ impl Registry {
                 },
             )),
         };
-        if !served.modern {
-            return answer;
-        }
+        Prepared::Answer(if served.modern {
+            self.modernize(server, answer)
+        } else {
+            answer
+        })
+    }
+
+    /// Adds what every 2026-07-28 result carries (`resultType`, `_meta` server info).
+    fn modernize(&self, server: &Server, answer: Answer) -> Answer {
         let info = server_info_meta(server);
         match answer {
             Answer::Result(mut result) => {
@@ -438,48 +536,70 @@ impl Registry {
         }
     }
 
-    async fn call_tool(
+    /// Starts a `tools/call`: the call, and the emptied params map its result can reuse.
+    fn call_tool(
         &self,
         server: &Server,
         mut params: Map<String, Value>,
         options: CallOptions,
         request: RequestInfo,
-    ) -> Answer {
-        let name = match params.remove("name") {
+        spare: &mut Spare,
+    ) -> Result<(CallFuture, Map<String, Value>), Answer> {
+        // One pass that moves the members out (other members are ignored).
+        let (mut name, mut arguments) = (None, None);
+        for (key, value) in std::mem::take(&mut params) {
+            match key.as_str() {
+                "name" => name = Some(value),
+                "arguments" => arguments = Some(value),
+                _ => continue,
+            }
+            spare.give(key);
+        }
+        let name = match name {
             Some(Value::String(n)) => n,
             Some(other) => {
-                return invalid_params(format!(
+                return Err(invalid_params(format!(
                     "`params.name` must be a string, got {}",
                     envelope::kind(&other)
+                )));
+            }
+            None => {
+                return Err(invalid_params(
+                    "tools/call requires `params.name`, the tool to call",
                 ));
             }
-            None => return invalid_params("tools/call requires `params.name`, the tool to call"),
         };
-        let arguments = match params.remove("arguments") {
+        let arguments = match arguments {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(a)) => a,
             Some(other) => {
-                return invalid_params(format!(
+                return Err(invalid_params(format!(
                     "`params.arguments` of tool {name:?} must be an object, got {}",
                     envelope::kind(&other)
-                ));
+                )));
             }
         };
         let Some((tool, names)) = server.tool_entry(&name) else {
-            return invalid_params(format!("Unknown tool: {name}"));
+            return Err(invalid_params(format!("Unknown tool: {name}")));
         };
         let call = self.invoke(Target { tool, names }, arguments, options, request);
-        match call.await {
-            Ok(result) => Answer::Result(result.into_value()),
-            Err(CallError::Cancelled { .. }) => Answer::Suppressed,
-            Err(e) => Answer::Result(e.into_call_tool_result().into_value()),
-        }
+        Ok((call, params))
     }
 
     pub(crate) fn answer_to_value(&self, id: Value, answer: Answer) -> Option<Value> {
+        self.answer_to_value_in(id, answer, &mut Shell::default())
+    }
+
+    /// [`answer_to_value`](Self::answer_to_value), reusing what `shell` holds of the request.
+    pub(crate) fn answer_to_value_in(
+        &self,
+        id: Value,
+        answer: Answer,
+        shell: &mut Shell,
+    ) -> Option<Value> {
         Some(match answer {
-            Answer::Result(result) => result_reply(id, result),
-            Answer::Error(error) => error_reply(id, error),
+            Answer::Result(result) => result_reply_in(id, result, shell),
+            Answer::Error(error) => error_reply_in(id, error, shell),
             Answer::Suppressed => return None,
             Answer::Tools {
                 server,
@@ -499,12 +619,17 @@ impl Registry {
                 if let Some(cursor) = next_cursor {
                     result.insert("nextCursor".to_owned(), Value::String(cursor));
                 }
-                result_reply(id, Value::Object(result))
+                result_reply_in(id, Value::Object(result), shell)
             }
         })
     }
 
-    pub(crate) fn answer_to_text(&self, id: Value, answer: Answer) -> Option<String> {
+    pub(crate) fn answer_to_text(
+        &self,
+        id: Value,
+        answer: Answer,
+        shell: &mut Shell,
+    ) -> Option<String> {
         match answer {
             Answer::Tools {
                 server,
@@ -526,7 +651,9 @@ impl Registry {
                 out.push_str("}}");
                 Some(out)
             }
-            other => self.answer_to_value(id, other).map(|v| v.to_string()),
+            other => self
+                .answer_to_value_in(id, other, shell)
+                .map(|v| v.to_string()),
         }
     }
 }

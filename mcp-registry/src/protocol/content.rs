@@ -2,6 +2,8 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::dispatch::envelope::Spare;
+
 /// Who a piece of content is meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -319,7 +321,11 @@ impl CallToolResult {
     /// The result as a JSON value, moving its strings instead of copying them through a
     /// serializer (the hot path of every `tools/call` reply).
     pub fn into_value(self) -> Value {
-        let mut map = Map::new();
+        self.into_value_in(Map::new(), &mut Spare::default())
+    }
+
+    /// [`into_value`](Self::into_value) into `map` (empty), taking member names from `spare`.
+    pub(crate) fn into_value_in(self, mut map: Map<String, Value>, spare: &mut Spare) -> Value {
         let content = self
             .content
             .into_iter()
@@ -329,22 +335,22 @@ impl CallToolResult {
                     annotations: None,
                 }) => {
                     let mut block = Map::new();
-                    block.insert("type".to_owned(), Value::from("text"));
-                    block.insert("text".to_owned(), Value::String(text));
+                    block.insert(spare.take("text"), Value::String(text));
+                    block.insert(spare.take("type"), Value::String(spare.take("text")));
                     Value::Object(block)
                 }
                 other => serde_json::to_value(other).unwrap_or(Value::Null),
             })
             .collect();
-        map.insert("content".to_owned(), Value::Array(content));
+        map.insert(spare.take("content"), Value::Array(content));
         if let Some(structured) = self.structured_content {
-            map.insert("structuredContent".to_owned(), structured);
+            map.insert(spare.take("structuredContent"), structured);
         }
         if let Some(is_error) = self.is_error {
-            map.insert("isError".to_owned(), Value::Bool(is_error));
+            map.insert(spare.take("isError"), Value::Bool(is_error));
         }
         if let Some(meta) = self.meta {
-            map.insert("_meta".to_owned(), Value::Object(meta));
+            map.insert(spare.take("_meta"), Value::Object(meta));
         }
         Value::Object(map)
     }

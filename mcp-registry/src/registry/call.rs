@@ -110,7 +110,7 @@ impl Registry {
         name: &str,
         arguments: Value,
     ) -> Result<CallToolResult, CallError> {
-        self.start_by_name(name, arguments, CallOptions::default())?
+        self.start_by_name(name, arguments, CallOptions::default())
             .await
     }
 
@@ -121,30 +121,30 @@ impl Registry {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        self.start_by_name(name, arguments, options)?.await
+        self.start_by_name(name, arguments, options).await
     }
 
     /// Resolves `name` and starts the call. The snapshot is held only until the handler's
-    /// future exists: the call owns what it needs from then on.
-    fn start_by_name(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> Result<CallFuture, CallError> {
+    /// future exists: the call owns what it needs from then on. A call that cannot start is a
+    /// future that fails at once (one future type, no `Result` to move through the caller).
+    #[inline]
+    fn start_by_name(&self, name: &str, arguments: Value, options: CallOptions) -> CallFuture {
         let snapshot = self.snapshot();
-        let target = snapshot.resolve(name)?;
+        let target = match snapshot.resolve(name) {
+            Ok(target) => target,
+            Err(e) => return CallFuture::failed(e),
+        };
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                return Err(CallError::InvalidArguments {
+                return CallFuture::failed(CallError::InvalidArguments {
                     tool: target.tool.name().to_owned(),
                     message: format!("arguments must be a JSON object, got {other}"),
                 });
             }
         };
-        Ok(self.invoke(target, arguments, options, RequestInfo::default()))
+        self.invoke(target, arguments, options, RequestInfo::default())
     }
 
     /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
@@ -185,7 +185,7 @@ impl Registry {
             };
         CallFuture {
             state,
-            names: target.names.clone(),
+            names: Some(target.names.clone()),
             completion,
             cancelled,
             limit,
@@ -199,6 +199,8 @@ enum State {
     Running(BoxFuture<'static, HandlerResult>),
     /// Creating the handler's future panicked.
     Panicked(String),
+    /// The call could not start (unknown tool, …).
+    Failed(Box<CallError>),
     Finished,
 }
 
@@ -209,7 +211,8 @@ enum State {
 /// Without a Tokio runtime (time enabled) the call runs unlimited.
 pub(crate) struct CallFuture {
     state: State,
-    names: Arc<CallNames>,
+    /// `None` only for a call that could not start.
+    names: Option<Arc<CallNames>>,
     completion: Completion,
     cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
     limit: Option<Duration>,
@@ -218,41 +221,64 @@ pub(crate) struct CallFuture {
 }
 
 impl CallFuture {
+    #[cold]
+    fn failed(error: CallError) -> Self {
+        CallFuture {
+            state: State::Failed(Box::new(error)),
+            names: None,
+            completion: Completion::none(),
+            cancelled: None,
+            limit: None,
+            sleep: None,
+            armed: false,
+        }
+    }
+
     /// Ends the call: marks it completed (no progress after the reply) and maps its outcome.
-    fn finish(&mut self, outcome: Outcome) -> Poll<Result<CallToolResult, CallError>> {
+    #[inline]
+    fn finish(
+        &mut self,
+        outcome: Result<CallToolResult, Failure>,
+    ) -> Poll<Result<CallToolResult, CallError>> {
         self.state = State::Finished;
         self.completion.complete();
-        let name = || self.names.tool.to_string();
-        Poll::Ready(match outcome {
-            Outcome::Done(Ok(result)) => Ok(result),
-            Outcome::Done(Err(ToolError::InvalidArguments(message))) => {
-                Err(CallError::InvalidArguments {
-                    tool: name(),
-                    message,
-                })
-            }
-            Outcome::Done(Err(ToolError::Failed(message))) => Err(CallError::ToolFailed {
+        Poll::Ready(outcome.map_err(|failure| self.error(failure)))
+    }
+
+    #[cold]
+    fn error(&self, failure: Failure) -> CallError {
+        let names = self.names.as_deref();
+        let tool = names.map_or("", |n| &n.tool);
+        let name = || tool.to_owned();
+        match failure {
+            Failure::Tool(ToolError::InvalidArguments(message)) => CallError::InvalidArguments {
                 tool: name(),
                 message,
-            }),
-            Outcome::Panicked(message) => {
-                tracing::error!(tool = &*self.names.tool, server = &*self.names.server, %message, "tool panicked");
-                Err(CallError::Panicked {
+            },
+            Failure::Tool(ToolError::Failed(message)) => CallError::ToolFailed {
+                tool: name(),
+                message,
+            },
+            Failure::Panicked(message) => {
+                let server = names.map_or("", |n| &n.server);
+                tracing::error!(tool, server, %message, "tool panicked");
+                CallError::Panicked {
                     tool: name(),
                     message,
-                })
+                }
             }
-            Outcome::TimedOut(limit) => Err(CallError::Timeout {
+            Failure::TimedOut(limit) => CallError::Timeout {
                 tool: name(),
                 limit,
-            }),
-            Outcome::Cancelled => Err(CallError::Cancelled { tool: name() }),
-        })
+            },
+            Failure::Cancelled => CallError::Cancelled { tool: name() },
+        }
     }
 }
 
-enum Outcome {
-    Done(HandlerResult),
+/// How a call ended without a result.
+enum Failure {
+    Tool(ToolError),
     Panicked(String),
     TimedOut(Duration),
     Cancelled,
@@ -267,23 +293,29 @@ impl Future for CallFuture {
             State::Running(fut) => fut,
             State::Panicked(message) => {
                 let message = std::mem::take(message);
-                return this.finish(Outcome::Panicked(message));
+                return this.finish(Err(Failure::Panicked(message)));
+            }
+            State::Failed(_) => {
+                return match std::mem::replace(&mut this.state, State::Finished) {
+                    State::Failed(error) => Poll::Ready(Err(*error)),
+                    _ => Poll::Pending,
+                };
             }
             State::Finished => return Poll::Pending,
         };
         match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => return this.finish(Outcome::Done(result)),
+            Ok(Poll::Ready(result)) => return this.finish(result.map_err(Failure::Tool)),
             Err(payload) => {
                 // Drop the poisoned future here, outside any further poll.
                 this.state = State::Finished;
-                return this.finish(Outcome::Panicked(panic_message(&*payload)));
+                return this.finish(Err(Failure::Panicked(panic_message(&*payload))));
             }
             Ok(Poll::Pending) => {}
         }
         if let Some(cancelled) = this.cancelled.as_mut()
             && cancelled.as_mut().poll(cx).is_ready()
         {
-            return this.finish(Outcome::Cancelled);
+            return this.finish(Err(Failure::Cancelled));
         }
         let Some(limit) = this.limit else {
             return Poll::Pending;
@@ -295,7 +327,7 @@ impl Future for CallFuture {
             }
         }
         match this.sleep.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => this.finish(Outcome::TimedOut(limit)),
+            Some(Poll::Ready(())) => this.finish(Err(Failure::TimedOut(limit))),
             _ => Poll::Pending,
         }
     }

@@ -359,11 +359,6 @@ impl Registry {
         self.inner.state.load()
     }
 
-    /// The current snapshot as an owned reference, for work that outlives a short borrow.
-    pub(crate) fn snapshot_full(&self) -> Arc<Snapshot> {
-        self.inner.state.load_full()
-    }
-
     pub(crate) fn config(&self) -> &Config {
         &self.inner.config
     }
