@@ -4,6 +4,9 @@
 //!   result: the floor any registry call pays.
 //! - `call_tool_by_name`: lookup, timeout, panic isolation, same work.
 //! - `handle_mcp_message`: a full `tools/call` JSON-RPC request in, reply `Value` out.
+//! - `value_floor` (for information): the least a `Value`-in, `Value`-out `tools/call` can do:
+//!   take the request apart, the direct work, build the reply.
+//! - `handle_mcp_text`: the same request as JSON text in, reply text out (for information).
 //! - `lookup/{2,10000}`: `call_tool_by_name` in registries of 2 and 10,000 tools.
 //! - `tools_list/10000`: `tools/list` of a 10,000-tool server, as a `Value` and as text.
 //!
@@ -88,6 +91,54 @@ fn bench(c: &mut Criterion) {
             |request| now(registry.handle_mcp_message("math", request)).expect("reply"),
             BatchSize::SmallInput,
         )
+    });
+    // For information: the least any `Value`-in, `Value`-out tools/call can do: take the
+    // request apart (moving the arguments out), the direct work, and build the reply
+    // envelope with its result (`serde_json::Map` is a B-tree: one node and one `String`
+    // per member name).
+    g.bench_function("value_floor", |b| {
+        b.iter_batched(
+            || request.clone(),
+            |request| {
+                now(async move {
+                    let Value::Object(mut message) = request else {
+                        panic!("an object")
+                    };
+                    let id = message.remove("id").expect("id");
+                    let Some(Value::Object(mut params)) = message.remove("params") else {
+                        panic!("params")
+                    };
+                    drop(message);
+                    let arguments = params.remove("arguments").expect("arguments");
+                    drop(params);
+                    let parsed: AddArgs = serde_json::from_value(arguments).expect("valid");
+                    let result = add(parsed).await.into_tool_result().expect("ok");
+                    let text = result.content.into_iter().next().expect("content");
+                    let mcp_registry::protocol::Content::Text(text) = text else {
+                        panic!("text")
+                    };
+                    let mut block = serde_json::Map::new();
+                    block.insert("type".to_owned(), Value::from("text"));
+                    block.insert("text".to_owned(), Value::String(text.text));
+                    let mut result = serde_json::Map::new();
+                    result.insert(
+                        "content".to_owned(),
+                        Value::Array(vec![Value::Object(block)]),
+                    );
+                    let mut reply = serde_json::Map::new();
+                    reply.insert("jsonrpc".to_owned(), Value::from("2.0"));
+                    reply.insert("id".to_owned(), id);
+                    reply.insert("result".to_owned(), Value::Object(result));
+                    Value::Object(reply)
+                })
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    // For information: the text path of the same request (parse and print included).
+    let request_text = request.to_string();
+    g.bench_function("handle_mcp_text", |b| {
+        b.iter(|| now(registry.handle_mcp_text("math", &request_text)).expect("reply"))
     });
     g.finish();
 

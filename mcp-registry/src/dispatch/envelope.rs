@@ -56,7 +56,9 @@ pub(crate) struct Spare {
 
 const SPARE_SLOTS: usize = 4;
 
-/// `text` in `s` if it fits (no allocation), else a new string.
+/// `text` in `s` if it fits (no allocation), else a new string. Inlined: `text` is a constant
+/// at every call, so the copy is a few moves.
+#[inline(always)]
 fn reuse(s: &mut String, text: &str) -> String {
     if s.capacity() >= text.len() {
         let mut s = std::mem::take(s);
@@ -77,6 +79,7 @@ impl Spare {
     }
 
     /// `text` as a `String`, in the first kept string it fits (or a new one).
+    #[inline]
     pub(crate) fn take(&mut self, text: &str) -> String {
         match self.slots.iter_mut().find(|s| s.capacity() >= text.len()) {
             Some(slot) => reuse(slot, text),

@@ -11,9 +11,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{
-    ErrorCode, ErrorObject, LATEST_LEGACY_VERSION, LEGACY_VERSIONS, META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION, META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId,
-    SUPPORTED_VERSIONS,
+    CallToolResult, ErrorCode, ErrorObject, LATEST_LEGACY_VERSION, LEGACY_VERSIONS,
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, ProtocolEra,
+    ProtocolVersion, RequestId, SUPPORTED_VERSIONS,
 };
 use crate::registry::call::{CallFuture, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
@@ -265,7 +265,15 @@ impl Registry {
                     &mut shell.spare,
                 );
                 shell.spare.give(method);
-                let answer = self.complete_request(prepared, &mut shell.spare).await;
+                // Awaited here, not in a nested async fn: the call future lives in this state
+                // machine, and nothing large is moved into another.
+                let answer = match prepared {
+                    Prepared::Answer(answer) => answer,
+                    Prepared::Call { call, body, modern } => {
+                        let outcome = call.await;
+                        self.call_answer(outcome, body, modern, &mut shell.spare)
+                    }
+                };
                 Some((raw_id, answer))
             }
         }
@@ -291,16 +299,24 @@ impl Registry {
             connection,
             &mut spare,
         );
-        self.complete_request(prepared, &mut spare).await
+        match prepared {
+            Prepared::Answer(answer) => answer,
+            Prepared::Call { call, body, modern } => {
+                let outcome = call.await;
+                self.call_answer(outcome, body, modern, &mut spare)
+            }
+        }
     }
 
-    /// Runs the tool call a request needs, if any, and finishes its answer.
-    async fn complete_request(&self, prepared: Prepared, spare: &mut Spare) -> Answer {
-        let (call, body, modern) = match prepared {
-            Prepared::Answer(answer) => return answer,
-            Prepared::Call { call, body, modern } => (call, body, modern),
-        };
-        let result = match call.await {
+    /// The answer to a finished tool call; its result goes into `body`.
+    fn call_answer(
+        &self,
+        outcome: Result<CallToolResult, CallError>,
+        body: Map<String, Value>,
+        modern: Option<Server>,
+        spare: &mut Spare,
+    ) -> Answer {
+        let result = match outcome {
             Ok(result) => result,
             Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
             Err(e) => e.into_call_tool_result(),

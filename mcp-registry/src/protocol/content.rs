@@ -326,22 +326,21 @@ impl CallToolResult {
 
     /// [`into_value`](Self::into_value) into `map` (empty), taking member names from `spare`.
     pub(crate) fn into_value_in(self, mut map: Map<String, Value>, spare: &mut Spare) -> Value {
-        let content = self
-            .content
-            .into_iter()
-            .map(|c| match c {
-                Content::Text(TextContent {
-                    text,
-                    annotations: None,
-                }) => {
-                    let mut block = Map::new();
-                    block.insert(spare.take("text"), Value::String(text));
-                    block.insert(spare.take("type"), Value::String(spare.take("text")));
-                    Value::Object(block)
-                }
-                other => serde_json::to_value(other).unwrap_or(Value::Null),
-            })
-            .collect();
+        // Collected into a new vector: reusing the content's (larger elements) would end in a
+        // shrinking reallocation.
+        let mut content = Vec::with_capacity(self.content.len());
+        content.extend(self.content.into_iter().map(|c| match c {
+            Content::Text(TextContent {
+                text,
+                annotations: None,
+            }) => {
+                let mut block = Map::new();
+                block.insert(spare.take("text"), Value::String(text));
+                block.insert(spare.take("type"), Value::String(spare.take("text")));
+                Value::Object(block)
+            }
+            other => serde_json::to_value(other).unwrap_or(Value::Null),
+        }));
         map.insert(spare.take("content"), Value::Array(content));
         if let Some(structured) = self.structured_content {
             map.insert(spare.take("structuredContent"), structured);

@@ -303,14 +303,21 @@ impl Future for CallFuture {
             }
             State::Finished => return Poll::Pending,
         };
-        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
-            Ok(Poll::Ready(result)) => return this.finish(result.map_err(Failure::Tool)),
-            Err(payload) => {
-                // Drop the poisoned future here, outside any further poll.
-                this.state = State::Finished;
-                return this.finish(Err(Failure::Panicked(panic_message(&*payload))));
+        // The result is written straight into `ready` (not passed back through the unwind
+        // guard's return value: one copy fewer of a large value).
+        let mut ready = None;
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            if let Poll::Ready(result) = fut.as_mut().poll(cx) {
+                ready = Some(result);
             }
-            Ok(Poll::Pending) => {}
+        }));
+        if let Err(payload) = polled {
+            // Drop the poisoned future here, outside any further poll.
+            this.state = State::Finished;
+            return this.finish(Err(Failure::Panicked(panic_message(&*payload))));
+        }
+        if let Some(result) = ready {
+            return this.finish(result.map_err(Failure::Tool));
         }
         if let Some(cancelled) = this.cancelled.as_mut()
             && cancelled.as_mut().poll(cx).is_ready()

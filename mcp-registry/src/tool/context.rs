@@ -170,6 +170,7 @@ fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
 }
 
 impl ToolContext {
+    #[inline]
     pub(crate) fn from_scope(scope: CallScope) -> Self {
         let progress = match (&scope.meta, scope.notifications) {
             (Some(meta), Some(sink)) => progress_token(meta).map(|token| {
