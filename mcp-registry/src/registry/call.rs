@@ -148,7 +148,9 @@ impl Registry {
     }
 
     /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
-    /// the returned future runs the call.
+    /// the returned future runs the call. Inlined, so a call with default options skips
+    /// what they leave unset.
+    #[inline]
     pub(crate) fn invoke(
         &self,
         target: Target<'_>,
