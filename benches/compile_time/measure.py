@@ -8,6 +8,10 @@ target directory, so dependencies are built once and only the generated crate is
   plain   N async functions, no macro
   tools   the same N functions, each under #[mcp_tool] (doc comment, # Arguments)
   server  `tools` plus one server! listing all N
+  byhand  the plain N functions made into the same N tools without the macro, the way a user
+          would by hand: an argument struct per tool (derive Deserialize + JsonSchema) and
+          `Tool::builder(..).typed(..)` calling the function (a reference for what the macro
+          replaces, not part of the ratio the issue names)
 
 Each round touches every crate's lib.rs and times `cargo build` (dev profile) of each, in
 alternating order; the report gives every run, the medians and the ratios to `plain`. Two
@@ -57,6 +61,28 @@ FUNCTION = """
 }}
 """
 
+BYHAND = """
+/// Arguments of tool {i}.
+#[derive(Deserialize, JsonSchema)]
+pub struct Tool{i}Args {{
+    /// where to start
+    pub point: Point,
+    /// how many steps
+    pub count: i64,
+    /// an optional label
+    pub label: Option<String>,
+}}
+
+/// Tool number {i} as an MCP tool.
+pub fn tool_{i}_tool() -> Tool {{
+    Tool::builder("tool_{i}")
+        .description("Tool number {i}: combine a point, a count and an optional label.")
+        .read_only(true)
+        .typed(|a: Tool{i}Args| async move {{ tool_{i}(a.point, a.count, a.label).await }})
+        .expect("a valid tool")
+}}
+"""
+
 
 def generate(variant: str, n: int) -> Path:
     crate = OUT / variant
@@ -78,7 +104,7 @@ schemars = "1"
     )
     # The workspace's lock file pins the same dependency versions for every variant.
     shutil.copy(ROOT / "Cargo.lock", crate / "Cargo.lock")
-    annotated = variant != "plain"
+    annotated = variant in ("tools", "server")
     uses = "use mcp_registry::mcp_tool;" if annotated else ""
     if variant == "server":
         uses += "\nuse mcp_registry::server;"
@@ -88,6 +114,12 @@ schemars = "1"
     if variant == "server":
         names = ", ".join(f"tool_{i}" for i in range(n))
         body += f'\nserver!(name = "bench", tools = [{names}], fn = pub bench_server);\n'
+    if variant == "byhand":
+        body += "\nuse mcp_registry::Tool;\n"
+        for i in range(n):
+            body += BYHAND.format(i=i)
+        builders = ", ".join(f"tool_{i}_tool()" for i in range(n))
+        body += f"\n/// Every tool.\npub fn tools() -> Vec<Tool> {{\n    vec![{builders}]\n}}\n"
     (crate / "src" / "lib.rs").write_text(body)
     return crate
 
@@ -106,7 +138,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=["full", "incremental", "both"], default="both")
     args = parser.parse_args()
 
-    variants = ["plain", "tools", "server"]
+    variants = ["plain", "tools", "server", "byhand"]
     crates = {v: generate(v, args.tools) for v in variants}
     modes = ["full", "incremental"] if args.mode == "both" else [args.mode]
     report = []
