@@ -398,7 +398,7 @@ impl Registry {
             ("initialize", false) => self.initialize(server, &params, connection),
             ("ping", false) => Answer::Result(json!({})),
             ("server/discover", true) => Answer::Result(self.discover(server, connection)),
-            ("tools/list", _) => self.list_tools(server, &params, served),
+            ("tools/list", _) => self.list_tools(server, &params),
             ("tools/call", _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -524,7 +524,7 @@ impl Registry {
         result
     }
 
-    fn list_tools(&self, server: &Server, params: &Map<String, Value>, _served: Served) -> Answer {
+    fn list_tools(&self, server: &Server, params: &Map<String, Value>) -> Answer {
         let total = server.listing().entries.len();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,

@@ -112,15 +112,6 @@ impl Snapshot {
     /// Resolves a plain or qualified tool name to one enabled server's tool.
     pub(crate) fn resolve(&self, name: &str) -> Result<Target<'_>, CallError> {
         if let Some(refs) = self.tools.get(name) {
-            // The common case: one server has the tool, and it is enabled.
-            if let [only] = refs.as_slice()
-                && only.enabled
-            {
-                return Ok(Target {
-                    tool: &only.tool,
-                    names: &only.names,
-                });
-            }
             let mut enabled = refs.iter().filter(|r| r.enabled);
             return match (enabled.next(), enabled.next()) {
                 (Some(only), None) => Ok(Target {
