@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::qualify::{ToolCatalog, model_tool_name};
-use crate::protocol::{CallToolResult, ErrorCode};
+use crate::dispatch::envelope;
+use crate::protocol::{CallToolResult, ErrorCode, ErrorObject};
 use crate::registry::{
     CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name,
 };
@@ -690,17 +691,12 @@ impl FilteredRegistry {
             let decision = self.inner.filter.decide(server, tool);
             if !decision.is_allowed() {
                 let id = message.get("id")?.clone();
-                return Some(json!({
-                    "jsonrpc": "2.0",
-                    "id": id,
-                    "error": {
-                        "code": ErrorCode::INVALID_PARAMS.0,
-                        "message": format!(
-                            "tool {tool:?} of MCP server {server:?} is refused by the tool filter: {decision}"
-                        ),
-                        "data": { "server": server, "tool": tool, "filter": decision.to_string() },
-                    },
-                }));
+                let error = ErrorObject::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!("tool {tool:?} of MCP server {server:?} is refused by the tool filter: {decision}"),
+                )
+                .with_data(json!({ "server": server, "tool": tool, "filter": decision.to_string() }));
+                return Some(envelope::error_reply(id, error));
             }
         }
         let mut reply = self
