@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{math_server, small_server};
+use common::{DropFlag, math_server, small_server};
 use mcp_registry::{
     CallError, CallOptions, CancellationToken, Registry, RegistryError, Server, Tool,
 };
@@ -187,14 +187,6 @@ async fn each_failure_is_told_apart() {
             tool: "add".into()
         }
     );
-}
-
-/// Sets a flag when dropped: observes that a timed-out or cancelled future was dropped.
-struct DropFlag(Arc<AtomicBool>);
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
 }
 
 fn hanging_server(dropped: Arc<AtomicBool>) -> Server {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{assert_reply, assert_valid, math_server, modern_meta, small_server};
+use common::{DropFlag, assert_reply, assert_valid, math_server, modern_meta, small_server};
 use mcp_registry::{
     CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool,
     ToolContext,
@@ -22,13 +22,6 @@ struct Steps {
 
 struct DbPool(&'static str);
 struct RequestUser(&'static str);
-
-struct DropFlag(Arc<AtomicBool>);
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-}
 
 /// Tools that exercise the context: `job` reports progress, `who` describes its context,
 /// `late` keeps its context past completion, `hang` never ends (and flags its drop).

@@ -88,7 +88,19 @@ pub fn modern_meta() -> Value {
     })
 }
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use mcp_registry::{Json, Server, Tool, ToolContext};
+
+/// Sets its flag when dropped: observes that a timed-out or cancelled call's future was
+/// dropped.
+pub struct DropFlag(pub Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
