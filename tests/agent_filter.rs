@@ -2,20 +2,12 @@
 
 use mcp_registry::agent::{ControlRouter, ModelApi};
 use mcp_registry::client::{FilterDecision, FilteredCallError, FilteredRegistry, ToolFilter};
-use mcp_registry::{CallError, Registry, Server, Tool};
-use serde_json::{Value, json};
+use mcp_registry::{CallError, Registry};
+use serde_json::json;
 
-fn server(name: &str, tools: &[&str]) -> Server {
-    let tools = tools.iter().map(|t| {
-        let label = format!("{name}/{t}");
-        Tool::new(*t, "", json!({"type": "object"}), move |_: Value| {
-            let label = label.clone();
-            async move { label }
-        })
-        .unwrap()
-    });
-    Server::new(name, None, tools).unwrap()
-}
+mod common;
+
+use common::labelled_server as server;
 
 fn registry() -> Registry {
     Registry::from_servers([

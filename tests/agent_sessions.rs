@@ -3,21 +3,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use mcp_registry::Registry;
 use mcp_registry::agent::{GlobalServers, SessionError, SessionRegistries};
-use mcp_registry::{Registry, Server, Tool};
-use serde_json::{Value, json};
+use serde_json::json;
 
-fn server(name: &str, tools: &[&str]) -> Server {
-    let tools = tools.iter().map(|t| {
-        let label = format!("{name}/{t}");
-        Tool::new(*t, "", json!({"type": "object"}), move |_: Value| {
-            let label = label.clone();
-            async move { label }
-        })
-        .unwrap()
-    });
-    Server::new(name, None, tools).unwrap()
-}
+mod common;
+
+use common::labelled_server as server;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_sessions_update_only_their_own_registries() {

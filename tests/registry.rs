@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{DropFlag, math_server, small_server};
+use common::{hanging_tool, math_server, small_server};
 use mcp_registry::{
     CallError, CallOptions, CancellationToken, Registry, RegistryError, Server, Tool,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[tokio::test]
 async fn calls_a_typed_tool_and_returns_structured_content() {
@@ -190,21 +190,7 @@ async fn each_failure_is_told_apart() {
 }
 
 fn hanging_server(dropped: Arc<AtomicBool>) -> Server {
-    let hang = Tool::new(
-        "hang",
-        "Never finishes",
-        json!({"type": "object"}),
-        move |_: Value| {
-            let guard = DropFlag(dropped.clone());
-            async move {
-                let _guard = guard;
-                std::future::pending::<()>().await;
-                "never"
-            }
-        },
-    )
-    .unwrap();
-    Server::new("slow", None, [hang]).unwrap()
+    Server::new("slow", None, [hanging_tool(dropped)]).unwrap()
 }
 
 #[tokio::test(start_paused = true)]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{DropFlag, assert_reply, assert_valid, math_server, modern_meta, small_server};
+use common::{assert_reply, assert_valid, hanging_tool, math_server, modern_meta, small_server};
 use mcp_registry::{
     CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool,
     ToolContext,
@@ -73,18 +73,7 @@ fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>
             }
         })
         .unwrap();
-    let hang = Tool::builder("hang")
-        .typed_with_context(
-            move |_ctx: ToolContext, _: serde_json::Map<String, Value>| {
-                let guard = DropFlag(dropped.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await;
-                    "never"
-                }
-            },
-        )
-        .unwrap();
+    let hang = hanging_tool(dropped);
     Server::new("jobs", None, [job, who, late, hang]).unwrap()
 }
 

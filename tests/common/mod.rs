@@ -197,3 +197,34 @@ pub fn small_server(name: &str, tool: &str, answer: &'static str) -> Server {
     .unwrap();
     Server::new(name, None, [t]).unwrap()
 }
+
+/// A server named `name` whose tools answer with `"<server>/<tool>"`.
+pub fn labelled_server(name: &str, tools: &[&str]) -> Server {
+    let tools = tools.iter().map(|t| {
+        let label = format!("{name}/{t}");
+        Tool::new(*t, "", json!({"type": "object"}), move |_: Value| {
+            let label = label.clone();
+            async move { label }
+        })
+        .unwrap()
+    });
+    Server::new(name, None, tools).unwrap()
+}
+
+/// A tool named `hang` that never finishes and sets `dropped` when its future is dropped.
+pub fn hanging_tool(dropped: Arc<AtomicBool>) -> Tool {
+    Tool::new(
+        "hang",
+        "Never finishes",
+        json!({"type": "object"}),
+        move |_: Value| {
+            let guard = DropFlag(dropped.clone());
+            async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+                "never"
+            }
+        },
+    )
+    .unwrap()
+}
