@@ -203,6 +203,31 @@ async fn anything(value: Value) -> String {
     value.to_string()
 }
 
+/// Sum sixteen numbers (the most parameters a tool takes), the context among them.
+#[mcp_tool]
+#[allow(clippy::too_many_arguments)]
+async fn sum16(
+    a: i64,
+    b: i64,
+    c: i64,
+    d: i64,
+    e: i64,
+    f: i64,
+    g: i64,
+    ctx: ToolContext,
+    h: i64,
+    i: i64,
+    j: i64,
+    k: i64,
+    l: i64,
+    m: i64,
+    n: i64,
+    o: Option<i64>,
+) -> String {
+    let sum = a + b + c + d + e + f + g + h + i + j + k + l + m + n + o.unwrap_or(100);
+    format!("{sum} from {}", ctx.tool_name())
+}
+
 server!(
     name = "macros-geometry",
     version = "1.2.0",
@@ -212,7 +237,7 @@ server!(
     fn = pub geometry,
 );
 
-server!(name = "macros-misc", tools = [nothing, answer, block, manual, temperature, host_greet, anything], fn = misc);
+server!(name = "macros-misc", tools = [nothing, answer, block, manual, temperature, host_greet, anything, sum16], fn = misc);
 
 server!(name = "macros-hidden", tools = [answer], fn = hidden, collect = false);
 
@@ -686,4 +711,39 @@ fn servers_are_collected_unless_told_otherwise() {
     let plain = registry.server("macros-plain").unwrap();
     assert_eq!(plain.version(), env!("CARGO_PKG_VERSION"));
     assert_eq!(plain.tool_names().collect::<Vec<_>>(), ["answer"]);
+}
+
+#[tokio::test]
+async fn a_tool_takes_up_to_sixteen_parameters_in_order() {
+    let tool = sum16::tool();
+    let schema = schema_of(&tool);
+    let names: Vec<&str> = schema["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names.len(), 15, "the context is no property: {names:?}");
+    assert!(!names.contains(&"ctx"));
+    assert_eq!(schema["required"].as_array().map(Vec::len), Some(14));
+
+    let registry = registry();
+    let args: serde_json::Map<String, Value> = ('a'..='n')
+        .enumerate()
+        .map(|(i, c)| (c.to_string(), json!(i + 1)))
+        .collect();
+    let result = registry
+        .call_tool_by_name("sum16", Value::Object(args.clone()))
+        .await
+        .expect("called");
+    // 1 + 2 + ... + 14, and `o` defaulted to 100.
+    assert_eq!(result.first_text(), Some("205 from sum16"));
+
+    let mut wrong = args;
+    wrong.insert("k".into(), json!("eleven"));
+    let err = registry
+        .call_tool_by_name("sum16", Value::Object(wrong))
+        .await
+        .expect_err("a string is no i64");
+    assert!(err.to_string().contains("`k`"), "{err}");
 }

@@ -19,6 +19,10 @@ fn hidden(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
+/// The most parameters a tool function takes (the runtime crate's `describeN`/`extractN`
+/// go up to this many, as axum's handlers do).
+pub(crate) const MAX_PARAMS: usize = 16;
+
 /// `Some("text")` or `None`, as tokens.
 fn option(text: Option<&str>) -> TokenStream {
     match text {
@@ -86,16 +90,11 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         hidden("__mcp_args"),
         hidden("__mcp_call"),
     );
-    let label = syn::Lifetime {
-        apostrophe: Span::mixed_site(),
-        ident: hidden("__mcp_call"),
-    };
 
-    let mut specs = Vec::new();
-    let mut extract = Vec::new();
+    let mut docs = Vec::new();
+    let mut names = Vec::new();
     let mut values = Vec::new();
     for (i, param) in tool.params.iter().enumerate() {
-        let ty = &param.ty;
         let property = param.property().unwrap_or_default();
         let text = param
             .attrs
@@ -114,26 +113,29 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     .map(|a| a.text.clone())
             });
         let description = option(text.as_deref());
-        // Spanned on the parameter's type: a type that is no `ToolParam` is reported there.
-        let describe = quote_spanned! {ty.span()=>
-            <#ty as #krate::tool::param::ToolParam>::describe
-        };
-        specs.push(quote! {
-            #krate::__private::ParamSpec {
+        docs.push(quote! {
+            #krate::__private::ParamDoc {
                 name: #property,
                 description: #description,
-                describe: #describe,
             }
         });
-        let value = hidden(&format!("__mcp_arg{i}"));
-        extract.push(quote_spanned! {ty.span()=>
-            let #value = match <#ty as #krate::tool::param::ToolParam>::from_call(&#ctx, &mut #args, #property) {
-                ::core::result::Result::Ok(value) => value,
-                ::core::result::Result::Err(error) => break #label ::core::result::Result::Err(error),
-            };
-        });
-        values.push(value);
+        names.push(property);
+        values.push(hidden(&format!("__mcp_arg{i}")));
     }
+    // The parameter types as written (with their spans): a type that is no `ToolParam` is
+    // reported on the parameter, once, by the turbofish of `describeN`/`extractN` (one
+    // generic function per arity, instantiated once per signature rather than per tool).
+    let types: Vec<TokenStream> = tool
+        .params
+        .iter()
+        .map(|p| {
+            let ty = &p.ty;
+            quote_spanned!(ty.span()=> <#ty as #krate::tool::param::ToolParamType>::Checked)
+        })
+        .collect();
+    let arity = tool.params.len();
+    let describe = hidden(&format!("describe{arity}"));
+    let extract = hidden(&format!("extract{arity}"));
 
     let title = option(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
     let description = tool
@@ -170,34 +172,32 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     };
 
     let body = quote! {
-        static __MCP_SPEC: #krate::__private::ToolSpec = #krate::__private::ToolSpec {
-            name: #name,
-            title: #title,
-            description: #description,
-            hints: [#(#hints),*],
-            params: &[#(#specs),*],
-            output_schema: #output_schema,
-        };
-        static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new();
-        __MCP_TOOL.get(|| {
-            #krate::__private::build_tool(
-                &__MCP_SPEC,
-                ::std::sync::Arc::new(
-                    |#ctx: #krate::ToolContext,
-                     mut #args: #krate::__private::serde_json::Map<
-                        ::std::string::String,
-                        #krate::__private::serde_json::Value,
-                     >| {
-                        // Arguments are read before the call; the future owns them.
-                        let #call = #label: {
-                            #(#extract)*
-                            ::core::result::Result::Ok(#ident(#(#values),*))
-                        };
-                        #run(#call, #convert)
-                    },
-                ),
-            )
-        })
+        // Reads the arguments and starts the call: a plain function, so nothing but this
+        // short body and the call's future is compiled per tool.
+        fn #call(
+            #ctx: #krate::ToolContext,
+            #args: #krate::__private::serde_json::Map<
+                ::std::string::String,
+                #krate::__private::serde_json::Value,
+            >,
+        ) -> #krate::__private::CallFuture {
+            match #krate::__private::#extract::<#(#types),*>(#ctx, #args, [#(#names),*]) {
+                ::core::result::Result::Ok((#(#values,)*)) => #run(#ident(#(#values),*), #convert),
+                ::core::result::Result::Err(error) => #krate::__private::call_failed(error),
+            }
+        }
+        static __MCP_TOOL: #krate::__private::ToolCell =
+            #krate::__private::ToolCell::new(&#krate::__private::ToolSpec {
+                name: #name,
+                title: #title,
+                description: #description,
+                hints: [#(#hints),*],
+                params: &[#(#docs),*],
+                describe: #krate::__private::#describe::<#(#types),*>,
+                output_schema: #output_schema,
+                call: #call,
+            });
+        __MCP_TOOL.get()
     };
     let items = tool_items(tool, &krate, &name, body);
     quote! {

@@ -98,6 +98,15 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
         errors.at(span, problem);
     }
 
+    if let Some(extra) = tool.params.get(crate::expand::MAX_PARAMS) {
+        errors.spanned(
+            &extra.pat,
+            format_args!(
+                "#[mcp_tool] functions take at most {} parameters; group related ones in a struct deriving `Deserialize` and `JsonSchema`",
+                crate::expand::MAX_PARAMS
+            ),
+        );
+    }
     let mut properties: HashSet<String> = HashSet::new();
     for param in &tool.params {
         if param.ident.is_none() {

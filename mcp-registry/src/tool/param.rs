@@ -98,6 +98,28 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
     }
 }
 
+/// A type a `#[mcp_tool]` function can take as a parameter: every [`ToolParam`], under
+/// another name.
+///
+/// Implemented for you; never implement it (implement [`ToolParam`]). The macro names each
+/// parameter's type as `<T as ToolParamType>::Checked` (which is `T`), so a type that is no
+/// [`ToolParam`] is reported once, on the parameter, instead of once for every place the
+/// generated code uses it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of an MCP tool",
+    label = "a tool parameter must implement `serde::Deserialize` and `schemars::JsonSchema` (or be the `ToolContext`)",
+    note = "derive both on your type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+)]
+pub trait ToolParamType {
+    /// `Self`.
+    type Checked: ToolParam;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: ToolParam> ToolParamType for T {
+    type Checked = T;
+}
+
 /// Items `#[mcp_tool]` and `server!` expand to. Not public API.
 #[doc(hidden)]
 pub mod support {
@@ -118,24 +140,24 @@ pub mod support {
         fn tool() -> Tool;
     }
 
-    /// A tool built once per process.
-    pub struct ToolCell(OnceLock<Tool>);
-
-    impl ToolCell {
-        /// An empty cell (for a `static`).
-        pub const fn new() -> Self {
-            ToolCell(OnceLock::new())
-        }
-
-        /// The tool, built by `build` on first use.
-        pub fn get(&self, build: fn() -> Tool) -> Tool {
-            self.0.get_or_init(build).clone()
-        }
+    /// A tool built once per process, from the description `#[mcp_tool]` generates.
+    pub struct ToolCell {
+        spec: &'static ToolSpec,
+        tool: OnceLock<Tool>,
     }
 
-    impl Default for ToolCell {
-        fn default() -> Self {
-            Self::new()
+    impl ToolCell {
+        /// An empty cell for the tool `spec` describes (for a `static`).
+        pub const fn new(spec: &'static ToolSpec) -> Self {
+            ToolCell {
+                spec,
+                tool: OnceLock::new(),
+            }
+        }
+
+        /// The tool, built on first use.
+        pub fn get(&self) -> Tool {
+            self.tool.get_or_init(|| build_tool(self.spec)).clone()
         }
     }
 
@@ -161,17 +183,15 @@ pub mod support {
     }
 
     /// A parameter of a tool, as `#[mcp_tool]` describes it.
-    pub struct ParamSpec {
+    pub struct ParamDoc {
         /// The property name.
         pub name: &'static str,
         /// The property's description.
         pub description: Option<&'static str>,
-        /// `<T as ToolParam>::describe` for the parameter's type.
-        pub describe: fn(&mut ObjectSchemaBuilder, &str, Option<&str>),
     }
 
-    /// A tool, as `#[mcp_tool]` describes it: static data, so the code generated per tool
-    /// stays small and the building code below is compiled once.
+    /// A tool, as `#[mcp_tool]` describes it: static data and three function pointers, so
+    /// the code generated per tool stays small and the building code below is compiled once.
     pub struct ToolSpec {
         /// The tool name.
         pub name: &'static str,
@@ -182,17 +202,27 @@ pub mod support {
         /// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`.
         pub hints: [Option<bool>; 4],
         /// The parameters, in order.
-        pub params: &'static [ParamSpec],
+        pub params: &'static [ParamDoc],
+        /// `describeN::<..>` for the parameter types: adds them to the input schema.
+        pub describe: fn(&mut ObjectSchemaBuilder, &[ParamDoc]),
         /// `<R as IntoToolResult>::output_schema` for the return type.
         pub output_schema: fn() -> Option<Arc<Value>>,
+        /// Reads the arguments and starts the call.
+        pub call: CallFn,
     }
 
+    /// The function `#[mcp_tool]` generates for one tool: it reads the arguments and starts
+    /// the call. A plain function pointer, not a closure in an `Arc`: nothing is instantiated
+    /// per tool to store or call it.
+    pub type CallFn = fn(ToolContext, Map<String, Value>) -> CallFuture;
+
+    /// The future of one call of a `#[mcp_tool]` tool.
+    pub type CallFuture = BoxFuture<'static, HandlerResult>;
+
     /// Builds the tool `spec` describes (once per tool: the caller caches it).
-    pub fn build_tool(spec: &ToolSpec, handler: Arc<dyn ToolHandler>) -> Tool {
+    fn build_tool(spec: &ToolSpec) -> Tool {
         let mut schema = ObjectSchemaBuilder::new();
-        for param in spec.params {
-            (param.describe)(&mut schema, param.name, param.description);
-        }
+        (spec.describe)(&mut schema, spec.params);
         let mut builder = Tool::builder(spec.name);
         if let Some(title) = spec.title {
             builder = builder.title(title);
@@ -216,31 +246,28 @@ pub mod support {
         if let Some(output) = (spec.output_schema)() {
             builder = builder.output_schema(Arc::unwrap_or_clone(output));
         }
-        finish_tool(builder, schema.build(), handler)
+        finish_tool(builder, schema.build(), spec.call)
     }
 
-    /// A type-erased handler; `ToolBuilder::handler` is instantiated for this one type
-    /// instead of once per tool, which keeps the compile time of many tools down.
-    struct SharedHandler(Arc<dyn ToolHandler>);
+    /// The handler of every `#[mcp_tool]` tool: `ToolBuilder::handler` is instantiated for
+    /// this one type instead of once per tool, which keeps the compile time of many tools
+    /// down.
+    struct FnHandler(CallFn);
 
-    impl ToolHandler for SharedHandler {
+    impl ToolHandler for FnHandler {
         fn call(
             &self,
             ctx: ToolContext,
             arguments: Map<String, Value>,
         ) -> BoxFuture<'static, HandlerResult> {
-            self.0.call(ctx, arguments)
+            (self.0)(ctx, arguments)
         }
     }
 
     /// The macro has checked the name at compile time and the input schema is always an
     /// object schema, so an error here is a bug in the macro.
-    fn finish_tool(
-        builder: ToolBuilder,
-        input_schema: Value,
-        handler: Arc<dyn ToolHandler>,
-    ) -> Tool {
-        match builder.handler(Arc::new(input_schema), SharedHandler(handler)) {
+    fn finish_tool(builder: ToolBuilder, input_schema: Value, call: CallFn) -> Tool {
+        match builder.handler(Arc::new(input_schema), FnHandler(call)) {
             Ok(tool) => tool,
             Err(e) => panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}"),
         }
@@ -248,22 +275,112 @@ pub mod support {
 
     /// One call of an `async fn` tool: the function's future, its output converted to a
     /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on the
-    /// return type, so a type that cannot be returned is reported there and only there); or
-    /// the argument error that kept the function from being called. Generic code here rather
-    /// than an `async` block per tool: it is type-checked once, not once per tool.
-    pub async fn call_async<F: Future>(
-        call: Result<F, ToolError>,
+    /// return type, so a type that cannot be returned is reported there and only there).
+    ///
+    /// A small hand-written future rather than an `async` block: per tool, the compiler
+    /// generates one short `poll` and no state machine around the function's own.
+    pub fn call_async<F>(
+        future: F,
         convert: fn(F::Output) -> HandlerResult,
-    ) -> HandlerResult {
-        convert(call?.await)
+    ) -> BoxFuture<'static, HandlerResult>
+    where
+        F: Future + Send + 'static,
+    {
+        Box::pin(CallAsync { future, convert })
+    }
+
+    /// Describes no parameters.
+    pub fn describe0(_: &mut ObjectSchemaBuilder, _: &[ParamDoc]) {}
+
+    /// Reads no arguments (the call's context and arguments are dropped).
+    pub fn extract0(
+        ctx: ToolContext,
+        arguments: Map<String, Value>,
+        names: [&'static str; 0],
+    ) -> Result<(), ToolError> {
+        let _ = (ctx, arguments, names);
+        Ok(())
+    }
+
+    macro_rules! param_fns {
+        ($($n:literal => $describe:ident $name:ident($($T:ident $v:ident $i:tt),+);)+) => {$(
+            /// Adds the parameters of a tool with this many to its input schema, each by its
+            /// [`ToolParam`] impl (one instantiation per signature).
+            pub fn $describe<$($T: ToolParam),+>(schema: &mut ObjectSchemaBuilder, params: &[ParamDoc]) {
+                let [$($v),+] = params else {
+                    panic!("#[mcp_tool] described {} parameters for {} (a bug in mcp-registry)", params.len(), $n);
+                };
+                $($T::describe(schema, $v.name, $v.description);)+
+            }
+
+            /// Reads the parameters of a tool with this many, in order, each by its
+            /// [`ToolParam`] impl under its name in `names`. Generic over the parameter
+            /// types only, so one instantiation serves every tool with the same signature;
+            /// the context and the leftover arguments are dropped here, not in code
+            /// generated per tool.
+            pub fn $name<$($T: ToolParam),+>(
+                ctx: ToolContext,
+                mut arguments: Map<String, Value>,
+                names: [&'static str; $n],
+            ) -> Result<($($T,)+), ToolError> {
+                $(let $v = $T::from_call(&ctx, &mut arguments, names[$i])?;)+
+                Ok(($($v,)+))
+            }
+        )+};
+    }
+
+    param_fns! {
+    1 => describe1 extract1(A a 0);
+    2 => describe2 extract2(A a 0, B b 1);
+    3 => describe3 extract3(A a 0, B b 1, C c 2);
+    4 => describe4 extract4(A a 0, B b 1, C c 2, D d 3);
+    5 => describe5 extract5(A a 0, B b 1, C c 2, D d 3, E e 4);
+    6 => describe6 extract6(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5);
+    7 => describe7 extract7(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6);
+    8 => describe8 extract8(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7);
+    9 => describe9 extract9(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8);
+    10 => describe10 extract10(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9);
+    11 => describe11 extract11(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10);
+    12 => describe12 extract12(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11);
+    13 => describe13 extract13(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12);
+    14 => describe14 extract14(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13);
+    15 => describe15 extract15(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14);
+    16 => describe16 extract16(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14, P p 15);
     }
 
     /// The result of one call of a plain (non-`async`) function tool.
-    pub async fn call_sync<R>(
-        call: Result<R, ToolError>,
-        convert: fn(R) -> HandlerResult,
-    ) -> HandlerResult {
-        convert(call?)
+    pub fn call_sync<R>(output: R, convert: fn(R) -> HandlerResult) -> CallFuture {
+        ready(convert(output))
+    }
+
+    /// A call that ended before it began: the arguments could not be read.
+    pub fn call_failed(error: ToolError) -> CallFuture {
+        ready(Err(error))
+    }
+
+    fn ready(result: HandlerResult) -> CallFuture {
+        Box::pin(std::future::ready(result))
+    }
+
+    pin_project_lite::pin_project! {
+        /// The future [`call_async`] boxes.
+        struct CallAsync<F: Future> {
+            #[pin]
+            future: F,
+            convert: fn(F::Output) -> HandlerResult,
+        }
+    }
+
+    impl<F: Future> Future for CallAsync<F> {
+        type Output = HandlerResult;
+
+        fn poll(
+            self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<HandlerResult> {
+            let this = self.project();
+            this.future.poll(cx).map(*this.convert)
+        }
     }
 
     /// Unwraps a server `server!` built. Its name and the uniqueness of its tool names were
