@@ -21,6 +21,31 @@ pub(crate) struct ToolFn {
     pub(crate) params: Vec<Param>,
     /// The `self` receiver, if there is one (refused).
     pub(crate) receiver: Option<syn::Receiver>,
+    /// Whether `item` differs from the input (our `#[arg]` attributes were taken out).
+    pub(crate) edited: bool,
+    /// The function's tokens as they came, to emit instead of `item` when not `edited`.
+    pub(crate) original: Option<TokenStream>,
+}
+
+/// Parses a function without parsing its body: the body is kept as tokens (a verbatim
+/// statement), which the macro never looks into and emits as it came. Much cheaper than
+/// `syn::ItemFn`'s full parse for a long body.
+pub(crate) fn parse_fn(input: ParseStream) -> syn::Result<ItemFn> {
+    let attrs = input.call(syn::Attribute::parse_outer)?;
+    let vis: Visibility = input.parse()?;
+    let sig: syn::Signature = input.parse()?;
+    let content;
+    let brace_token = syn::braced!(content in input);
+    let body: TokenStream = content.parse()?;
+    Ok(ItemFn {
+        attrs,
+        vis,
+        sig,
+        block: Box::new(syn::Block {
+            brace_token,
+            stmts: vec![syn::Stmt::Item(syn::Item::Verbatim(body))],
+        }),
+    })
 }
 
 /// One parameter of the function.
@@ -49,12 +74,15 @@ impl ToolFn {
         let docs = attr::parse_docs(&item.attrs, errors);
         let mut params = Vec::new();
         let mut receiver = None;
+        let mut edited = false;
         for input in &mut item.sig.inputs {
             match input {
                 FnArg::Receiver(r) => receiver = Some(r.clone()),
                 FnArg::Typed(pt) => {
                     let attrs = attr::parse_param_attrs(&pt.attrs, errors);
+                    let before = pt.attrs.len();
                     pt.attrs.retain(|a| !attr::is_param_attr(a));
+                    edited |= pt.attrs.len() != before;
                     let ident = match &*pt.pat {
                         Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                             Some(pi.ident.clone())
@@ -76,6 +104,8 @@ impl ToolFn {
             docs,
             params,
             receiver,
+            edited,
+            original: None,
         }
     }
 

@@ -23,12 +23,25 @@ fn hidden(name: &str) -> Ident {
 /// go up to this many, as axum's handlers do).
 pub(crate) const MAX_PARAMS: usize = 16;
 
-/// `Some("text")` or `None`, as tokens.
-fn option(text: Option<&str>) -> TokenStream {
-    match text {
-        Some(t) => quote!(::core::option::Option::Some(#t)),
-        None => quote!(::core::option::Option::None),
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
     }
+    out.push('"');
+    out
+}
+
+/// `text` as a JSON string, or `null`.
+fn json_option(text: Option<&str>) -> String {
+    text.map_or_else(|| "null".to_owned(), json_string)
 }
 
 /// The attributes copied from the function onto every generated item, so that
@@ -112,13 +125,11 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
                     .map(|a| a.text.clone())
             });
-        let description = option(text.as_deref());
-        docs.push(quote! {
-            #krate::__private::ParamDoc {
-                name: #property,
-                description: #description,
-            }
-        });
+        docs.push(format!(
+            "[{},{}]",
+            json_string(&property),
+            json_option(text.as_deref())
+        ));
         names.push(property);
         values.push(hidden(&format!("__mcp_arg{i}")));
     }
@@ -137,24 +148,31 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let describe = hidden(&format!("describe{arity}"));
     let extract = hidden(&format!("extract{arity}"));
 
-    let title = option(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
+    let title = tool.attrs.title.as_ref().map(syn::LitStr::value);
     let description = tool
         .attrs
         .description
         .as_ref()
         .map(syn::LitStr::value)
         .or_else(|| tool.docs.description.clone());
-    let description = option(description.as_deref());
     let hints = [
         tool.attrs.read_only,
         tool.attrs.destructive,
         tool.attrs.idempotent,
         tool.attrs.open_world,
     ]
-    .map(|hint| match hint {
-        Some(h) => quote!(::core::option::Option::Some(#h)),
-        None => quote!(::core::option::Option::None),
-    });
+    .map(|hint| hint.map_or("null", |h| if h { "true" } else { "false" }));
+    // The metadata as one JSON string (see `ToolCell::new`): a string literal costs the
+    // compiler next to nothing, where a struct of options and slices in a `static` costs
+    // type checking and constant evaluation per tool.
+    let metadata = format!(
+        "{{\"name\":{},\"title\":{},\"description\":{},\"hints\":[{}],\"params\":[{}]}}",
+        json_string(&name),
+        json_option(title.as_deref()),
+        json_option(description.as_deref()),
+        hints.join(","),
+        docs.join(","),
+    );
 
     let output = tool.output();
     // Spanned on the return type: a type that cannot be returned is reported there.
@@ -176,33 +194,25 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         // short body and the call's future is compiled per tool.
         fn #call(
             #ctx: #krate::ToolContext,
-            #args: #krate::__private::serde_json::Map<
-                ::std::string::String,
-                #krate::__private::serde_json::Value,
-            >,
+            #args: #krate::__private::Arguments,
         ) -> #krate::__private::CallFuture {
             match #krate::__private::#extract::<#(#types),*>(#ctx, #args, [#(#names),*]) {
                 ::core::result::Result::Ok((#(#values,)*)) => #run(#ident(#(#values),*), #convert),
                 ::core::result::Result::Err(error) => #krate::__private::call_failed(error),
             }
         }
-        static __MCP_TOOL: #krate::__private::ToolCell =
-            #krate::__private::ToolCell::new(&#krate::__private::ToolSpec {
-                name: #name,
-                title: #title,
-                description: #description,
-                hints: [#(#hints),*],
-                params: &[#(#docs),*],
-                describe: #krate::__private::#describe::<#(#types),*>,
-                output_schema: #output_schema,
-                call: #call,
-            });
+        static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new(
+            #metadata,
+            #krate::__private::#describe::<#(#types),*>,
+            #output_schema,
+            #call,
+        );
         __MCP_TOOL.get()
     };
     let items = tool_items(tool, &krate, &name, body);
-    quote! {
-        #item
-        #items
+    match &tool.original {
+        Some(original) => quote!(#original #items),
+        None => quote!(#item #items),
     }
 }
 

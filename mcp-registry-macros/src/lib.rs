@@ -79,7 +79,7 @@ use crate::ctxt::Errors;
 /// [`ToolContext`]: https://docs.rs/mcp-registry/latest/mcp_registry/struct.ToolContext.html
 #[proc_macro_attribute]
 pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::<syn::ItemFn>(input.clone()) {
+    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
         Ok(item) => item,
         Err(e) => {
             let mut out = syn::Error::new(
@@ -92,7 +92,11 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
         }
     };
     let mut errors = Errors::default();
-    let tool = ast::ToolFn::from_syn(args.into(), item, &mut errors);
+    let mut tool = ast::ToolFn::from_syn(args.into(), item, &mut errors);
+    if !tool.edited {
+        // Emitting the tokens as they came is cheaper than printing the parsed function.
+        tool.original = Some(input.into());
+    }
     valid::check_tool(&tool, &mut errors);
     if errors.is_empty() {
         expand::tool(&tool).into()

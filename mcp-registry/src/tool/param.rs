@@ -140,25 +140,98 @@ pub mod support {
         fn tool() -> Tool;
     }
 
-    /// A tool built once per process, from the description `#[mcp_tool]` generates.
+    /// A tool built once per process, from what `#[mcp_tool]` generates: its metadata as
+    /// one JSON string and three function pointers. Plain data keeps the `static` each tool
+    /// declares cheap to compile; the JSON is read once, when the tool is first used.
     pub struct ToolCell {
-        spec: &'static ToolSpec,
+        metadata: &'static str,
+        describe: DescribeFn,
+        output_schema: fn() -> Option<Arc<Value>>,
+        call: CallFn,
         tool: OnceLock<Tool>,
     }
 
     impl ToolCell {
-        /// An empty cell for the tool `spec` describes (for a `static`).
-        pub const fn new(spec: &'static ToolSpec) -> Self {
+        /// An empty cell for a tool (for a `static`). `metadata` is a JSON object:
+        /// `{"name": .., "title": .., "description": .., "hints": [readOnly, destructive,
+        /// idempotent, openWorld], "params": [[name, description], ..]}` (`title`,
+        /// `description` and each hint and parameter description optional or `null`).
+        pub const fn new(
+            metadata: &'static str,
+            describe: DescribeFn,
+            output_schema: fn() -> Option<Arc<Value>>,
+            call: CallFn,
+        ) -> Self {
             ToolCell {
-                spec,
+                metadata,
+                describe,
+                output_schema,
+                call,
                 tool: OnceLock::new(),
             }
         }
 
         /// The tool, built on first use.
         pub fn get(&self) -> Tool {
-            self.tool.get_or_init(|| build_tool(self.spec)).clone()
+            self.tool.get_or_init(|| self.build()).clone()
         }
+
+        /// The macro wrote the metadata and checked the name at compile time, and the input
+        /// schema is always an object schema, so a failure here is a bug in the macro.
+        fn build(&self) -> Tool {
+            let spec: ToolMetadata = match serde_json::from_str(self.metadata) {
+                Ok(spec) => spec,
+                Err(e) => panic!(
+                    "#[mcp_tool] generated invalid metadata (a bug in mcp-registry): {e}: {}",
+                    self.metadata
+                ),
+            };
+            let mut schema = ObjectSchemaBuilder::new();
+            (self.describe)(&mut schema, &spec.params);
+            let mut builder = Tool::builder(spec.name);
+            if let Some(title) = spec.title {
+                builder = builder.title(title);
+            }
+            if let Some(description) = spec.description {
+                builder = builder.description(description);
+            }
+            let [read_only, destructive, idempotent, open_world] = spec.hints;
+            type SetHint = fn(ToolBuilder, bool) -> ToolBuilder;
+            let hints: [(Option<bool>, SetHint); 4] = [
+                (read_only, ToolBuilder::read_only),
+                (destructive, ToolBuilder::destructive),
+                (idempotent, ToolBuilder::idempotent),
+                (open_world, ToolBuilder::open_world),
+            ];
+            for (hint, set) in hints {
+                if let Some(yes) = hint {
+                    builder = set(builder, yes);
+                }
+            }
+            if let Some(output) = (self.output_schema)() {
+                builder = builder.output_schema(Arc::unwrap_or_clone(output));
+            }
+            match builder.handler(Arc::new(schema.build()), FnHandler(self.call)) {
+                Ok(tool) => tool,
+                Err(e) => {
+                    panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}")
+                }
+            }
+        }
+    }
+
+    /// A tool's metadata as `#[mcp_tool]` writes it (see [`ToolCell::new`]).
+    #[derive(serde::Deserialize)]
+    struct ToolMetadata {
+        name: String,
+        #[serde(default)]
+        title: Option<String>,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(default)]
+        hints: [Option<bool>; 4],
+        #[serde(default)]
+        params: Vec<ParamDoc>,
     }
 
     /// A server built once per process.
@@ -182,72 +255,24 @@ pub mod support {
         }
     }
 
-    /// A parameter of a tool, as `#[mcp_tool]` describes it.
-    pub struct ParamDoc {
-        /// The property name.
-        pub name: &'static str,
-        /// The property's description.
-        pub description: Option<&'static str>,
-    }
+    /// A parameter of a tool, as `#[mcp_tool]` describes it: its property name and
+    /// description.
+    #[derive(serde::Deserialize)]
+    pub struct ParamDoc(pub String, #[serde(default)] pub Option<String>);
 
-    /// A tool, as `#[mcp_tool]` describes it: static data and three function pointers, so
-    /// the code generated per tool stays small and the building code below is compiled once.
-    pub struct ToolSpec {
-        /// The tool name.
-        pub name: &'static str,
-        /// Display title.
-        pub title: Option<&'static str>,
-        /// Description.
-        pub description: Option<&'static str>,
-        /// `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`.
-        pub hints: [Option<bool>; 4],
-        /// The parameters, in order.
-        pub params: &'static [ParamDoc],
-        /// `describeN::<..>` for the parameter types: adds them to the input schema.
-        pub describe: fn(&mut ObjectSchemaBuilder, &[ParamDoc]),
-        /// `<R as IntoToolResult>::output_schema` for the return type.
-        pub output_schema: fn() -> Option<Arc<Value>>,
-        /// Reads the arguments and starts the call.
-        pub call: CallFn,
-    }
+    /// `describeN::<..>` for a tool's parameter types: adds them to its input schema.
+    pub type DescribeFn = fn(&mut ObjectSchemaBuilder, &[ParamDoc]);
 
     /// The function `#[mcp_tool]` generates for one tool: it reads the arguments and starts
     /// the call. A plain function pointer, not a closure in an `Arc`: nothing is instantiated
     /// per tool to store or call it.
-    pub type CallFn = fn(ToolContext, Map<String, Value>) -> CallFuture;
+    pub type CallFn = fn(ToolContext, Arguments) -> CallFuture;
+
+    /// The arguments of one call.
+    pub type Arguments = Map<String, Value>;
 
     /// The future of one call of a `#[mcp_tool]` tool.
     pub type CallFuture = BoxFuture<'static, HandlerResult>;
-
-    /// Builds the tool `spec` describes (once per tool: the caller caches it).
-    fn build_tool(spec: &ToolSpec) -> Tool {
-        let mut schema = ObjectSchemaBuilder::new();
-        (spec.describe)(&mut schema, spec.params);
-        let mut builder = Tool::builder(spec.name);
-        if let Some(title) = spec.title {
-            builder = builder.title(title);
-        }
-        if let Some(description) = spec.description {
-            builder = builder.description(description);
-        }
-        let [read_only, destructive, idempotent, open_world] = spec.hints;
-        type SetHint = fn(ToolBuilder, bool) -> ToolBuilder;
-        let hints: [(Option<bool>, SetHint); 4] = [
-            (read_only, ToolBuilder::read_only),
-            (destructive, ToolBuilder::destructive),
-            (idempotent, ToolBuilder::idempotent),
-            (open_world, ToolBuilder::open_world),
-        ];
-        for (hint, set) in hints {
-            if let Some(yes) = hint {
-                builder = set(builder, yes);
-            }
-        }
-        if let Some(output) = (spec.output_schema)() {
-            builder = builder.output_schema(Arc::unwrap_or_clone(output));
-        }
-        finish_tool(builder, schema.build(), spec.call)
-    }
 
     /// The handler of every `#[mcp_tool]` tool: `ToolBuilder::handler` is instantiated for
     /// this one type instead of once per tool, which keeps the compile time of many tools
@@ -261,15 +286,6 @@ pub mod support {
             arguments: Map<String, Value>,
         ) -> BoxFuture<'static, HandlerResult> {
             (self.0)(ctx, arguments)
-        }
-    }
-
-    /// The macro has checked the name at compile time and the input schema is always an
-    /// object schema, so an error here is a bug in the macro.
-    fn finish_tool(builder: ToolBuilder, input_schema: Value, call: CallFn) -> Tool {
-        match builder.handler(Arc::new(input_schema), FnHandler(call)) {
-            Ok(tool) => tool,
-            Err(e) => panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}"),
         }
     }
 
@@ -310,7 +326,7 @@ pub mod support {
                 let [$($v),+] = params else {
                     panic!("#[mcp_tool] described {} parameters for {} (a bug in mcp-registry)", params.len(), $n);
                 };
-                $($T::describe(schema, $v.name, $v.description);)+
+                $($T::describe(schema, &$v.0, $v.1.as_deref());)+
             }
 
             /// Reads the parameters of a tool with this many, in order, each by its
