@@ -81,7 +81,7 @@ pub(crate) fn tool_items(
         }
 
         #(#cfgs)*
-        #[allow(deprecated, unused_mut, unused_variables, unused_labels)]
+        #[allow(deprecated, unused_mut, unused_variables, clippy::too_many_arguments)]
         impl #krate::__private::ToolItem for #ident {
             const NAME: &'static str = #name;
 
@@ -98,14 +98,9 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let item = &tool.item;
     let ident = &item.sig.ident;
     let (name, _) = tool.tool_name();
-    let (ctx, args, call) = (
-        hidden("__mcp_ctx"),
-        hidden("__mcp_args"),
-        hidden("__mcp_call"),
-    );
+    let call = hidden("__mcp_call");
 
     let mut docs = Vec::new();
-    let mut names = Vec::new();
     let mut values = Vec::new();
     for (i, param) in tool.params.iter().enumerate() {
         let property = param.property().unwrap_or_default();
@@ -130,12 +125,12 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             json_string(&property),
             json_option(text.as_deref())
         ));
-        names.push(property);
         values.push(hidden(&format!("__mcp_arg{i}")));
     }
-    // The parameter types as written (with their spans): a type that is no `ToolParam` is
-    // reported on the parameter, once, by the turbofish of `describeN`/`extractN` (one
-    // generic function per arity, instantiated once per signature rather than per tool).
+    // The parameter types as written (with their spans), through `ToolParamType`: a type
+    // that is no `ToolParam` is reported on the parameter, once. `Params<(A, B, ..)>` reads
+    // and describes them with code generic over the types only, compiled once per
+    // signature rather than once per tool.
     let types: Vec<TokenStream> = tool
         .params
         .iter()
@@ -144,9 +139,6 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             quote_spanned!(ty.span()=> <#ty as #krate::tool::param::ToolParamType>::Checked)
         })
         .collect();
-    let arity = tool.params.len();
-    let describe = hidden(&format!("describe{arity}"));
-    let extract = hidden(&format!("extract{arity}"));
 
     let title = tool.attrs.title.as_ref().map(syn::LitStr::value);
     let description = tool
@@ -189,23 +181,16 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         quote_spanned!(ident.span()=> #krate::__private::call_sync)
     };
 
+    let signature = hidden(&format!("signature{}", tool.params.len()));
     let body = quote! {
-        // Reads the arguments and starts the call: a plain function, so nothing but this
-        // short body and the call's future is compiled per tool.
-        fn #call(
-            #ctx: #krate::ToolContext,
-            #args: #krate::__private::Arguments,
-        ) -> #krate::__private::CallFuture {
-            match #krate::__private::#extract::<#(#types),*>(#ctx, #args, [#(#names),*]) {
-                ::core::result::Result::Ok((#(#values,)*)) => #run(#ident(#(#values),*), #convert),
-                ::core::result::Result::Err(error) => #krate::__private::call_failed(error),
-            }
+        // Starts a call once the arguments are read (by the shared code of `Params`).
+        fn #call(#(#values: #types),*) -> #krate::__private::CallFuture {
+            #run(#ident(#(#values),*), #convert)
         }
         static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new(
             #metadata,
-            #krate::__private::#describe::<#(#types),*>,
+            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#types,)*)>(#call)),
             #output_schema,
-            #call,
         );
         __MCP_TOOL.get()
     };

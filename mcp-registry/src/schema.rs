@@ -184,7 +184,18 @@ impl ObjectSchemaBuilder {
         description: Option<&str>,
         required: bool,
     ) -> &mut Self {
-        let mut schema = self.generator.subschema_for::<T>().to_value();
+        let schema = self.generator.subschema_for::<T>().to_value();
+        self.property_schema(name, description, required, schema)
+    }
+
+    /// [`property`](Self::property) once the schema is made: not generic, so compiled once.
+    fn property_schema(
+        &mut self,
+        name: &str,
+        description: Option<&str>,
+        required: bool,
+        mut schema: Value,
+    ) -> &mut Self {
         if let (Some(d), Value::Object(m)) = (description, &mut schema) {
             // A `$ref`-only schema keeps its description beside the reference (valid 2020-12).
             m.insert("description".to_owned(), Value::from(d));

@@ -52,23 +52,31 @@ pub fn take_argument<T: DeserializeOwned>(
     name: &str,
 ) -> Result<T, ToolError> {
     let value = arguments.remove(name);
-    let missing = value.is_none();
-    let value = value.unwrap_or(Value::Null);
-    if let Ok(v) = T::deserialize(&value) {
-        return Ok(v);
+    let found = value.as_ref().unwrap_or(&Value::Null);
+    // The fast path reads the value by reference; only a failure pays for path tracking, to
+    // name the offending field. Everything but the two deserializations is in non-generic
+    // code, compiled once rather than once per parameter type.
+    match T::deserialize(found) {
+        Ok(v) => Ok(v),
+        Err(_) => match serde_path_to_error::deserialize(found) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let path = e.path().to_string();
+                Err(argument_error(name, value.is_none(), &path, e.into_inner()))
+            }
+        },
     }
-    serde_path_to_error::deserialize(&value).map_err(|e| {
-        if missing {
-            return ToolError::InvalidArguments(format!("missing required field `{name}`"));
-        }
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." || path.is_empty() {
-            ToolError::InvalidArguments(format!("field `{name}`: {inner}"))
-        } else {
-            ToolError::InvalidArguments(format!("field `{name}.{path}`: {inner}"))
-        }
-    })
+}
+
+/// The error for argument `name`, which failed to deserialize at `path` within it.
+fn argument_error(name: &str, missing: bool, path: &str, inner: serde_json::Error) -> ToolError {
+    if missing {
+        ToolError::InvalidArguments(format!("missing required field `{name}`"))
+    } else if path == "." || path.is_empty() {
+        ToolError::InvalidArguments(format!("field `{name}`: {inner}"))
+    } else {
+        ToolError::InvalidArguments(format!("field `{name}.{path}`: {inner}"))
+    }
 }
 
 fn type_matches(expected: &str, value: &Value) -> bool {

@@ -78,7 +78,8 @@ impl ToolParam for ToolContext {
 /// because [`take_argument`] reads a missing argument as `null`. The schema and the run-time
 /// behaviour therefore agree by construction (`Option<T>`, `serde_json::Value`, `()`).
 fn accepts_null<T: DeserializeOwned>() -> bool {
-    T::deserialize(Value::Null).is_ok()
+    // By reference, like `take_argument`: the same deserializer instantiation serves both.
+    T::deserialize(&Value::Null).is_ok()
 }
 
 // `do_not_recommend` makes a missing bound report the `ToolParam` message above, on the
@@ -141,13 +142,13 @@ pub mod support {
     }
 
     /// A tool built once per process, from what `#[mcp_tool]` generates: its metadata as
-    /// one JSON string and three function pointers. Plain data keeps the `static` each tool
-    /// declares cheap to compile; the JSON is read once, when the tool is first used.
+    /// one JSON string, its [`Signature`] and its output schema's function. Plain data keeps
+    /// the `static` each tool declares cheap to compile; the JSON is read once, when the
+    /// tool is first used.
     pub struct ToolCell {
         metadata: &'static str,
-        describe: DescribeFn,
+        signature: &'static dyn Signature,
         output_schema: fn() -> Option<Arc<Value>>,
-        call: CallFn,
         tool: OnceLock<Tool>,
     }
 
@@ -158,15 +159,13 @@ pub mod support {
         /// `description` and each hint and parameter description optional or `null`).
         pub const fn new(
             metadata: &'static str,
-            describe: DescribeFn,
+            signature: &'static dyn Signature,
             output_schema: fn() -> Option<Arc<Value>>,
-            call: CallFn,
         ) -> Self {
             ToolCell {
                 metadata,
-                describe,
+                signature,
                 output_schema,
-                call,
                 tool: OnceLock::new(),
             }
         }
@@ -186,8 +185,15 @@ pub mod support {
                     self.metadata
                 ),
             };
+            if spec.params.len() != self.signature.arity() {
+                panic!(
+                    "#[mcp_tool] described {} parameters of a function taking {} (a bug in mcp-registry)",
+                    spec.params.len(),
+                    self.signature.arity()
+                );
+            }
             let mut schema = ObjectSchemaBuilder::new();
-            (self.describe)(&mut schema, &spec.params);
+            self.signature.describe(&mut schema, &spec.params);
             let mut builder = Tool::builder(spec.name);
             if let Some(title) = spec.title {
                 builder = builder.title(title);
@@ -211,7 +217,11 @@ pub mod support {
             if let Some(output) = (self.output_schema)() {
                 builder = builder.output_schema(Arc::unwrap_or_clone(output));
             }
-            match builder.handler(Arc::new(schema.build()), FnHandler(self.call)) {
+            let handler = MacroHandler {
+                signature: self.signature,
+                params: spec.params,
+            };
+            match builder.handler(Arc::new(schema.build()), handler) {
                 Ok(tool) => tool,
                 Err(e) => {
                     panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}")
@@ -260,13 +270,119 @@ pub mod support {
     #[derive(serde::Deserialize)]
     pub struct ParamDoc(pub String, #[serde(default)] pub Option<String>);
 
-    /// `describeN::<..>` for a tool's parameter types: adds them to its input schema.
-    pub type DescribeFn = fn(&mut ObjectSchemaBuilder, &[ParamDoc]);
+    /// A tool function's parameter types, as a tuple `P`, with the function `#[mcp_tool]`
+    /// generates to start a call once the arguments are read (`fn(A, B, ..) ->
+    /// CallFuture`). Its [`Signature`] impl is generic over the parameter types only, so one
+    /// instantiation serves every tool with the same signature.
+    pub struct Params<P: ParamTuple>(pub P::Start);
 
-    /// The function `#[mcp_tool]` generates for one tool: it reads the arguments and starts
-    /// the call. A plain function pointer, not a closure in an `Arc`: nothing is instantiated
-    /// per tool to store or call it.
-    pub type CallFn = fn(ToolContext, Arguments) -> CallFuture;
+    /// A tuple of parameter types, and the type of the function that starts a call with
+    /// them.
+    pub trait ParamTuple {
+        /// `fn(A, B, ..) -> CallFuture`.
+        type Start: Copy + Send + Sync + 'static;
+    }
+
+    impl ParamTuple for () {
+        type Start = fn() -> CallFuture;
+    }
+
+    /// What a tool function's parameter types know: how to describe them in the input
+    /// schema and how to read them from a call's arguments.
+    pub trait Signature: Sync {
+        /// How many parameters there are.
+        fn arity(&self) -> usize;
+
+        /// Adds the parameters to the input schema (`params`: their names and descriptions,
+        /// in order).
+        fn describe(&self, schema: &mut ObjectSchemaBuilder, params: &[ParamDoc]);
+
+        /// Reads the parameters from `arguments` and `ctx` and starts the call.
+        fn call(&self, ctx: ToolContext, arguments: Arguments, params: &[ParamDoc]) -> CallFuture;
+    }
+
+    /// The name of parameter `i`.
+    fn name(params: &[ParamDoc], i: usize) -> &str {
+        params.get(i).map_or("", |p| p.0.as_str())
+    }
+
+    /// The description of parameter `i`.
+    fn description(params: &[ParamDoc], i: usize) -> Option<&str> {
+        params.get(i).and_then(|p| p.1.as_deref())
+    }
+
+    impl Signature for Params<()> {
+        fn arity(&self) -> usize {
+            0
+        }
+
+        fn describe(&self, _: &mut ObjectSchemaBuilder, _: &[ParamDoc]) {}
+
+        fn call(&self, _: ToolContext, _: Arguments, _: &[ParamDoc]) -> CallFuture {
+            (self.0)()
+        }
+    }
+
+    /// The [`Signature`] of a function without parameters.
+    pub const fn signature0(params: &'static Params<()>) -> &'static dyn Signature {
+        params
+    }
+
+    macro_rules! signatures {
+        ($($n:literal => $signature:ident($($T:ident $v:ident $i:tt),+);)+) => {$(
+            /// The [`Signature`] of a function with this many parameters. A function with
+            /// one type parameter per function parameter (not a tuple), so that a type that
+            /// is no [`ToolParam`] is reported on that parameter.
+            pub const fn $signature<$($T: ToolParam + 'static),+>(
+                params: &'static Params<($($T,)+)>,
+            ) -> &'static dyn Signature {
+                params
+            }
+
+            impl<$($T: 'static),+> ParamTuple for ($($T,)+) {
+                type Start = fn($($T),+) -> CallFuture;
+            }
+
+            impl<$($T: ToolParam + 'static),+> Signature for Params<($($T,)+)> {
+                fn arity(&self) -> usize {
+                    $n
+                }
+
+                fn describe(&self, schema: &mut ObjectSchemaBuilder, params: &[ParamDoc]) {
+                    $($T::describe(schema, name(params, $i), description(params, $i));)+
+                }
+
+                fn call(&self, ctx: ToolContext, mut arguments: Arguments, params: &[ParamDoc]) -> CallFuture {
+                    let read = (|| -> Result<($($T,)+), ToolError> {
+                        Ok(($($T::from_call(&ctx, &mut arguments, name(params, $i))?,)+))
+                    })();
+                    match read {
+                        Ok(($($v,)+)) => (self.0)($($v),+),
+                        Err(error) => call_failed(error),
+                    }
+                }
+            }
+        )+};
+    }
+
+    signatures! {
+        1 => signature1(A a 0);
+        2 => signature2(A a 0, B b 1);
+        3 => signature3(A a 0, B b 1, C c 2);
+        4 => signature4(A a 0, B b 1, C c 2, D d 3);
+        5 => signature5(A a 0, B b 1, C c 2, D d 3, E e 4);
+        6 => signature6(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5);
+        7 => signature7(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6);
+        8 => signature8(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7);
+        9 => signature9(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8);
+        10 => signature10(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9);
+        11 => signature11(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10);
+        12 => signature12(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11);
+        13 => signature13(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12);
+        14 => signature14(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13);
+        15 => signature15(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14);
+        16 => signature16(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14, P p 15);
+    }
 
     /// The arguments of one call.
     pub type Arguments = Map<String, Value>;
@@ -277,15 +393,14 @@ pub mod support {
     /// The handler of every `#[mcp_tool]` tool: `ToolBuilder::handler` is instantiated for
     /// this one type instead of once per tool, which keeps the compile time of many tools
     /// down.
-    struct FnHandler(CallFn);
+    struct MacroHandler {
+        signature: &'static dyn Signature,
+        params: Vec<ParamDoc>,
+    }
 
-    impl ToolHandler for FnHandler {
-        fn call(
-            &self,
-            ctx: ToolContext,
-            arguments: Map<String, Value>,
-        ) -> BoxFuture<'static, HandlerResult> {
-            (self.0)(ctx, arguments)
+    impl ToolHandler for MacroHandler {
+        fn call(&self, ctx: ToolContext, arguments: Arguments) -> CallFuture {
+            self.signature.call(ctx, arguments, &self.params)
         }
     }
 
@@ -303,65 +418,6 @@ pub mod support {
         F: Future + Send + 'static,
     {
         Box::pin(CallAsync { future, convert })
-    }
-
-    /// Describes no parameters.
-    pub fn describe0(_: &mut ObjectSchemaBuilder, _: &[ParamDoc]) {}
-
-    /// Reads no arguments (the call's context and arguments are dropped).
-    pub fn extract0(
-        ctx: ToolContext,
-        arguments: Map<String, Value>,
-        names: [&'static str; 0],
-    ) -> Result<(), ToolError> {
-        let _ = (ctx, arguments, names);
-        Ok(())
-    }
-
-    macro_rules! param_fns {
-        ($($n:literal => $describe:ident $name:ident($($T:ident $v:ident $i:tt),+);)+) => {$(
-            /// Adds the parameters of a tool with this many to its input schema, each by its
-            /// [`ToolParam`] impl (one instantiation per signature).
-            pub fn $describe<$($T: ToolParam),+>(schema: &mut ObjectSchemaBuilder, params: &[ParamDoc]) {
-                let [$($v),+] = params else {
-                    panic!("#[mcp_tool] described {} parameters for {} (a bug in mcp-registry)", params.len(), $n);
-                };
-                $($T::describe(schema, &$v.0, $v.1.as_deref());)+
-            }
-
-            /// Reads the parameters of a tool with this many, in order, each by its
-            /// [`ToolParam`] impl under its name in `names`. Generic over the parameter
-            /// types only, so one instantiation serves every tool with the same signature;
-            /// the context and the leftover arguments are dropped here, not in code
-            /// generated per tool.
-            pub fn $name<$($T: ToolParam),+>(
-                ctx: ToolContext,
-                mut arguments: Map<String, Value>,
-                names: [&'static str; $n],
-            ) -> Result<($($T,)+), ToolError> {
-                $(let $v = $T::from_call(&ctx, &mut arguments, names[$i])?;)+
-                Ok(($($v,)+))
-            }
-        )+};
-    }
-
-    param_fns! {
-    1 => describe1 extract1(A a 0);
-    2 => describe2 extract2(A a 0, B b 1);
-    3 => describe3 extract3(A a 0, B b 1, C c 2);
-    4 => describe4 extract4(A a 0, B b 1, C c 2, D d 3);
-    5 => describe5 extract5(A a 0, B b 1, C c 2, D d 3, E e 4);
-    6 => describe6 extract6(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5);
-    7 => describe7 extract7(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6);
-    8 => describe8 extract8(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7);
-    9 => describe9 extract9(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8);
-    10 => describe10 extract10(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9);
-    11 => describe11 extract11(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10);
-    12 => describe12 extract12(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11);
-    13 => describe13 extract13(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12);
-    14 => describe14 extract14(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13);
-    15 => describe15 extract15(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14);
-    16 => describe16 extract16(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14, P p 15);
     }
 
     /// The result of one call of a plain (non-`async`) function tool.
