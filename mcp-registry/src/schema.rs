@@ -8,6 +8,8 @@
 //! Schemas are generated once per Rust type and cached for the life of the process, so building
 //! many tools over the same types, or listing tools, never regenerates a schema.
 
+pub(crate) mod locate;
+
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
@@ -223,4 +225,12 @@ impl ObjectSchemaBuilder {
         }
         Value::Object(root)
     }
+}
+
+/// A one-property object schema (`value`) of `T`, built the way `#[mcp_tool]` describes a
+/// parameter (sharing its generic code), for locating what in an argument does not fit.
+pub(crate) fn property_schema<T: JsonSchema + ?Sized>() -> Value {
+    let mut builder = ObjectSchemaBuilder::new();
+    builder.property::<T>("value", None, false);
+    builder.build()
 }

@@ -1,3 +1,4 @@
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -66,6 +67,43 @@ pub fn take_argument<T: DeserializeOwned>(
             }
         },
     }
+}
+
+/// [`take_argument`] for a type with a schema: the offending field inside the argument is
+/// found by following the type's schema (see [`crate::schema::locate`]) instead of a
+/// path-tracking deserializer, so each argument type's `Deserialize` impl is compiled once.
+pub(crate) fn read_argument<T: DeserializeOwned + JsonSchema>(
+    arguments: &mut Map<String, Value>,
+    name: &str,
+) -> Result<T, ToolError> {
+    let value = arguments.remove(name);
+    let found = value.as_ref().unwrap_or(&Value::Null);
+    match T::deserialize(found) {
+        Ok(v) => Ok(v),
+        Err(e) => Err(located_error(
+            name,
+            value.is_none(),
+            found,
+            e,
+            &crate::schema::property_schema::<T>(),
+        )),
+    }
+}
+
+/// The error for argument `name`, whose value `found` failed to deserialize with `inner`;
+/// `schema` is a one-property object schema of the argument's type (`value`).
+fn located_error(
+    name: &str,
+    missing: bool,
+    found: &Value,
+    inner: serde_json::Error,
+    schema: &Value,
+) -> ToolError {
+    let path = schema
+        .pointer("/properties/value")
+        .and_then(|property| crate::schema::locate::mismatch(schema, property, found))
+        .unwrap_or_default();
+    argument_error(name, missing, &path, inner)
 }
 
 /// The error for argument `name`, which failed to deserialize at `path` within it.

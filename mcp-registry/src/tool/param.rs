@@ -14,9 +14,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{
-    BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler, take_argument,
-};
+use super::{BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler};
 use crate::schema::ObjectSchemaBuilder;
 use crate::server::{Server, ServerBuildError};
 
@@ -75,10 +73,10 @@ impl ToolParam for ToolContext {
 }
 
 /// Whether a missing argument of type `T` is acceptable: exactly when `null` is a valid `T`,
-/// because [`take_argument`] reads a missing argument as `null`. The schema and the run-time
+/// because a missing argument is read as `null`. The schema and the run-time
 /// behaviour therefore agree by construction (`Option<T>`, `serde_json::Value`, `()`).
 fn accepts_null<T: DeserializeOwned>() -> bool {
-    // By reference, like `take_argument`: the same deserializer instantiation serves both.
+    // By reference, like reading an argument: one deserializer instantiation serves both.
     T::deserialize(&Value::Null).is_ok()
 }
 
@@ -95,7 +93,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         arguments: &mut Map<String, Value>,
         name: &str,
     ) -> Result<Self, ToolError> {
-        take_argument::<T>(arguments, name)
+        super::args::read_argument::<T>(arguments, name)
     }
 }
 
