@@ -175,17 +175,22 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         <#output as #krate::IntoToolResult>::into_tool_result
     };
     // Spanned on the function's name: a future that is not `Send` is reported there.
-    let run = if item.sig.asyncness.is_some() {
-        quote_spanned!(ident.span()=> #krate::__private::call_async)
+    let start = if item.sig.asyncness.is_some() {
+        quote_spanned! {ident.span()=>
+            ::std::boxed::Box::pin(#krate::__private::CallAsync {
+                future: #ident(#(#values),*),
+                convert: #convert,
+            })
+        }
     } else {
-        quote_spanned!(ident.span()=> #krate::__private::call_sync)
+        quote_spanned!(ident.span()=> #krate::__private::call_sync(#ident(#(#values),*), #convert))
     };
 
     let signature = hidden(&format!("signature{}", tool.params.len()));
     let body = quote! {
         // Starts a call once the arguments are read (by the shared code of `Params`).
         fn #call(#(#values: #types),*) -> #krate::__private::CallFuture {
-            #run(#ident(#(#values),*), #convert)
+            #start
         }
         static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new(
             #metadata,

@@ -402,22 +402,6 @@ pub mod support {
         }
     }
 
-    /// One call of an `async fn` tool: the function's future, its output converted to a
-    /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on the
-    /// return type, so a type that cannot be returned is reported there and only there).
-    ///
-    /// A small hand-written future rather than an `async` block: per tool, the compiler
-    /// generates one short `poll` and no state machine around the function's own.
-    pub fn call_async<F>(
-        future: F,
-        convert: fn(F::Output) -> HandlerResult,
-    ) -> BoxFuture<'static, HandlerResult>
-    where
-        F: Future + Send + 'static,
-    {
-        Box::pin(CallAsync { future, convert })
-    }
-
     /// The result of one call of a plain (non-`async`) function tool.
     pub fn call_sync<R>(output: R, convert: fn(R) -> HandlerResult) -> CallFuture {
         ready(convert(output))
@@ -432,13 +416,18 @@ pub mod support {
         Box::pin(std::future::ready(result))
     }
 
-    pin_project_lite::pin_project! {
-        /// The future [`call_async`] boxes.
-        struct CallAsync<F: Future> {
-            #[pin]
-            future: F,
-            convert: fn(F::Output) -> HandlerResult,
-        }
+    /// One call of an `async fn` tool: the function's future, its output converted to a
+    /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on the
+    /// return type, so a type that cannot be returned is reported there and only there).
+    /// The macro boxes it as the call's [`CallFuture`].
+    ///
+    /// A small hand-written future rather than an `async` block: per tool, the compiler
+    /// generates one short `poll` and no state machine around the function's own.
+    pub struct CallAsync<F: Future> {
+        /// The function's future.
+        pub future: F,
+        /// Its output to a result.
+        pub convert: fn(F::Output) -> HandlerResult,
     }
 
     impl<F: Future> Future for CallAsync<F> {
@@ -448,8 +437,18 @@ pub mod support {
             self: std::pin::Pin<&mut Self>,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<HandlerResult> {
-            let this = self.project();
-            this.future.poll(cx).map(*this.convert)
+            // SAFETY: `future` is structurally pinned: it is only ever used pinned, never
+            // moved out of `self` nor handed out unpinned; `CallAsync` has no `Drop` impl and
+            // is `Unpin` only when `F` is. (Written out rather than with a projection macro:
+            // this `poll` is compiled once per tool, and shorter is cheaper.)
+            let (future, convert) = unsafe {
+                let this = self.get_unchecked_mut();
+                (std::pin::Pin::new_unchecked(&mut this.future), this.convert)
+            };
+            match future.poll(cx) {
+                std::task::Poll::Ready(output) => std::task::Poll::Ready(convert(output)),
+                std::task::Poll::Pending => std::task::Poll::Pending,
+            }
         }
     }
 
