@@ -235,7 +235,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         }
     });
     let mut checks = vec![quote! {
-        const _: () = match #krate::__private::first_duplicate(&[#(#names),*]) {
+        const _: () = match #krate::__private::first_duplicate([#(#names),*]) {
             #(#arms)*
             _ => {}
         };
@@ -254,13 +254,14 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
     }
     let built = tools.iter().map(|p| {
         let item = tool_item(p);
-        quote!(#item::tool())
+        quote!(#item::tool)
     });
     let body = quote! {
         static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
         __MCP_SERVER.get(|| {
-            #krate::__private::finish_server(
-                #krate::Server::builder(#name) #chain .tools([#(#built),*]).build()
+            #krate::__private::build_server(
+                #krate::Server::builder(#name) #chain,
+                &[#(#built),*],
             )
         })
     };

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::{BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler};
 use crate::schema::ObjectSchemaBuilder;
-use crate::server::{Server, ServerBuildError};
+use crate::server::{Server, ServerBuildError, ServerBuilder};
 
 /// A type a `#[mcp_tool]` function can take as a parameter.
 ///
@@ -452,9 +452,17 @@ pub mod support {
         }
     }
 
+    /// The server `server!` describes: `builder` (name, version, ..) with the tools the
+    /// functions in `tools` make. A table of function pointers rather than an array of
+    /// tools built inline keeps the generated code the same small size for any number of
+    /// tools.
+    pub fn build_server(builder: ServerBuilder, tools: &[fn() -> Tool]) -> Server {
+        finish_server(builder.tools(tools.iter().map(|tool| tool())).build())
+    }
+
     /// Unwraps a server `server!` built. Its name and the uniqueness of its tool names were
     /// checked at compile time, so an error here is a bug in the macro.
-    pub fn finish_server(server: Result<Server, ServerBuildError>) -> Server {
+    fn finish_server(server: Result<Server, ServerBuildError>) -> Server {
         match server {
             Ok(server) => server,
             Err(e) => panic!("server! generated an invalid server (a bug in mcp-registry): {e}"),
@@ -463,12 +471,21 @@ pub mod support {
 
     /// The index of the first name equal to an earlier one (for `server!`'s compile-time
     /// check that tool names are unique).
-    pub const fn first_duplicate(names: &[&str]) -> Option<usize> {
+    ///
+    /// Runs in constant evaluation, where every step is interpreted: names are hashed once
+    /// and compared as hashes (one step a pair), and only equal hashes compare the strings.
+    pub const fn first_duplicate<const N: usize>(names: [&str; N]) -> Option<usize> {
+        let mut hashes = [0u64; N];
+        let mut i = 0;
+        while i < N {
+            hashes[i] = fnv1a(names[i].as_bytes());
+            i += 1;
+        }
         let mut i = 1;
-        while i < names.len() {
+        while i < N {
             let mut j = 0;
             while j < i {
-                if str_eq(names[i], names[j]) {
+                if hashes[i] == hashes[j] && str_eq(names[i], names[j]) {
                     return Some(i);
                 }
                 j += 1;
@@ -476,6 +493,18 @@ pub mod support {
             i += 1;
         }
         None
+    }
+
+    /// FNV-1a, 64 bits.
+    const fn fnv1a(bytes: &[u8]) -> u64 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut i = 0;
+        while i < bytes.len() {
+            hash ^= bytes[i] as u64;
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+            i += 1;
+        }
+        hash
     }
 
     const fn str_eq(a: &str, b: &str) -> bool {
