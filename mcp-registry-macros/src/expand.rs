@@ -131,6 +131,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // that is no `ToolParam` is reported on the parameter, once. `Params<(A, B, ..)>` reads
     // and describes them with code generic over the types only, compiled once per
     // signature rather than once per tool.
+    let plain: Vec<&syn::Type> = tool.params.iter().map(|p| &p.ty).collect();
     let types: Vec<TokenStream> = tool
         .params
         .iter()
@@ -189,12 +190,12 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let signature = hidden(&format!("signature{}", tool.params.len()));
     let body = quote! {
         // Starts a call once the arguments are read (by the shared code of `Params`).
-        fn #call(#(#values: #types),*) -> #krate::__private::CallFuture {
+        fn #call(#(#values: #plain),*) -> #krate::__private::CallFuture {
             #start
         }
         static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new(
             #metadata,
-            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#types,)*)>(#call)),
+            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)>(#call)),
             #output_schema,
         );
         __MCP_TOOL.get()
