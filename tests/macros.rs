@@ -747,3 +747,12 @@ async fn a_tool_takes_up_to_sixteen_parameters_in_order() {
         .expect_err("a string is no i64");
     assert!(err.to_string().contains("`k`"), "{err}");
 }
+
+#[test]
+fn a_tool_is_built_once_and_shared() {
+    let (first, second) = (greet::tool(), greet::tool());
+    assert!(std::ptr::eq(first.descriptor(), second.descriptor()));
+    let from_server = geometry();
+    let listed = from_server.tool("greet").expect("greet is in the server");
+    assert!(std::ptr::eq(first.descriptor(), listed.descriptor()));
+}

@@ -155,7 +155,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         tool.attrs.open_world,
     ]
     .map(|hint| hint.map_or("null", |h| if h { "true" } else { "false" }));
-    // The metadata as one JSON string (see `ToolCell::new`): a string literal costs the
+    // The metadata as one JSON string (see `cached_tool`): a string literal costs the
     // compiler next to nothing, where a struct of options and slices in a `static` costs
     // type checking and constant evaluation per tool.
     let metadata = format!(
@@ -193,12 +193,12 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         fn #call(#(#values: #plain),*) -> #krate::__private::CallFuture {
             #start
         }
-        static __MCP_TOOL: #krate::__private::ToolCell = #krate::__private::ToolCell::new(
+        #krate::__private::cached_tool(
+            ::core::any::TypeId::of::<Self>(),
             #metadata,
             #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)>(#call)),
             #output_schema,
-        );
-        __MCP_TOOL.get()
+        )
     };
     let items = tool_items(tool, &krate, &name, body);
     match &tool.original {

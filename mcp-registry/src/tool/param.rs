@@ -139,40 +139,15 @@ pub mod support {
         fn tool() -> Tool;
     }
 
-    /// A tool built once per process, from what `#[mcp_tool]` generates: its metadata as
-    /// one JSON string, its [`Signature`] and its output schema's function. Plain data keeps
-    /// the `static` each tool declares cheap to compile; the JSON is read once, when the
-    /// tool is first used.
-    pub struct ToolCell {
+    /// What `#[mcp_tool]` generates for a tool: its metadata as one JSON string, its
+    /// [`Signature`] and its output schema's function (see [`cached_tool`]).
+    struct ToolParts {
         metadata: &'static str,
         signature: &'static dyn Signature,
         output_schema: fn() -> Option<Arc<Value>>,
-        tool: OnceLock<Tool>,
     }
 
-    impl ToolCell {
-        /// An empty cell for a tool (for a `static`). `metadata` is a JSON object:
-        /// `{"name": .., "title": .., "description": .., "hints": [readOnly, destructive,
-        /// idempotent, openWorld], "params": [[name, description], ..]}` (`title`,
-        /// `description` and each hint and parameter description optional or `null`).
-        pub const fn new(
-            metadata: &'static str,
-            signature: &'static dyn Signature,
-            output_schema: fn() -> Option<Arc<Value>>,
-        ) -> Self {
-            ToolCell {
-                metadata,
-                signature,
-                output_schema,
-                tool: OnceLock::new(),
-            }
-        }
-
-        /// The tool, built on first use.
-        pub fn get(&self) -> Tool {
-            self.tool.get_or_init(|| self.build()).clone()
-        }
-
+    impl ToolParts {
         /// The macro wrote the metadata and checked the name at compile time, and the input
         /// schema is always an object schema, so a failure here is a bug in the macro.
         fn build(&self) -> Tool {
@@ -228,7 +203,40 @@ pub mod support {
         }
     }
 
-    /// A tool's metadata as `#[mcp_tool]` writes it (see [`ToolCell::new`]).
+    /// The tool `#[mcp_tool]` describes, built on first use and then shared; `key` is the
+    /// tool's generated type. `metadata` is a JSON object: `{"name": .., "title": ..,
+    /// "description": .., "hints": [readOnly, destructive, idempotent, openWorld], "params":
+    /// [[name, description], ..]}` (`title`, `description`, each hint and each parameter
+    /// description optional or `null`): a string literal costs the compiler next to nothing,
+    /// where a struct of options and slices would cost type checking per tool. No `static` per
+    /// tool either: a process-wide cache keyed by type keeps the generated code one plain
+    /// function call, cheaper to compile than a constant to evaluate.
+    pub fn cached_tool(
+        key: std::any::TypeId,
+        metadata: &'static str,
+        signature: &'static dyn Signature,
+        output_schema: fn() -> Option<Arc<Value>>,
+    ) -> Tool {
+        type Cache = std::sync::RwLock<std::collections::HashMap<std::any::TypeId, Tool>>;
+        static TOOLS: std::sync::LazyLock<Cache> = std::sync::LazyLock::new(Default::default);
+        if let Some(tool) = TOOLS.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return tool.clone();
+        }
+        let parts = ToolParts {
+            metadata,
+            signature,
+            output_schema,
+        };
+        let built = parts.build();
+        TOOLS
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_insert(built)
+            .clone()
+    }
+
+    /// A tool's metadata as `#[mcp_tool]` writes it (see [`cached_tool`]).
     #[derive(serde::Deserialize)]
     struct ToolMetadata {
         name: String,
