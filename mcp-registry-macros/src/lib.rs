@@ -70,8 +70,8 @@ use crate::ctxt::Errors;
 /// **Generated items.** Next to `fn add`, a hidden `struct add {}` (type namespace, same
 /// visibility) through which `server!(tools = [add])`, `use ops::add;` and `add::tool()`
 /// (the `Tool`, built on first use and then shared) reach the tool. The function must be a
-/// free function without `self`, generics, references or destructuring parameters. A
-/// non-`async` function works too; it runs when the call starts.
+/// free function without `self`, generics, references or destructuring parameters, taking at
+/// most 16 parameters. A non-`async` function works too; it runs when the call starts.
 ///
 /// On a mistake the function is still emitted unchanged, with the error and stand-ins for
 /// the generated items, so one mistake gives one message.
