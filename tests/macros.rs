@@ -756,3 +756,79 @@ fn a_tool_is_built_once_and_shared() {
     let listed = from_server.tool("greet").expect("greet is in the server");
     assert!(std::ptr::eq(first.descriptor(), listed.descriptor()));
 }
+
+/// A pair.
+#[derive(Deserialize, JsonSchema)]
+struct Pair {
+    a: i64,
+    b: u8,
+}
+
+/// A shape, tagged.
+#[derive(Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum Shape {
+    Square { side: f64 },
+    Circle { r: f64 },
+}
+
+/// Echo borrowed-looking text and check shapes.
+#[mcp_tool]
+async fn shapes(
+    label: std::borrow::Cow<'_, str>,
+    other: std::borrow::Cow<'static, str>,
+    pair: Option<Pair>,
+    shape: Option<Shape>,
+) -> String {
+    let area = match shape {
+        Some(Shape::Square { side }) => side * side,
+        Some(Shape::Circle { r }) => 3.0 * r * r,
+        None => 0.0,
+    };
+    format!(
+        "{label} {other} {} {area}",
+        pair.map_or(0, |p| p.a + i64::from(p.b))
+    )
+}
+
+#[tokio::test]
+async fn argument_errors_name_the_field_serde_refused() {
+    let registry =
+        Registry::from_servers([Server::new("shapes", None, vec![shapes::tool()]).unwrap()]);
+    let call = |args: Value| {
+        let registry = registry.clone();
+        async move { registry.call_tool_by_name("shapes", args).await }
+    };
+    let ok = call(json!({"label": "a", "other": "b", "pair": {"a": 1, "b": 2}, "shape": {"type": "square", "side": 2.0}}))
+        .await
+        .expect("a valid call");
+    assert_eq!(ok.first_text(), Some("a b 3 4"));
+
+    let message = |err: CallError| match err {
+        CallError::InvalidArguments { message, .. } => message,
+        other => panic!("not an argument error: {other:?}"),
+    };
+    // The present field that is wrong, not the missing one.
+    let err = call(json!({"label": "a", "other": "b", "pair": {"a": "bad"}}))
+        .await
+        .unwrap_err();
+    assert!(message(err).starts_with("field `pair.a`: invalid type"));
+    // 1.0 is no i64 for serde.
+    let err = call(json!({"label": "a", "other": "b", "pair": {"a": 1.0, "b": 300}}))
+        .await
+        .unwrap_err();
+    assert!(message(err).starts_with("field `pair.a`: invalid type: floating point"));
+    // A missing field is named as missing.
+    let err = call(json!({"label": "a", "other": "b", "pair": {"a": 1}}))
+        .await
+        .unwrap_err();
+    assert_eq!(message(err), "field `pair.b`: missing field `b`");
+    // The variant the tag names.
+    let err = call(json!({"label": "a", "other": "b", "shape": {"type": "circle", "r": "x"}}))
+        .await
+        .unwrap_err();
+    assert!(
+        message(err).starts_with("field `shape.r`: invalid type"),
+        "wrong variant followed"
+    );
+}

@@ -8,7 +8,7 @@
 //! tool through the very path that names the function, with the function's visibility.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
@@ -22,6 +22,31 @@ fn hidden(name: &str) -> Ident {
 /// The most parameters a tool function takes (the runtime crate's `describeN`/`extractN`
 /// go up to this many, as axum's handlers do).
 pub(crate) const MAX_PARAMS: usize = 16;
+
+/// `tokens` with every `'_` lifetime made `'static`.
+fn static_lifetimes(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    let mut out = Vec::new();
+    let mut tokens = tokens.into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            TokenTree::Punct(p) if p.as_char() == '\'' => {
+                let anonymous = matches!(tokens.peek(), Some(TokenTree::Ident(i)) if i == "_");
+                out.push(TokenTree::Punct(p));
+                if anonymous && let Some(TokenTree::Ident(i)) = tokens.next() {
+                    out.push(TokenTree::Ident(Ident::new("static", i.span())));
+                }
+            }
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), static_lifetimes(g.stream()));
+                group.set_span(g.span());
+                out.push(TokenTree::Group(group));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
 
 /// `text` as a JSON string.
 fn json_string(text: &str) -> String {
@@ -98,7 +123,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let item = &tool.item;
     let ident = &item.sig.ident;
     let (name, _) = tool.tool_name();
-    let call = hidden("__mcp_call");
+    let call = hidden("__mcp_start");
 
     let mut docs = Vec::new();
     let mut values = Vec::new();
@@ -131,13 +156,26 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // that is no `ToolParam` is reported on the parameter, once. `Params<(A, B, ..)>` reads
     // and describes them with code generic over the types only, compiled once per
     // signature rather than once per tool.
-    let plain: Vec<&syn::Type> = tool.params.iter().map(|p| &p.ty).collect();
+    // `'_` in a parameter's type is `'static` for the start function: the call's future owns
+    // its arguments, so they cannot borrow from anything shorter.
+    let plain: Vec<TokenStream> = tool
+        .params
+        .iter()
+        .map(|p| static_lifetimes(p.ty.to_token_stream()))
+        .collect();
     let types: Vec<TokenStream> = tool
         .params
         .iter()
         .map(|p| {
+            // `<` on the type's first token and `>::Checked` on its last, so an error on the
+            // projection underlines the whole type.
             let ty = &p.ty;
-            quote_spanned!(ty.span()=> <#ty as #krate::tool::param::ToolParamType>::Checked)
+            let mut tokens = ty.to_token_stream().into_iter();
+            let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+            let last = tokens.last().map_or(first, |t| t.span());
+            let open = quote_spanned!(first=> <);
+            let close = quote_spanned!(last=> as #krate::tool::param::ToolParamType>::Checked);
+            quote!(#open #ty #close)
         })
         .collect();
 

@@ -20,19 +20,32 @@ enum Step {
     Index(usize),
 }
 
+/// How a value departs from a schema at the place [`mismatch`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Departure {
+    /// A required member is missing (the path ends with its name).
+    Missing,
+    /// A `const` or `enum` does not match: at depth one, an enum's tag.
+    Value,
+    /// The value is of another JSON type than the schema's.
+    Type,
+    /// Anything else: a range, an unknown member, no variant of several that fit.
+    Other,
+}
+
 /// The path within `value` where it first departs from `schema` (resolving `$ref` against
-/// `root`), written `a.b[2].c`; `Some("")` when `value` itself does not fit, `None` when no
-/// departure is found.
-pub(crate) fn mismatch(root: &Value, schema: &Value, value: &Value) -> Option<String> {
-    let steps = find(root, schema, value, 0)?;
+/// `root`), written `a.b[2].c` (`""` when `value` itself does not fit), and how it departs;
+/// `None` when no departure is found.
+pub(crate) fn mismatch(root: &Value, schema: &Value, value: &Value) -> Option<(String, Departure)> {
+    let found = find(root, schema, value, 0)?;
     let mut out = String::new();
-    for step in steps {
+    for step in found.steps.iter().rev() {
         match step {
             Step::Key(k) => {
                 if !out.is_empty() {
                     out.push('.');
                 }
-                out.push_str(&k);
+                out.push_str(k);
             }
             Step::Index(i) => {
                 out.push('[');
@@ -41,61 +54,79 @@ pub(crate) fn mismatch(root: &Value, schema: &Value, value: &Value) -> Option<St
             }
         }
     }
-    Some(out)
+    Some((out, found.departure))
 }
 
-/// The steps to the first departure (innermost last), or `None` when `value` fits.
-fn find(root: &Value, schema: &Value, value: &Value, depth: usize) -> Option<Vec<Step>> {
+/// A departure: the steps to it, innermost first, and its kind.
+struct Found {
+    steps: Vec<Step>,
+    departure: Departure,
+}
+
+impl Found {
+    fn here(departure: Departure) -> Option<Found> {
+        Some(Found {
+            steps: Vec::new(),
+            departure,
+        })
+    }
+
+    fn within(mut self, step: Step) -> Found {
+        self.steps.push(step);
+        self
+    }
+
+    /// Whether the branch of an `anyOf`/`oneOf` that failed this way was meant for the value
+    /// at all: not when the value has another type, or an enum's tag names another variant.
+    fn applies(&self) -> bool {
+        !matches!(
+            (self.steps.len(), self.departure),
+            (0, Departure::Type) | (1, Departure::Value)
+        )
+    }
+}
+
+/// The first departure of `value` from `schema`, or `None` when it fits. Members are checked
+/// before missing ones, in the order serde reads them.
+fn find(root: &Value, schema: &Value, value: &Value, depth: usize) -> Option<Found> {
     if depth > MAX_DEPTH {
         return None;
     }
     let schema = match schema {
-        Value::Bool(false) => return Some(Vec::new()),
+        Value::Bool(false) => return Found::here(Departure::Other),
         Value::Object(schema) => schema,
         _ => return None,
     };
     if let Some(Value::String(reference)) = schema.get("$ref")
         && let Some(target) = resolve(root, reference)
-        && let Some(steps) = find(root, target, value, depth + 1)
+        && let Some(found) = find(root, target, value, depth + 1)
     {
-        return Some(steps);
+        return Some(found);
     }
     if let Some(Value::Array(all)) = schema.get("allOf") {
         for branch in all {
-            if let Some(steps) = find(root, branch, value, depth + 1) {
-                return Some(steps);
+            if let Some(found) = find(root, branch, value, depth + 1) {
+                return Some(found);
             }
         }
     }
     for key in ["anyOf", "oneOf"] {
-        if let Some(Value::Array(branches)) = schema.get(key) {
-            // The value fits when a branch does; otherwise the branch it got furthest into
-            // says best what is wrong.
-            let mut deepest: Option<Vec<Step>> = None;
-            for branch in branches {
-                match find(root, branch, value, depth + 1) {
-                    None => {
-                        deepest = None;
-                        break;
-                    }
-                    Some(steps) => {
-                        if deepest.as_ref().is_none_or(|d| steps.len() > d.len()) {
-                            deepest = Some(steps);
-                        }
-                    }
-                }
-            }
-            if deepest.is_some() {
-                return deepest;
-            }
+        if let Some(Value::Array(branches)) = schema.get(key)
+            && let Some(found) = any_of(root, branches, value, depth)
+        {
+            return Some(found);
         }
     }
-    if !type_fits(schema.get("type"), value)
-        || schema.get("const").is_some_and(|c| c != value)
+    if !type_fits(schema.get("type"), value) {
+        return Found::here(Departure::Type);
+    }
+    if schema.get("const").is_some_and(|c| c != value)
         || matches!(schema.get("enum"), Some(Value::Array(e)) if !e.contains(value))
-        || !range_fits(schema, value)
     {
-        return Some(Vec::new());
+        return Found::here(Departure::Value);
+    }
+    if !range_fits(schema, value) {
+        return Found::here(Departure::Other);
     }
     match value {
         Value::Object(members) => object(root, schema, members, depth),
@@ -104,20 +135,33 @@ fn find(root: &Value, schema: &Value, value: &Value, depth: usize) -> Option<Vec
     }
 }
 
+/// The departure from a choice of schemas: none when a branch fits; the branch's own when
+/// exactly one branch was meant for the value; otherwise at the value itself.
+fn any_of(root: &Value, branches: &[Value], value: &Value, depth: usize) -> Option<Found> {
+    let mut applicable = Vec::new();
+    let mut first = None;
+    for branch in branches {
+        let found = find(root, branch, value, depth + 1)?;
+        if found.applies() {
+            applicable.push(found);
+        } else if first.is_none() {
+            first = Some(found);
+        }
+    }
+    match applicable.len() {
+        1 => applicable.pop(),
+        0 => first.or_else(|| Found::here(Departure::Other)),
+        _ => Found::here(Departure::Other),
+    }
+}
+
 fn object(
     root: &Value,
     schema: &Map<String, Value>,
     members: &Map<String, Value>,
     depth: usize,
-) -> Option<Vec<Step>> {
+) -> Option<Found> {
     let properties = schema.get("properties").and_then(Value::as_object);
-    if let Some(Value::Array(required)) = schema.get("required") {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !members.contains_key(name) {
-                return Some(vec![Step::Key(name.to_owned())]);
-            }
-        }
-    }
     for (name, member) in members {
         let member_schema = match properties.and_then(|p| p.get(name)) {
             Some(s) => s,
@@ -126,9 +170,18 @@ fn object(
                 None => continue,
             },
         };
-        if let Some(mut steps) = find(root, member_schema, member, depth + 1) {
-            steps.insert(0, Step::Key(name.clone()));
-            return Some(steps);
+        if let Some(found) = find(root, member_schema, member, depth + 1) {
+            return Some(found.within(Step::Key(name.clone())));
+        }
+    }
+    if let Some(Value::Array(required)) = schema.get("required") {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !members.contains_key(name) {
+                return Some(Found {
+                    steps: vec![Step::Key(name.to_owned())],
+                    departure: Departure::Missing,
+                });
+            }
         }
     }
     None
@@ -139,7 +192,7 @@ fn array(
     schema: &Map<String, Value>,
     elements: &[Value],
     depth: usize,
-) -> Option<Vec<Step>> {
+) -> Option<Found> {
     let prefix = schema
         .get("prefixItems")
         .and_then(Value::as_array)
@@ -152,20 +205,20 @@ fn array(
                 None => continue,
             },
         };
-        if let Some(mut steps) = find(root, element_schema, element, depth + 1) {
-            steps.insert(0, Step::Index(i));
-            return Some(steps);
+        if let Some(found) = find(root, element_schema, element, depth + 1) {
+            return Some(found.within(Step::Index(i)));
         }
     }
-    if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-        && (elements.len() as u64) < min
-    {
-        return Some(Vec::new());
-    }
-    if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-        && (elements.len() as u64) > max
-    {
-        return Some(Vec::new());
+    let too_few = schema
+        .get("minItems")
+        .and_then(Value::as_u64)
+        .is_some_and(|min| (elements.len() as u64) < min);
+    let too_many = schema
+        .get("maxItems")
+        .and_then(Value::as_u64)
+        .is_some_and(|max| (elements.len() as u64) > max);
+    if too_few || too_many {
+        return Found::here(Departure::Other);
     }
     None
 }
@@ -196,9 +249,8 @@ fn is_type(expected: &str, value: &Value) -> bool {
         "array" => value.is_array(),
         "object" => value.is_object(),
         "number" => value.is_number(),
-        "integer" => {
-            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
+        // As serde reads integers: `1.0` is not one (JSON Schema would say it is).
+        "integer" => value.is_i64() || value.is_u64(),
         _ => true,
     }
 }
@@ -226,10 +278,10 @@ fn range_fits(schema: &Map<String, Value>, value: &Value) -> bool {
 mod tests {
     use serde_json::json;
 
-    use super::mismatch;
+    use super::{Departure, mismatch};
 
     fn at(schema: serde_json::Value, value: serde_json::Value) -> Option<String> {
-        mismatch(&schema, &schema, &value)
+        mismatch(&schema, &schema, &value).map(|(path, _)| path)
     }
 
     #[test]
@@ -252,15 +304,29 @@ mod tests {
             at(schema.clone(), json!({"from": {"x": "one"}})).as_deref(),
             Some("from.x")
         );
-        assert_eq!(
-            at(schema.clone(), json!({"from": {}})).as_deref(),
-            Some("from.x")
-        );
+        let missing = mismatch(&schema, &schema, &json!({"from": {}}));
+        assert_eq!(missing, Some(("from.x".to_owned(), Departure::Missing)));
         assert_eq!(
             at(schema.clone(), json!({"tags": ["a", 2]})).as_deref(),
             Some("tags[1]")
         );
         assert_eq!(at(schema, json!("nope")).as_deref(), Some(""));
+    }
+
+    #[test]
+    fn present_members_are_checked_before_missing_ones_as_serde_does() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"]
+        });
+        assert_eq!(at(schema, json!({"a": "bad"})).as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn integers_are_read_as_serde_reads_them() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        assert_eq!(at(schema, json!({"n": 1.0})).as_deref(), Some("n"));
     }
 
     #[test]
@@ -284,6 +350,31 @@ mod tests {
             Some("unit")
         );
         assert_eq!(at(schema, json!({"small": 256})).as_deref(), Some("small"));
+    }
+
+    #[test]
+    fn a_tagged_enum_is_followed_into_the_variant_its_tag_names() {
+        let schema = json!({"oneOf": [
+            {"type": "object", "properties": {"type": {"const": "square"}, "side": {"type": "number"}}, "required": ["type", "side"]},
+            {"type": "object", "properties": {"type": {"const": "circle"}, "r": {"type": "number"}}, "required": ["type", "r"]}
+        ]});
+        assert_eq!(
+            at(schema.clone(), json!({"type": "circle", "r": "x"})).as_deref(),
+            Some("r")
+        );
+        assert_eq!(
+            at(schema, json!({"type": "triangle"})).as_deref(),
+            Some("type")
+        );
+    }
+
+    #[test]
+    fn a_value_several_variants_could_be_is_reported_where_it_stands() {
+        let schema = json!({"anyOf": [
+            {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+            {"type": "object", "properties": {"y": {"type": "string"}}, "required": ["y"]}
+        ]});
+        assert_eq!(at(schema, json!({"x": "s"})).as_deref(), Some(""));
     }
 
     #[test]

@@ -99,11 +99,23 @@ fn located_error(
     inner: serde_json::Error,
     schema: &Value,
 ) -> ToolError {
-    let path = schema
+    use crate::schema::locate::{Departure, mismatch};
+    let located = schema
         .pointer("/properties/value")
-        .and_then(|property| crate::schema::locate::mismatch(schema, property, found))
-        .unwrap_or_default();
-    argument_error(name, missing, &path, inner)
+        .and_then(|property| mismatch(schema, property, found));
+    // The path is kept only when it tells the same story as serde's message: a missing field
+    // where serde missed one (the same one), a wrong value where serde found one.
+    let message = inner.to_string();
+    let path = match located {
+        Some((path, Departure::Missing)) => message
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+            .filter(|field| path == *field || path.ends_with(&format!(".{field}")))
+            .map(|_| path),
+        Some((path, _)) if !message.starts_with("missing field") => Some(path),
+        _ => None,
+    };
+    argument_error(name, missing, path.as_deref().unwrap_or_default(), inner)
 }
 
 /// The error for argument `name`, which failed to deserialize at `path` within it.
