@@ -45,9 +45,11 @@ pub fn deserialize_arguments<A: DeserializeOwned>(
     })
 }
 
-/// Takes argument `name` out of the arguments object and deserializes it as `T` (used by
-/// `#[mcp_tool]`, one call per parameter). A missing argument is read as `null`, so `Option<T>`
-/// parameters may be left out while required ones report that they are missing.
+/// Takes argument `name` out of the arguments object and deserializes it as `T`, for a
+/// [`ToolParam`](crate::tool::param::ToolParam) of your own that reads an argument. A missing
+/// argument is read as `null`, so `Option<T>` may be left out while a required one reports
+/// that it is missing; a failure names the field, nested path included. (`#[mcp_tool]`
+/// parameters, which have a schema, locate the field by their schema instead.)
 pub fn take_argument<T: DeserializeOwned>(
     arguments: &mut Map<String, Value>,
     name: &str,
