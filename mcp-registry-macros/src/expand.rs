@@ -23,29 +23,19 @@ fn hidden(name: &str) -> Ident {
 /// go up to this many, as axum's handlers do).
 pub(crate) const MAX_PARAMS: usize = 16;
 
-/// `tokens` with every `'_` lifetime made `'static`.
-fn static_lifetimes(tokens: TokenStream) -> TokenStream {
-    use proc_macro2::{Group, TokenTree};
-    let mut out = Vec::new();
-    let mut tokens = tokens.into_iter().peekable();
-    while let Some(token) = tokens.next() {
-        match token {
-            TokenTree::Punct(p) if p.as_char() == '\'' => {
-                let anonymous = matches!(tokens.peek(), Some(TokenTree::Ident(i)) if i == "_");
-                out.push(TokenTree::Punct(p));
-                if anonymous && let Some(TokenTree::Ident(i)) = tokens.next() {
-                    out.push(TokenTree::Ident(Ident::new("static", i.span())));
-                }
+/// `ty` with every `'_` lifetime made `'static`.
+fn static_lifetimes(ty: &syn::Type) -> syn::Type {
+    struct Static;
+    impl syn::visit_mut::VisitMut for Static {
+        fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
+            if lifetime.ident == "_" {
+                lifetime.ident = Ident::new("static", lifetime.ident.span());
             }
-            TokenTree::Group(g) => {
-                let mut group = Group::new(g.delimiter(), static_lifetimes(g.stream()));
-                group.set_span(g.span());
-                out.push(TokenTree::Group(group));
-            }
-            other => out.push(other),
         }
     }
-    out.into_iter().collect()
+    let mut ty = ty.clone();
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Static, &mut ty);
+    ty
 }
 
 /// `text` as a JSON string.
@@ -158,10 +148,10 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // signature rather than once per tool.
     // `'_` in a parameter's type is `'static` for the start function: the call's future owns
     // its arguments, so they cannot borrow from anything shorter.
-    let plain: Vec<TokenStream> = tool
+    let plain: Vec<syn::Type> = tool
         .params
         .iter()
-        .map(|p| static_lifetimes(p.ty.to_token_stream()))
+        .map(|p| static_lifetimes(&p.ty))
         .collect();
     let types: Vec<TokenStream> = tool
         .params

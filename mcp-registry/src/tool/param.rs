@@ -139,66 +139,61 @@ pub mod support {
         fn tool() -> Tool;
     }
 
-    /// What `#[mcp_tool]` generates for a tool: its metadata as one JSON string, its
-    /// [`Signature`] and its output schema's function (see [`cached_tool`]).
-    struct ToolParts {
+    /// Builds the tool from what `#[mcp_tool]` generated (see [`cached_tool`]). The macro
+    /// wrote the metadata and checked the name at compile time, and the input schema is
+    /// always an object schema, so a failure here is a bug in the macro.
+    fn build_tool(
         metadata: &'static str,
         signature: &'static dyn Signature,
         output_schema: fn() -> Option<Arc<Value>>,
-    }
-
-    impl ToolParts {
-        /// The macro wrote the metadata and checked the name at compile time, and the input
-        /// schema is always an object schema, so a failure here is a bug in the macro.
-        fn build(&self) -> Tool {
-            let spec: ToolMetadata = match serde_json::from_str(self.metadata) {
-                Ok(spec) => spec,
-                Err(e) => panic!(
-                    "#[mcp_tool] generated invalid metadata (a bug in mcp-registry): {e}: {}",
-                    self.metadata
-                ),
-            };
-            if spec.params.len() != self.signature.arity() {
-                panic!(
-                    "#[mcp_tool] described {} parameters of a function taking {} (a bug in mcp-registry)",
-                    spec.params.len(),
-                    self.signature.arity()
-                );
+    ) -> Tool {
+        let spec: ToolMetadata = match serde_json::from_str(metadata) {
+            Ok(spec) => spec,
+            Err(e) => panic!(
+                "#[mcp_tool] generated invalid metadata (a bug in mcp-registry): {e}: {}",
+                metadata
+            ),
+        };
+        if spec.params.len() != signature.arity() {
+            panic!(
+                "#[mcp_tool] described {} parameters of a function taking {} (a bug in mcp-registry)",
+                spec.params.len(),
+                signature.arity()
+            );
+        }
+        let mut schema = ObjectSchemaBuilder::new();
+        signature.describe(&mut schema, &spec.params);
+        let mut builder = Tool::builder(spec.name);
+        if let Some(title) = spec.title {
+            builder = builder.title(title);
+        }
+        if let Some(description) = spec.description {
+            builder = builder.description(description);
+        }
+        let [read_only, destructive, idempotent, open_world] = spec.hints;
+        type SetHint = fn(ToolBuilder, bool) -> ToolBuilder;
+        let hints: [(Option<bool>, SetHint); 4] = [
+            (read_only, ToolBuilder::read_only),
+            (destructive, ToolBuilder::destructive),
+            (idempotent, ToolBuilder::idempotent),
+            (open_world, ToolBuilder::open_world),
+        ];
+        for (hint, set) in hints {
+            if let Some(yes) = hint {
+                builder = set(builder, yes);
             }
-            let mut schema = ObjectSchemaBuilder::new();
-            self.signature.describe(&mut schema, &spec.params);
-            let mut builder = Tool::builder(spec.name);
-            if let Some(title) = spec.title {
-                builder = builder.title(title);
-            }
-            if let Some(description) = spec.description {
-                builder = builder.description(description);
-            }
-            let [read_only, destructive, idempotent, open_world] = spec.hints;
-            type SetHint = fn(ToolBuilder, bool) -> ToolBuilder;
-            let hints: [(Option<bool>, SetHint); 4] = [
-                (read_only, ToolBuilder::read_only),
-                (destructive, ToolBuilder::destructive),
-                (idempotent, ToolBuilder::idempotent),
-                (open_world, ToolBuilder::open_world),
-            ];
-            for (hint, set) in hints {
-                if let Some(yes) = hint {
-                    builder = set(builder, yes);
-                }
-            }
-            if let Some(output) = (self.output_schema)() {
-                builder = builder.output_schema(Arc::unwrap_or_clone(output));
-            }
-            let handler = MacroHandler {
-                signature: self.signature,
-                params: spec.params,
-            };
-            match builder.handler(Arc::new(schema.build()), handler) {
-                Ok(tool) => tool,
-                Err(e) => {
-                    panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}")
-                }
+        }
+        if let Some(output) = output_schema() {
+            builder = builder.output_schema(Arc::unwrap_or_clone(output));
+        }
+        let handler = MacroHandler {
+            signature,
+            params: spec.params,
+        };
+        match builder.handler(Arc::new(schema.build()), handler) {
+            Ok(tool) => tool,
+            Err(e) => {
+                panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}")
             }
         }
     }
@@ -222,12 +217,7 @@ pub mod support {
         if let Some(tool) = TOOLS.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return tool.clone();
         }
-        let parts = ToolParts {
-            metadata,
-            signature,
-            output_schema,
-        };
-        let built = parts.build();
+        let built = build_tool(metadata, signature, output_schema);
         TOOLS
             .write()
             .unwrap_or_else(|e| e.into_inner())
