@@ -46,6 +46,8 @@ struct Inner {
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     outbox: mpsc::UnboundedSender<Value>,
+    /// Calls' notifications, into `outbox` (built once, cloned per request).
+    notifications: NotificationSink,
     watcher: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -133,6 +135,7 @@ impl ServerSession {
                     version: None,
                 }),
                 in_flight: Mutex::new(HashMap::new()),
+                notifications: NotificationSink::from_channel(outbox.clone()),
                 outbox,
                 watcher,
             }
@@ -296,13 +299,13 @@ impl ServerSession {
             _ => {}
         }
 
-        // A caller's own token (an HTTP stream closing) still cancels the call.
-        let token = options
-            .cancellation
-            .as_ref()
-            .map_or_else(CancellationToken::new, CancellationToken::child_token);
         let cancellable = method == "tools/call";
         if cancellable {
+            // A caller's own token (an HTTP stream closing) still cancels the call.
+            let token = options
+                .cancellation
+                .as_ref()
+                .map_or_else(CancellationToken::new, CancellationToken::child_token);
             self.inner
                 .in_flight
                 .lock()
@@ -311,10 +314,7 @@ impl ServerSession {
             options = options.cancellation(token);
         }
         if options.notifications.is_none() {
-            let outbox = self.inner.outbox.clone();
-            options = options.notifications(NotificationSink::new(move |n| {
-                let _ = outbox.send(n);
-            }));
+            options = options.notifications(self.inner.notifications.clone());
         }
         let connection = Connection {
             legacy_version: version,

@@ -54,6 +54,7 @@ where
     let mut writer = tokio::io::BufWriter::new(writer);
     // Replies and per-call notifications share one FIFO, so a call's progress precedes its reply.
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
+    let notifications = NotificationSink::from_channel(out_tx.clone());
     let mut calls = JoinSet::new();
     let mut reading = true;
     loop {
@@ -73,11 +74,8 @@ where
                     Ok(message) => {
                         let session = session.clone();
                         let out = out_tx.clone();
+                        let sink = notifications.clone();
                         calls.spawn(async move {
-                            let sink = {
-                                let out = out.clone();
-                                NotificationSink::new(move |n| { let _ = out.send(n); })
-                            };
                             if let Some(reply) = session.handle_with(message, CallOptions::new().notifications(sink)).await {
                                 let _ = out.send(reply);
                             }
