@@ -87,12 +87,17 @@ struct ServerInner {
 
 /// The serialized forms of a server's tool list, built once.
 pub(crate) struct ToolListing {
-    /// Each tool's descriptor, in name order.
-    pub(crate) entries: Vec<Value>,
-    /// `entries` as one JSON array value.
+    /// Each tool's descriptor, in name order, as one JSON array value.
     pub(crate) array: Value,
     /// `array` as JSON text.
     pub(crate) text: String,
+}
+
+impl ToolListing {
+    /// Each tool's descriptor, in name order.
+    pub(crate) fn entries(&self) -> &[Value] {
+        self.array.as_array().map_or(&[], Vec::as_slice)
+    }
 }
 
 impl Server {
@@ -248,11 +253,12 @@ impl ServerBuilder {
             .enumerate()
             .map(|(i, t)| (t.shared_name().clone(), i))
             .collect();
-        let entries: Vec<Value> = tools
-            .iter()
-            .map(|t| serde_json::to_value(t.descriptor()).unwrap_or(Value::Null))
-            .collect();
-        let array = Value::Array(entries.clone());
+        let array = Value::Array(
+            tools
+                .iter()
+                .map(|t| serde_json::to_value(t.descriptor()).unwrap_or(Value::Null))
+                .collect(),
+        );
         let text = array.to_string();
         let name: Arc<str> = self.name.as_str().into();
         let names = tools
@@ -275,11 +281,7 @@ impl ServerBuilder {
                 tools,
                 index,
                 names,
-                listing: ToolListing {
-                    entries,
-                    array,
-                    text,
-                },
+                listing: ToolListing { array, text },
             }),
         })
     }

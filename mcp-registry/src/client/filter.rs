@@ -13,6 +13,7 @@ use crate::dispatch::envelope;
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject};
 use crate::registry::{
     CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name,
+    split_qualified,
 };
 
 /// One allow or deny rule: an exact tool name or every tool of a server.
@@ -486,11 +487,6 @@ impl View {
         }
         Ok(qualified.to_owned())
     }
-}
-
-fn split_qualified(name: &str) -> Option<(&str, &str)> {
-    let (server, tool) = name.strip_prefix("mcp__")?.split_once("__")?;
-    (!server.is_empty() && !tool.is_empty()).then_some((server, tool))
 }
 
 struct FilteredInner {

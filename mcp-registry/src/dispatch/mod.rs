@@ -525,7 +525,7 @@ impl Registry {
     }
 
     fn list_tools(&self, server: &Server, params: &Map<String, Value>) -> Answer {
-        let total = server.listing().entries.len();
+        let total = server.listing().entries().len();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => match decode_cursor(c) {
@@ -625,10 +625,10 @@ impl Registry {
                 modern,
             } => {
                 let listing = server.listing();
-                let tools = if start == 0 && end == listing.entries.len() {
+                let tools = if start == 0 && end == listing.entries().len() {
                     listing.array.clone()
                 } else {
-                    Value::Array(listing.entries[start..end].to_vec())
+                    Value::Array(listing.entries()[start..end].to_vec())
                 };
                 let mut result = modern.unwrap_or_default();
                 result.insert("tools".to_owned(), tools);
@@ -647,20 +647,18 @@ impl Registry {
         shell: &mut Shell,
     ) -> Option<String> {
         match answer {
+            // The whole listing in one page (so no cursor): splice the text serialized once.
             Answer::Tools {
                 server,
                 start,
                 end,
-                next_cursor,
                 modern,
-            } if start == 0 && end == server.listing().entries.len() => {
+                ..
+            } if start == 0 && end == server.listing().entries().len() => {
                 let listing = server.listing();
                 let mut out = String::with_capacity(listing.text.len() + 256);
                 let _ = write!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":"#);
                 out.push_str(&listing.text);
-                if let Some(cursor) = next_cursor {
-                    let _ = write!(out, r#","nextCursor":{}"#, Value::String(cursor));
-                }
                 for (k, v) in modern.unwrap_or_default() {
                     let _ = write!(out, ",{}:{v}", Value::String(k));
                 }

@@ -314,8 +314,7 @@ impl Future for CallFuture {
             }
         }));
         if let Err(payload) = polled {
-            // Drop the poisoned future here, outside any further poll.
-            this.state = State::Finished;
+            // `finish` drops the poisoned future first, outside any further poll.
             return this.finish(Err(Failure::Panicked(panic_message(&*payload))));
         }
         if let Some(result) = ready {
