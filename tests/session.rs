@@ -436,3 +436,34 @@ async fn list_changed_follows_registry_changes() {
     assert_eq!(n["method"], "notifications/tools/list_changed");
     drop(session);
 }
+
+#[tokio::test]
+async fn text_replies_say_what_value_replies_say() {
+    let registry = Registry::from_servers([math_server()]);
+    let (session, _out) = ready_session(registry, "math", "2025-06-18").await;
+    for request in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}),
+    ] {
+        let value = session.handle(request.clone()).await.expect("a reply");
+        let text = session
+            .handle_text(&request.to_string())
+            .await
+            .expect("a reply");
+        let parsed: Value = serde_json::from_str(&text).expect("JSON text");
+        assert_eq!(parsed, value, "{request}");
+    }
+    assert_reply(
+        "2025-06-18",
+        "ListToolsResult",
+        &serde_json::from_str::<Value>(
+            &session
+                .handle_text(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#)
+                .await
+                .expect("a reply"),
+        )
+        .expect("JSON text"),
+    );
+}

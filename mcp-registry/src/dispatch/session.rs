@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::envelope::{Incoming, decode, error_reply};
+use super::envelope::{Incoming, Shell, decode, error_reply};
 use super::{Answer, Connection};
 use crate::protocol::{ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolVersion, RequestId};
 use crate::registry::{CallOptions, Registry};
@@ -237,7 +237,7 @@ impl ServerSession {
     /// Handles a JSON text; unparseable text is answered with -32700.
     pub async fn handle_text(&self, text: &str) -> Option<String> {
         match serde_json::from_str::<Value>(text) {
-            Ok(message) => self.handle(message).await.map(|v| v.to_string()),
+            Ok(message) => self.handle_text_with(message, CallOptions::default()).await,
             Err(e) => Some(super::envelope::parse_error(e).to_string()),
         }
     }
@@ -245,13 +245,39 @@ impl ServerSession {
     /// [`handle`](Self::handle) with per-request options. When `options` carries no
     /// notification sink, the call's notifications go to the session's outgoing channel
     /// (a transport with per-request streams, like Streamable HTTP, passes its own).
-    pub async fn handle_with(&self, message: Value, mut options: CallOptions) -> Option<Value> {
+    pub async fn handle_with(&self, message: Value, options: CallOptions) -> Option<Value> {
+        match self.respond(message, options).await {
+            Response::Reply(reply) => reply,
+            Response::Answer(id, answer) => self.inner.registry.answer_to_value(id, answer),
+        }
+    }
+
+    /// [`handle_with`](Self::handle_with), answering as JSON text (what a transport writes):
+    /// a `tools/list` reply splices the listing serialized once per registry change instead
+    /// of copying and serializing it again.
+    pub async fn handle_text_with(&self, message: Value, options: CallOptions) -> Option<String> {
+        match self.respond(message, options).await {
+            Response::Reply(reply) => reply.map(|v| v.to_string()),
+            Response::Answer(id, answer) => {
+                self.inner
+                    .registry
+                    .answer_to_text(id, answer, &mut Shell::default())
+            }
+        }
+    }
+
+    /// The session's part of handling one message: its lifecycle, cancellation and
+    /// notifications. The registry's answer is left for the caller to write as a value or
+    /// as text.
+    async fn respond(&self, message: Value, mut options: CallOptions) -> Response {
         let (id, method, params) = match decode(message) {
-            Err(rejected) => return Some(error_reply(rejected.id, rejected.error)),
-            Ok(Incoming::Response) => return None,
+            Err(rejected) => {
+                return Response::Reply(Some(error_reply(rejected.id, rejected.error)));
+            }
+            Ok(Incoming::Response) => return Response::Reply(None),
             Ok(Incoming::Notification { method, params }) => {
                 self.on_notification(&method, &params);
-                return None;
+                return Response::Reply(None);
             }
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
         };
@@ -265,7 +291,10 @@ impl ServerSession {
             (state.lifecycle.clone(), state.version)
         };
         let refuse = |code: ErrorCode, message: String| {
-            Some(error_reply(id.to_value(), ErrorObject::new(code, message)))
+            Response::Reply(Some(error_reply(
+                id.to_value(),
+                ErrorObject::new(code, message),
+            )))
         };
         match (&lifecycle, method.as_str(), modern) {
             (Lifecycle::ShuttingDown, _, _) => {
@@ -352,7 +381,7 @@ impl ServerSession {
                 state.version = negotiated;
             }
         }
-        self.inner.registry.answer_to_value(id.to_value(), answer)
+        Response::Answer(id.to_value(), answer)
     }
 
     fn on_notification(&self, method: &str, params: &serde_json::Map<String, Value>) {
@@ -371,6 +400,14 @@ impl ServerSession {
             _ => {}
         }
     }
+}
+
+/// What [`ServerSession::respond`] leaves to its caller.
+enum Response {
+    /// The session answered by itself (`None`: nothing to send).
+    Reply(Option<Value>),
+    /// The registry's answer to the request with this id.
+    Answer(Value, Answer),
 }
 
 impl Lifecycle {

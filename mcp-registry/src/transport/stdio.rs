@@ -53,8 +53,15 @@ where
     let mut lines = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_LINE_BYTES));
     let mut writer = tokio::io::BufWriter::new(writer);
     // Replies and per-call notifications share one FIFO, so a call's progress precedes its reply.
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Value>();
-    let notifications = NotificationSink::from_channel(out_tx.clone());
+    // Lines of JSON text: replies are written as the registry makes them (a `tools/list`
+    // reply splices the listing serialized once), not serialized again here.
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let notifications = {
+        let out = out_tx.clone();
+        NotificationSink::new(move |n| {
+            let _ = out.send(n.to_string());
+        })
+    };
     let mut calls = JoinSet::new();
     let mut reading = true;
     loop {
@@ -63,11 +70,11 @@ where
                 None => reading = false,
                 Some(Ok(line)) if line.trim().is_empty() => {}
                 Some(Ok(line)) => match serde_json::from_str::<Value>(&line) {
-                    Err(e) => { let _ = out_tx.send(envelope::parse_error(e)); }
+                    Err(e) => { let _ = out_tx.send(envelope::parse_error(e).to_string()); }
                     // Notifications change session state (initialized, cancelled): apply them
                     // in arrival order, before reading on.
                     Ok(message) if message.get("id").is_none() => {
-                        if let Some(reply) = session.handle(message).await {
+                        if let Some(reply) = session.handle_text_with(message, CallOptions::new()).await {
                             let _ = out_tx.send(reply);
                         }
                     }
@@ -76,7 +83,7 @@ where
                         let out = out_tx.clone();
                         let sink = notifications.clone();
                         calls.spawn(async move {
-                            if let Some(reply) = session.handle_with(message, CallOptions::new().notifications(sink)).await {
+                            if let Some(reply) = session.handle_text_with(message, CallOptions::new().notifications(sink)).await {
                                 let _ = out.send(reply);
                             }
                         });
@@ -85,12 +92,12 @@ where
                 Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
                     let _ = out_tx.send(envelope::parse_error(format_args!(
                         "message longer than {MAX_LINE_BYTES} bytes"
-                    )));
+                    )).to_string());
                 }
                 Some(Err(LinesCodecError::Io(e))) => return Err(e),
             },
-            Some(message) = out_rx.recv() => write_line(&mut writer, &message).await?,
-            Some(message) = pushed.recv() => write_line(&mut writer, &message).await?,
+            Some(line) = out_rx.recv() => write_line(&mut writer, line).await?,
+            Some(message) = pushed.recv() => write_line(&mut writer, message.to_string()).await?,
             Some(joined) = calls.join_next(), if !calls.is_empty() => {
                 if let Err(e) = joined {
                     tracing::error!(error = %e, "stdio request task failed");
@@ -101,15 +108,14 @@ where
             break;
         }
     }
-    while let Ok(message) = out_rx.try_recv() {
-        write_line(&mut writer, &message).await?;
+    while let Ok(line) = out_rx.try_recv() {
+        write_line(&mut writer, line).await?;
     }
     session.shutdown();
     writer.flush().await
 }
 
-async fn write_line<W: AsyncWrite + Unpin>(writer: &mut W, message: &Value) -> io::Result<()> {
-    let mut line = message.to_string();
+async fn write_line<W: AsyncWrite + Unpin>(writer: &mut W, mut line: String) -> io::Result<()> {
     line.push('\n');
     writer.write_all(line.as_bytes()).await?;
     writer.flush().await
