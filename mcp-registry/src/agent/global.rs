@@ -8,19 +8,26 @@ use crate::server::{Server, ServerRegistration};
 static GLOBAL: OnceLock<Registry> = OnceLock::new();
 
 /// Every `server!` in the program, first definition of a name winning; later ones are logged.
-fn seed() -> Registry {
-    let mut servers: Vec<Server> = Vec::new();
-    for registration in ServerRegistration::all() {
-        match servers.iter().find(|s| s.name() == registration.name()) {
-            Some(_) => tracing::error!(
+fn collected_first_wins() -> Vec<Server> {
+    // `all()` is sorted by (name, location): a clash sits right after the definition it loses to.
+    let all = ServerRegistration::all();
+    let mut servers: Vec<Server> = Vec::with_capacity(all.len());
+    for (i, registration) in all.iter().enumerate() {
+        if i > 0 && all[i - 1].name() == registration.name() {
+            tracing::error!(
                 server = registration.name(),
                 location = registration.location(),
                 "two server! definitions share a name; the global servers keep the first"
-            ),
-            None => servers.push(registration.build()),
+            );
+        } else {
+            servers.push(registration.build());
         }
     }
-    Registry::from_servers(servers)
+    servers
+}
+
+fn seed() -> Registry {
+    Registry::from_servers(collected_first_wins())
 }
 
 /// The process-wide servers: one shared [`Registry`], thread-safe, created on first use.
@@ -77,12 +84,7 @@ impl GlobalServers {
     /// Every server, sorted by name: for seeding a session's own registry
     /// (`Registry::from_servers(GlobalServers::servers())`).
     pub fn servers() -> Vec<Server> {
-        let registry = Self::shared();
-        registry
-            .server_names()
-            .iter()
-            .filter_map(|name| registry.server(name))
-            .collect()
+        Self::shared().servers()
     }
 
     /// Removes the server named `name` and returns it (`None` when absent).
@@ -98,15 +100,6 @@ impl GlobalServers {
     /// Registers every `server!` server again (replacing run-time servers of the same
     /// names) and returns their names.
     pub fn restore_collected() -> Vec<String> {
-        let seeded = seed();
-        let registry = Self::shared();
-        seeded
-            .server_names()
-            .into_iter()
-            .filter_map(|name| {
-                registry.register_server(seeded.server(&name)?);
-                Some(name)
-            })
-            .collect()
+        Self::shared().register_servers(collected_first_wins())
     }
 }

@@ -386,11 +386,33 @@ impl Registry {
     /// keeps its enabled flag; a new one starts enabled.
     pub fn register_server(&self, server: Server) -> Option<Server> {
         self.update(|servers| {
-            let name = server.shared_name().clone();
-            let enabled = servers.get(&name).is_none_or(|e| e.enabled);
-            let old = servers.insert(name.clone(), ServerEntry { server, enabled });
+            let (name, entry) = entry_for(servers, server);
+            let old = servers.insert(name.clone(), entry);
             (vec![name.to_string()], old.map(|e| e.server))
         })
+    }
+
+    /// Adds every server of `new` in one atomic change (replacing servers of the same names,
+    /// which keep their enabled flags) and returns their names.
+    pub(crate) fn register_servers(&self, new: Vec<Server>) -> Vec<String> {
+        self.update(|servers| {
+            let mut names = Vec::with_capacity(new.len());
+            for server in new {
+                let (name, entry) = entry_for(servers, server);
+                names.push(name.to_string());
+                servers.insert(name, entry);
+            }
+            (names.clone(), names)
+        })
+    }
+
+    /// Every server, sorted by name, read from one snapshot.
+    pub(crate) fn servers(&self) -> Vec<Server> {
+        self.snapshot()
+            .servers
+            .values()
+            .map(|e| e.server.clone())
+            .collect()
     }
 
     /// Removes the server named `name` and returns it; a no-op (returning `None`) when absent.
@@ -440,9 +462,8 @@ impl Registry {
         self.update(|servers| {
             let mut next = BTreeMap::new();
             for server in new {
-                let name = server.shared_name().clone();
-                let enabled = servers.get(&name).is_none_or(|e| e.enabled);
-                next.insert(name, ServerEntry { server, enabled });
+                let (name, entry) = entry_for(servers, server);
+                next.insert(name, entry);
             }
             let changed = servers
                 .keys()
@@ -515,6 +536,14 @@ impl Registry {
     pub fn subscribe(&self) -> watch::Receiver<RegistryChange> {
         self.inner.changes.subscribe()
     }
+}
+
+/// `server`'s entry among `servers`: a server replacing one of the same name keeps its enabled
+/// flag; a new one starts enabled.
+fn entry_for(servers: &BTreeMap<Arc<str>, ServerEntry>, server: Server) -> (Arc<str>, ServerEntry) {
+    let name = server.shared_name().clone();
+    let enabled = servers.get(&name).is_none_or(|e| e.enabled);
+    (name, ServerEntry { server, enabled })
 }
 
 fn collect_servers() -> Result<Vec<Server>, RegistryError> {
