@@ -317,6 +317,71 @@ async fn protocol_errors() {
     );
 }
 
+/// Regression: a response is never answered, whatever its id (`null`, missing), and neither is
+/// a notification, even an unreadable one.
+#[tokio::test]
+async fn responses_and_notifications_are_never_answered() {
+    let r = registry();
+    let silent = [
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "bad"}}),
+        json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "bad"}}),
+        json!({"jsonrpc": "2.0", "result": {}}),
+        json!({"jsonrpc": "2.0", "id": [1], "result": {}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": []}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "x"}),
+        json!({"jsonrpc": "1.0", "method": "notifications/initialized"}),
+        json!({"method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "method": 7}),
+    ];
+    for message in silent {
+        let reply = r.handle_mcp_message("math", message.clone()).await;
+        assert!(
+            reply.is_none(),
+            "{message} must get no reply, got {reply:?}"
+        );
+        let text = r.handle_mcp_text("math", &message.to_string()).await;
+        assert!(
+            text.is_none(),
+            "{message} as text must get no reply, got {text:?}"
+        );
+    }
+    // Still a request (it has an id) with no method: refused.
+    let reply = ask(&r, json!({"jsonrpc": "2.0", "id": 3})).await;
+    assert_eq!(reply["error"]["code"], -32600);
+    assert_eq!(reply["id"], 3);
+}
+
+/// Regression: MCP's request id is any integer; one beyond `i64` is served and echoed exactly.
+#[tokio::test]
+async fn integer_ids_beyond_i64_are_echoed() {
+    let r = registry();
+    for id in [
+        json!(18446744073709551615_u64),
+        json!(-9223372036854775808_i64),
+        json!(0),
+    ] {
+        let reply = ask(&r, json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).await;
+        assert_eq!(reply, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+        let text = r
+            .handle_mcp_text(
+                "math",
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap()["id"],
+            id,
+            "{text}"
+        );
+    }
+    let reply = ask(&r, json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})).await;
+    assert_eq!(
+        reply["error"]["code"], -32600,
+        "a fraction is no id: {reply}"
+    );
+}
+
 #[tokio::test]
 async fn unknown_and_disabled_servers_are_error_replies() {
     let r = Registry::from_servers([math_server(), small_server("other", "t", "x")]);

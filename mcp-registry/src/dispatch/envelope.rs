@@ -16,7 +16,8 @@ pub(crate) enum Incoming {
         method: String,
         params: Map<String, Value>,
     },
-    /// A reply to something we sent; nothing to answer.
+    /// A reply to something we sent, or a notification that cannot be read; nothing to
+    /// answer.
     Response,
 }
 
@@ -106,6 +107,9 @@ pub(crate) enum Decoded {
     },
     /// A reply to something we sent; nothing to answer.
     Response,
+    /// A notification that cannot be read (bad `jsonrpc`, `method` or `params`): dropped, as
+    /// a notification is never answered.
+    Ignored,
 }
 
 pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
@@ -116,7 +120,7 @@ pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
             params: r.params,
         },
         Decoded::Notification { method, params } => Incoming::Notification { method, params },
-        Decoded::Response => Incoming::Response,
+        Decoded::Response | Decoded::Ignored => Incoming::Response,
     })
 }
 
@@ -149,20 +153,32 @@ pub(crate) fn decode_message(message: Value, shell: &mut Shell) -> Result<Decode
             _ => {}
         }
     }
-    let id = match &raw_id {
-        None => None,
-        Some(v) => match RequestId::from_value(v) {
-            Some(id) => Some(id),
-            None => {
-                return Err(Rejected::new(
-                    Value::Null,
-                    ErrorCode::INVALID_REQUEST,
-                    format!("`id` must be a string or an integer, got {}", kind(v)),
-                ));
-            }
-        },
+    // A response (no `method`; `result` or `error`) is never answered, whatever its id, and
+    // neither is a notification (a `method` and no `id` member), even one that is invalid.
+    if method.is_none() && is_response {
+        return Ok(Decoded::Response);
+    }
+    if raw_id.is_none() && method.is_some() {
+        return Ok(match notification(jsonrpc, method, params) {
+            Some((method, params)) => Decoded::Notification { method, params },
+            None => Decoded::Ignored,
+        });
+    }
+    let Some(raw_id) = raw_id else {
+        return Err(Rejected::new(
+            Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            "not a JSON-RPC message: it has no `method`, `result` or `error`",
+        ));
     };
-    let reply_id = || raw_id.clone().unwrap_or(Value::Null);
+    let Some(id) = RequestId::from_value(&raw_id) else {
+        return Err(Rejected::new(
+            Value::Null,
+            ErrorCode::INVALID_REQUEST,
+            format!("`id` must be a string or an integer, got {}", kind(&raw_id)),
+        ));
+    };
+    let reply_id = || raw_id.clone();
     match jsonrpc {
         Some(Value::String(v)) if v == "2.0" => shell.version = v,
         Some(other) => {
@@ -189,9 +205,6 @@ pub(crate) fn decode_message(message: Value, shell: &mut Shell) -> Result<Decode
                 format!("`method` must be a string, got {}", kind(&other)),
             ));
         }
-        None if id.is_some() && is_response => {
-            return Ok(Decoded::Response);
-        }
         None => {
             return Err(Rejected::new(
                 reply_id(),
@@ -214,15 +227,29 @@ pub(crate) fn decode_message(message: Value, shell: &mut Shell) -> Result<Decode
             ));
         }
     };
-    Ok(match (id, raw_id) {
-        (Some(id), Some(raw_id)) => Decoded::Request(Request {
-            id,
-            raw_id,
-            method,
-            params,
-        }),
-        _ => Decoded::Notification { method, params },
-    })
+    Ok(Decoded::Request(Request {
+        id,
+        raw_id,
+        method,
+        params,
+    }))
+}
+
+/// A notification's method and params, or `None` when it cannot be read.
+fn notification(
+    jsonrpc: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+) -> Option<(String, Map<String, Value>)> {
+    let (Some(Value::String(version)), Some(Value::String(method))) = (jsonrpc, method) else {
+        return None;
+    };
+    let params = match params {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => return None,
+    };
+    (version == "2.0").then_some((method, params))
 }
 
 pub(crate) fn kind(v: &Value) -> &'static str {

@@ -248,7 +248,7 @@ impl Registry {
     ) -> Option<(Value, Answer)> {
         match decode_message(message, shell) {
             Err(rejected) => Some((rejected.id, Answer::Error(rejected.error))),
-            Ok(Decoded::Notification { .. } | Decoded::Response) => None,
+            Ok(Decoded::Notification { .. } | Decoded::Response | Decoded::Ignored) => None,
             Ok(Decoded::Request(Request {
                 id,
                 raw_id,

@@ -1,14 +1,23 @@
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Number, Value};
 
-/// A JSON-RPC request id: a string or an integer (MCP forbids `null`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// A JSON-RPC request id: a string or an integer (MCP forbids `null` and fractions). Any JSON
+/// integer a client may send is kept exactly, `u64` ids beyond `i64` included.
+///
+/// ```
+/// use mcp_registry::protocol::RequestId;
+/// let id = RequestId::from_value(&serde_json::json!(18446744073709551615_u64)).unwrap();
+/// assert_eq!(id.to_value(), serde_json::json!(18446744073709551615_u64));
+/// assert!(RequestId::from_value(&serde_json::json!(1.5)).is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum RequestId {
-    /// An integer id.
-    Number(i64),
+    /// An integer id (always an integer: [`RequestId::from_value`] and deserializing refuse
+    /// fractions).
+    Number(Number),
     /// A string id.
     String(String),
 }
@@ -18,7 +27,7 @@ impl RequestId {
     pub fn from_value(value: &Value) -> Option<Self> {
         match value {
             Value::String(s) => Some(RequestId::String(s.clone())),
-            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(RequestId::Number(n.clone())),
             _ => None,
         }
     }
@@ -26,8 +35,28 @@ impl RequestId {
     /// The id as a JSON value.
     pub fn to_value(&self) -> Value {
         match self {
-            RequestId::Number(n) => Value::from(*n),
+            RequestId::Number(n) => Value::Number(n.clone()),
             RequestId::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Signed(i64),
+            Unsigned(u64),
+            String(String),
+        }
+        match Wire::deserialize(deserializer) {
+            Ok(Wire::Signed(n)) => Ok(RequestId::Number(n.into())),
+            Ok(Wire::Unsigned(n)) => Ok(RequestId::Number(n.into())),
+            Ok(Wire::String(s)) => Ok(RequestId::String(s)),
+            Err(_) => Err(serde::de::Error::custom(
+                "a request id must be a string or an integer",
+            )),
         }
     }
 }
@@ -43,7 +72,13 @@ impl fmt::Display for RequestId {
 
 impl From<i64> for RequestId {
     fn from(n: i64) -> Self {
-        RequestId::Number(n)
+        RequestId::Number(n.into())
+    }
+}
+
+impl From<u64> for RequestId {
+    fn from(n: u64) -> Self {
+        RequestId::Number(n.into())
     }
 }
 
