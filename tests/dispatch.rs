@@ -593,3 +593,99 @@ async fn tools_list_of_ten_thousand_tools_is_served_from_the_cached_listing() {
     assert_eq!(tools.len(), 10_000);
     assert_eq!(tools[9_999]["name"], "t09999");
 }
+
+/// `levels` nested arrays around `1`, built without recursion.
+fn nested(levels: usize) -> Value {
+    let mut v = json!(1);
+    for _ in 0..levels {
+        v = Value::Array(vec![v]);
+    }
+    v
+}
+
+/// Regression: a value nested ~8,000 deep handed over already parsed (or returned by a tool)
+/// overflowed the stack and aborted the process. Every path now refuses it, like text input.
+#[tokio::test]
+async fn over_deep_values_are_refused_on_every_path() {
+    use mcp_registry::protocol::MAX_DEPTH;
+    use mcp_registry::{CallError, Tool};
+
+    let deep_tool = Tool::new(
+        "deep",
+        "returns a deeply nested structured result",
+        json!({"type": "object", "properties": {"levels": {"type": "integer"}}}),
+        |args: Value| async move {
+            let levels = args["levels"].as_u64().unwrap_or(0) as usize;
+            mcp_registry::CallToolResult::structured(nested(levels))
+        },
+    )
+    .unwrap();
+    let r = Registry::from_servers([Server::builder("math").tools([deep_tool]).build().unwrap()]);
+
+    // (`json!` would serialize an embedded value recursively: deep parts are put in place.)
+    // A request: -32600 under its id.
+    let mut message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "deep", "arguments": {}}});
+    message["params"]["arguments"]["x"] = nested(8_000);
+    let reply = ask(&r, message).await;
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], 7);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deeper than 127")
+    );
+    // A notification that deep: dropped, no reply.
+    let mut note = json!({"jsonrpc": "2.0", "method": "notifications/x", "params": {}});
+    note["params"]["x"] = nested(8_000);
+    assert!(r.handle_mcp_message("math", note).await.is_none());
+    // A batch that deep: one -32600.
+    let batch = Value::Array(vec![nested(8_000)]);
+    assert_eq!(ask(&r, batch).await["error"]["code"], -32600);
+    // Just inside the limit still works (envelope, params, arguments, then the data).
+    let mut ok = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "deep", "arguments": {"levels": 3}}});
+    ok["params"]["arguments"]["x"] = nested(MAX_DEPTH - 3);
+    let reply = ask(&r, ok).await;
+    assert_eq!(reply["result"]["structuredContent"], nested(3), "{reply}");
+
+    // call_tool_by_name: over-deep arguments are refused, naming the tool.
+    let mut args = json!({});
+    args["x"] = nested(8_000);
+    let err = r.call_tool_by_name("deep", args).await.unwrap_err();
+    assert!(
+        matches!(err, CallError::InvalidArguments { ref tool, .. } if tool == "deep"),
+        "{err}"
+    );
+
+    // A tool's over-deep result: the call fails with a clear message; the registry goes on.
+    let err = r
+        .call_tool_by_name("deep", json!({"levels": 8_000}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("deeper than 127"), "{err}");
+    let reply = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "deep", "arguments": {"levels": 8_000}}}),
+    )
+    .await;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = r
+        .handle_mcp_text(
+            "math",
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"deep","arguments":{"levels":8000}}}"#,
+        )
+        .await
+        .unwrap();
+    assert!(text.contains("deeper than 127"), "{text}");
+
+    // A session refuses it the same way.
+    let (session, _outgoing) = mcp_registry::dispatch::ServerSession::new(r.clone(), "math");
+    let mut message = json!({"jsonrpc": "2.0", "id": 11, "method": "ping", "params": {}});
+    message["params"]["x"] = nested(8_000);
+    let reply = session.handle(message).await.unwrap();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], 11);
+}

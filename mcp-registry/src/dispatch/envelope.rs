@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::protocol::{ErrorCode, ErrorObject, RequestId};
+use crate::protocol::{ErrorCode, ErrorObject, MAX_DEPTH, RequestId, drop_flat, exceeds_max_depth};
 
 /// One decoded incoming message.
 #[derive(Debug)]
@@ -113,6 +113,9 @@ pub(crate) enum Decoded {
 }
 
 pub(crate) fn decode(message: Value) -> Result<Incoming, Rejected> {
+    let Some(message) = check_depth(message)? else {
+        return Ok(Incoming::Response);
+    };
     Ok(match decode_message(message, &mut Shell::default())? {
         Decoded::Request(r) => Incoming::Request {
             id: r.id,
@@ -233,6 +236,32 @@ pub(crate) fn decode_message(message: Value, shell: &mut Shell) -> Result<Decode
         method,
         params,
     }))
+}
+
+/// Refuses a message nesting deeper than [`MAX_DEPTH`] (-32600, under its id when readable;
+/// a response or notification that deep is dropped unanswered), before any recursive code
+/// (clone, serialization) can overflow the stack on it.
+pub(crate) fn check_depth(message: Value) -> Result<Option<Value>, Rejected> {
+    if !exceeds_max_depth(&message) {
+        return Ok(Some(message));
+    }
+    // A request (or a batch) is answered; a notification or a response is not.
+    let request =
+        message.is_array() || (message.get("method").is_some() && message.get("id").is_some());
+    let id = message
+        .get("id")
+        .filter(|id| RequestId::from_value(id).is_some())
+        .cloned()
+        .unwrap_or(Value::Null);
+    drop_flat(message);
+    if !request {
+        return Ok(None);
+    }
+    Err(Rejected::new(
+        id,
+        ErrorCode::INVALID_REQUEST,
+        format!("the message nests arrays and objects deeper than {MAX_DEPTH} levels"),
+    ))
 }
 
 /// A notification's method and params, or `None` when it cannot be read.

@@ -159,6 +159,10 @@ impl Registry {
         message: Value,
         options: CallOptions,
     ) -> Option<Value> {
+        let message = match envelope::check_depth(message) {
+            Ok(message) => message?,
+            Err(rejected) => return Some(error_reply(rejected.id, rejected.error)),
+        };
         if let Value::Array(batch) = message {
             return self.handle_batch(server, batch, options).await;
         }

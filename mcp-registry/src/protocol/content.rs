@@ -308,9 +308,15 @@ impl CallToolResult {
     }
 
     /// A successful structured result: `value` as `structuredContent` plus its JSON text
-    /// as a text block (for clients that read only `content`).
+    /// as a text block (for clients that read only `content`). A value nesting deeper than
+    /// [`MAX_DEPTH`](crate::protocol::MAX_DEPTH) gets no text (writing it would overflow
+    /// the stack); a registry call returning it fails with a message saying so.
     pub fn structured(value: Value) -> Self {
-        let text = value.to_string();
+        let text = if super::exceeds_max_depth(&value) {
+            String::new()
+        } else {
+            value.to_string()
+        };
         CallToolResult {
             content: vec![Content::text(text)],
             structured_content: Some(value),

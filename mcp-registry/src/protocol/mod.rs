@@ -4,6 +4,7 @@
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
 
 mod content;
+mod depth;
 mod jsonrpc;
 mod tool;
 mod version;
@@ -12,6 +13,8 @@ pub use content::{
     Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
     ImageContent, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
 };
+pub(crate) use depth::drop_flat;
+pub use depth::{MAX_DEPTH, exceeds_max_depth};
 pub use jsonrpc::{ErrorCode, ErrorObject, RequestId};
 pub use tool::{Tool, ToolAnnotations, ToolNameError, validate_tool_name};
 pub use version::{

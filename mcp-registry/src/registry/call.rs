@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use super::{CallError, Registry, Target};
-use crate::protocol::{CallToolResult, ProtocolVersion, RequestId};
+use crate::protocol::{
+    CallToolResult, MAX_DEPTH, ProtocolVersion, RequestId, drop_flat, exceeds_max_depth,
+};
 use crate::tool::{
     BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult, NotificationSink,
     ToolContext, ToolError,
@@ -134,6 +136,15 @@ impl Registry {
             Ok(target) => target,
             Err(e) => return CallFuture::failed(e),
         };
+        if exceeds_max_depth(&arguments) {
+            drop_flat(arguments);
+            return CallFuture::failed(CallError::InvalidArguments {
+                tool: target.tool.name().to_owned(),
+                message: format!(
+                    "arguments nest arrays and objects deeper than {MAX_DEPTH} levels"
+                ),
+            });
+        }
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
@@ -244,6 +255,7 @@ impl CallFuture {
     ) -> Poll<Result<CallToolResult, CallError>> {
         self.state = State::Finished;
         self.completion.complete();
+        let outcome = outcome.and_then(refuse_too_deep);
         Poll::Ready(outcome.map_err(|failure| self.error(failure)))
     }
 
@@ -276,6 +288,32 @@ impl CallFuture {
             Failure::Cancelled => CallError::Cancelled { tool: name() },
         }
     }
+}
+
+/// A tool result nesting deeper than [`MAX_DEPTH`] cannot be sent (serializing it would
+/// overflow the stack, and no client could parse it): the call fails instead.
+#[inline]
+fn refuse_too_deep(mut result: CallToolResult) -> Result<CallToolResult, Failure> {
+    let too_deep = result
+        .structured_content
+        .as_ref()
+        .is_some_and(exceeds_max_depth)
+        || result
+            .meta
+            .as_ref()
+            .is_some_and(|meta| meta.values().any(exceeds_max_depth));
+    if !too_deep {
+        return Ok(result);
+    }
+    if let Some(value) = result.structured_content.take() {
+        drop_flat(value);
+    }
+    for (_, value) in result.meta.take().into_iter().flatten() {
+        drop_flat(value);
+    }
+    Err(Failure::Tool(ToolError::Failed(format!(
+        "the tool's result nests arrays and objects deeper than {MAX_DEPTH} levels"
+    ))))
 }
 
 /// How a call ended without a result.
