@@ -437,6 +437,34 @@ async fn list_changed_follows_registry_changes() {
     drop(session);
 }
 
+/// Regression: a change of this server followed at once by a change of another coalesced in
+/// the registry's watch channel, and the session, reading only the latest change, never sent
+/// `notifications/tools/list_changed`.
+#[tokio::test]
+async fn list_changed_survives_coalesced_changes() {
+    let registry = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
+    let (_session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
+    // No await in between: the watcher task (same thread) sees both as one change.
+    registry.toggle_server("math", false).unwrap();
+    registry.toggle_server("other", false).unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
+        .await
+        .expect("a list_changed notification")
+        .unwrap();
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    // Only the other server changes now: nothing more for this session, and the next
+    // notification is the one for the next change of this server.
+    registry.toggle_server("other", true).unwrap();
+    registry.toggle_server("math", true).unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
+        .await
+        .expect("a list_changed notification")
+        .unwrap();
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    tokio::task::yield_now().await;
+    assert!(drain(&mut outgoing).is_empty());
+}
+
 #[tokio::test]
 async fn text_replies_say_what_value_replies_say() {
     let registry = Registry::from_servers([math_server()]);

@@ -112,11 +112,20 @@ impl ServerSession {
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
             let watcher = tokio::runtime::Handle::try_current().ok().map(|handle| {
                 let mut changes = registry.subscribe();
+                // Changes can coalesce: the task asks whether this server changed since the
+                // generation it last looked at (from now on), not whether the latest change
+                // names it.
+                let mut seen = changes.borrow_and_update().generation;
                 let weak = weak.clone();
                 let name = server.clone();
                 handle.spawn(async move {
                     while changes.changed().await.is_ok() {
-                        let touched = changes.borrow_and_update().servers.contains(&name);
+                        let touched = {
+                            let change = changes.borrow_and_update();
+                            let touched = change.changed_since(&name, seen);
+                            seen = change.generation;
+                            touched
+                        };
                         let Some(inner) = weak.upgrade() else { break };
                         if touched && ServerSession::lifecycle_of(&inner).is_initialized() {
                             let _ = inner.outbox.send(json!({

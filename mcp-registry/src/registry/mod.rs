@@ -49,12 +49,40 @@ pub struct ToolDefinition {
 }
 
 /// What changed in a registry, as [`Registry::subscribe`] reports it.
+///
+/// A `watch` receiver sees only the latest value: several changes in a row can arrive as
+/// one. [`servers`](Self::servers) names those of the latest change only; to know whether a
+/// server changed since a generation you saw, ask [`changed_since`](Self::changed_since),
+/// which no coalescing can fool.
+///
+/// ```
+/// # use mcp_registry::{Registry, Server};
+/// let registry = Registry::new();
+/// let changes = registry.subscribe();
+/// let seen = changes.borrow().generation;
+/// registry.register_server(Server::builder("a").build().unwrap());
+/// registry.register_server(Server::builder("b").build().unwrap());
+/// let change = changes.borrow();
+/// assert_eq!(change.servers, ["b"]);
+/// assert!(change.changed_since("a", seen) && change.changed_since("b", seen));
+/// assert!(!change.changed_since("c", seen));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryChange {
     /// Increases by one with every change.
     pub generation: u64,
-    /// The servers whose listed tools changed (registered, replaced, toggled, unregistered).
+    /// The servers whose listed tools changed in the latest change (registered, replaced,
+    /// toggled, unregistered).
     pub servers: Vec<String>,
+    /// For every server name that ever changed, the generation of its latest change.
+    last_changed: Arc<BTreeMap<String, u64>>,
+}
+
+impl RegistryChange {
+    /// Whether `server`'s listed tools changed after generation `seen`.
+    pub fn changed_since(&self, server: &str, seen: u64) -> bool {
+        self.last_changed.get(server).is_some_and(|&g| g > seen)
+    }
 }
 
 #[derive(Clone)]
@@ -295,6 +323,7 @@ impl RegistryBuilder {
         let (changes, _) = watch::channel(RegistryChange {
             generation: 0,
             servers: Vec::new(),
+            last_changed: Arc::default(),
         });
         Registry {
             inner: Arc::new(Inner {
@@ -376,6 +405,10 @@ impl Registry {
             self.inner.state.store(Arc::new(Snapshot::build(servers)));
             self.inner.changes.send_modify(|c| {
                 c.generation += 1;
+                let last_changed = Arc::make_mut(&mut c.last_changed);
+                for name in &changed {
+                    last_changed.insert(name.clone(), c.generation);
+                }
                 c.servers = changed;
             });
         }
