@@ -258,3 +258,47 @@ fn malformed_patterns_are_refused_with_the_pattern_named() {
     assert!(ToolFilter::builder().deny("mcp__fs__re*").build().is_err());
     assert!(ToolFilter::builder().deny("mcp__fs").build().is_err());
 }
+
+/// Regression: the filter was applied to an already-paginated `tools/list` reply, so pages
+/// came out short (even empty). Dispatch now filters first and paginates what is left.
+#[tokio::test]
+async fn filtered_tools_list_pages_are_full() {
+    let registry = Registry::builder()
+        .page_size(2)
+        .server(server("fs", &["a", "b", "c", "d", "e", "f"]))
+        .build();
+    let filter = ToolFilter::builder()
+        .deny("mcp__fs__a")
+        .deny("mcp__fs__b")
+        .deny("mcp__fs__d")
+        .build()
+        .unwrap();
+    let view = FilteredRegistry::new(registry, filter);
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut params = json!({});
+        if let Some(c) = &cursor {
+            params["cursor"] = json!(c);
+        }
+        let reply = view
+            .handle_mcp_message(
+                "fs",
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}),
+            )
+            .await
+            .unwrap();
+        let names: Vec<String> = reply["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        pages.push(names);
+        cursor = reply["result"]["nextCursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, [vec!["c", "e"], vec!["f"]]);
+}

@@ -1,5 +1,6 @@
 //! Allow and deny filters, and a registry view that enforces them on listing and on calling.
 
+use crate::registry::call::ListingFilter;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -492,6 +493,8 @@ impl View {
 struct FilteredInner {
     registry: Registry,
     filter: ToolFilter,
+    /// The filter as dispatch applies it to `tools/list`.
+    listing: ListingFilter,
     changes: watch::Receiver<RegistryChange>,
     view: ArcSwapOption<View>,
 }
@@ -548,10 +551,15 @@ impl FilteredRegistry {
     /// registrations); the view follows.
     pub fn new(registry: Registry, filter: ToolFilter) -> Self {
         let changes = registry.subscribe();
+        let listing = {
+            let filter = filter.clone();
+            ListingFilter::new(move |server, tool| filter.decide(server, tool).is_allowed())
+        };
         FilteredRegistry {
             inner: Arc::new(FilteredInner {
                 registry,
                 filter,
+                listing,
                 changes,
                 view: ArcSwapOption::empty(),
             }),
@@ -635,8 +643,8 @@ impl FilteredRegistry {
 
     /// [`Registry::handle_mcp_message`] through the filter: `tools/list` leaves out filtered
     /// tools and `tools/call` of one is answered with a JSON-RPC error (-32602) naming the
-    /// tool and the filter. With a page size set on the registry, a filtered page can hold
-    /// fewer tools than the page size; its `nextCursor` still leads to the next page.
+    /// tool and the filter. With a page size set on the registry, pages are cut from the
+    /// filtered list: every page but the last is full.
     pub async fn handle_mcp_message(&self, server: &str, message: Value) -> Option<Value> {
         self.handle_mcp_message_with(server, message, CallOptions::default())
             .await
@@ -695,21 +703,15 @@ impl FilteredRegistry {
                 return Some(envelope::error_reply(id, error));
             }
         }
-        let mut reply = self
-            .inner
+        // `tools/list` is filtered by dispatch before it paginates, so pages stay full.
+        let options = CallOptions {
+            listing_filter: Some(self.inner.listing.clone()),
+            ..options
+        };
+        self.inner
             .registry
             .handle_mcp_message_with(server, message, options)
-            .await?;
-        if method.as_deref() == Some("tools/list")
-            && let Some(Value::Array(tools)) = reply.pointer_mut("/result/tools")
-        {
-            tools.retain(|t| {
-                t.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|name| self.inner.filter.decide(server, name).is_allowed())
-            });
-        }
-        Some(reply)
+            .await
     }
 }
 

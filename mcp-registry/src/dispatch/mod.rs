@@ -15,7 +15,7 @@ use crate::protocol::{
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, ProtocolEra,
     ProtocolVersion, RequestId, SUPPORTED_VERSIONS,
 };
-use crate::registry::call::{CallFuture, RequestInfo};
+use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
 use envelope::{
@@ -29,14 +29,21 @@ pub(crate) enum Answer {
     /// built, so the text path copies bytes instead of re-serializing schemas.
     Tools {
         server: Server,
-        start: usize,
-        end: usize,
+        page: Page,
         next_cursor: Option<String>,
         modern: Option<Map<String, Value>>,
     },
     Error(ErrorObject),
     /// The call was cancelled: no reply is sent.
     Suppressed,
+}
+
+/// Which of a server's listed tools a `tools/list` page holds.
+pub(crate) enum Page {
+    /// Entries `start..end` of the server's listing.
+    Range { start: usize, end: usize },
+    /// Entries picked by a listing filter ([`CallOptions`]'s), already paginated.
+    Picked(Vec<Value>),
 }
 
 /// A request prepared without waiting: answered, or waiting on its tool call, whose result
@@ -402,7 +409,7 @@ impl Registry {
             ("initialize", false) => self.initialize(server, &params, connection),
             ("ping", false) => Answer::Result(json!({})),
             ("server/discover", true) => Answer::Result(self.discover(server, connection)),
-            ("tools/list", _) => self.list_tools(server, &params),
+            ("tools/list", _) => self.list_tools(server, &params, options.listing_filter.as_ref()),
             ("tools/call", _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -459,8 +466,7 @@ impl Registry {
             }
             Answer::Tools {
                 server,
-                start,
-                end,
+                page,
                 next_cursor,
                 modern: _,
             } => {
@@ -471,8 +477,7 @@ impl Registry {
                 extra.insert("_meta".to_owned(), Value::Object(info));
                 Answer::Tools {
                     server,
-                    start,
-                    end,
+                    page,
                     next_cursor,
                     modern: Some(extra),
                 }
@@ -528,8 +533,26 @@ impl Registry {
         result
     }
 
-    fn list_tools(&self, server: &Server, params: &Map<String, Value>) -> Answer {
-        let total = server.listing().entries().len();
+    /// A page of `server`'s tools. With a listing filter, the filter picks first and the
+    /// page is cut from what it picked, so every page but the last is full.
+    fn list_tools(
+        &self,
+        server: &Server,
+        params: &Map<String, Value>,
+        filter: Option<&ListingFilter>,
+    ) -> Answer {
+        let entries = server.listing().entries();
+        let picked: Option<Vec<&Value>> = filter.map(|keep| {
+            entries
+                .iter()
+                .filter(|t| {
+                    t["name"]
+                        .as_str()
+                        .is_some_and(|name| keep.shows(server.name(), name))
+                })
+                .collect()
+        });
+        let total = picked.as_ref().map_or(entries.len(), Vec::len);
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(c)) => match decode_cursor(c) {
@@ -547,10 +570,13 @@ impl Registry {
             Some(size) => (start + size).min(total),
             None => total,
         };
+        let page = match picked {
+            Some(picked) => Page::Picked(picked[start..end].iter().map(|&t| t.clone()).collect()),
+            None => Page::Range { start, end },
+        };
         Answer::Tools {
             server: server.clone(),
-            start,
-            end,
+            page,
             next_cursor: (end < total).then(|| encode_cursor(end)),
             modern: None,
         }
@@ -623,16 +649,19 @@ impl Registry {
             Answer::Suppressed => return None,
             Answer::Tools {
                 server,
-                start,
-                end,
+                page,
                 next_cursor,
                 modern,
             } => {
                 let listing = server.listing();
-                let tools = if start == 0 && end == listing.entries().len() {
-                    listing.array.clone()
-                } else {
-                    Value::Array(listing.entries()[start..end].to_vec())
+                let tools = match page {
+                    Page::Range { start, end } if start == 0 && end == listing.entries().len() => {
+                        listing.array.clone()
+                    }
+                    Page::Range { start, end } => {
+                        Value::Array(listing.entries()[start..end].to_vec())
+                    }
+                    Page::Picked(tools) => Value::Array(tools),
                 };
                 let mut result = modern.unwrap_or_default();
                 result.insert("tools".to_owned(), tools);
@@ -654,8 +683,7 @@ impl Registry {
             // The whole listing in one page (so no cursor): splice the text serialized once.
             Answer::Tools {
                 server,
-                start,
-                end,
+                page: Page::Range { start, end },
                 modern,
                 ..
             } if start == 0 && end == server.listing().entries().len() => {

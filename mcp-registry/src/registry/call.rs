@@ -33,6 +33,32 @@ pub struct CallOptions {
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) extensions: Extensions,
     pub(crate) meta: Option<Map<String, Value>>,
+    /// Which tools `tools/list` shows (a filtered view's), judged before pagination.
+    pub(crate) listing_filter: Option<ListingFilter>,
+}
+
+/// Decides whether `tools/list` shows a tool.
+#[derive(Clone)]
+pub(crate) struct ListingFilter(Arc<ShowsTool>);
+
+/// `(server, tool) -> listed`.
+type ShowsTool = dyn Fn(&str, &str) -> bool + Send + Sync;
+
+impl ListingFilter {
+    pub(crate) fn new(shows: impl Fn(&str, &str) -> bool + Send + Sync + 'static) -> Self {
+        ListingFilter(Arc::new(shows))
+    }
+
+    /// Whether `tool` of `server` is listed.
+    pub(crate) fn shows(&self, server: &str, tool: &str) -> bool {
+        (self.0)(server, tool)
+    }
+}
+
+impl std::fmt::Debug for ListingFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ListingFilter")
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
