@@ -48,7 +48,7 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The `MCP-Protocol-Version` header.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The JSON-RPC error code for headers that do not match the body (2026-07-28).
-pub const HEADER_MISMATCH: i32 = -32020;
+pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
 /// Settings of the HTTP transport.
 ///
@@ -398,135 +398,175 @@ async fn handle_post(
             "the body must be one JSON-RPC message (an object); batches are not accepted over HTTP",
         );
     }
-    let id = message.get("id").cloned();
-    let is_request = id.is_some() && message.get("method").is_some();
-    let meta = message.get("params").and_then(|p| p.get("_meta"));
-    let body_version = meta
+    let body_version = message_meta(&message)
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let header_modern = header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION);
+    if body_version.is_some() || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION) {
+        post_modern(&state, &headers, message, body_version.as_deref()).await
+    } else {
+        post_legacy(&state, &headers, message).await
+    }
+}
 
-    if body_version.is_some() || header_modern {
-        // Order of checks: mirrored headers (-32020), required _meta (-32602), version (-32022).
-        if let Err(mismatch) = check_modern_headers(&headers, &message, body_version.as_deref()) {
-            return error_response(
+/// The `params._meta` of a message.
+fn message_meta(message: &Value) -> Option<&Value> {
+    message.get("params").and_then(|p| p.get("_meta"))
+}
+
+/// Whether a message is a request (it has an `id` and a `method`).
+fn is_request(message: &Value) -> bool {
+    message.get("id").is_some() && message.get("method").is_some()
+}
+
+/// The error code of a JSON-RPC error reply.
+fn reply_error_code(reply: &Value) -> Option<ErrorCode> {
+    let code = reply.get("error")?.get("code")?.as_i64()?;
+    i32::try_from(code).ok().map(ErrorCode)
+}
+
+/// A POST in the 2026-07-28 shape (a version in `_meta`, or the 2026-07-28 version header):
+/// checked in order for mirrored headers (-32020), required `_meta` (-32602) and version
+/// (-32022), then answered statelessly.
+async fn post_modern(
+    state: &AppState,
+    headers: &HeaderMap,
+    message: Value,
+    body_version: Option<&str>,
+) -> Response {
+    let id = message.get("id").cloned();
+    if let Err(mismatch) = check_modern_headers(headers, &message, body_version) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            id.as_ref(),
+            ErrorCode::HEADER_MISMATCH.0,
+            mismatch,
+        );
+    }
+    let modern = body_version
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(|v| v.era() == ProtocolEra::Modern);
+    if body_version.is_none() || modern {
+        if let Err(e) = check_modern_meta(message_meta(&message).and_then(Value::as_object)) {
+            return json_response(
                 StatusCode::BAD_REQUEST,
-                id.as_ref(),
-                HEADER_MISMATCH,
-                mismatch,
+                &envelope::error_reply(id.unwrap_or(Value::Null), e),
             );
         }
-        let modern = body_version
-            .as_deref()
-            .and_then(ProtocolVersion::parse)
-            .is_some_and(|v| v.era() == ProtocolEra::Modern);
-        if body_version.is_none() || modern {
-            if let Err(e) = check_modern_meta(meta.and_then(Value::as_object)) {
-                return json_response(
-                    StatusCode::BAD_REQUEST,
-                    &envelope::error_reply(id.clone().unwrap_or(Value::Null), e),
-                );
-            }
-        }
-        if !modern {
-            // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
-            return match state
-                .registry
-                .handle_mcp_message(&state.server, message)
-                .await
-            {
-                Some(reply) if reply.get("error").is_some() => {
-                    json_response(StatusCode::BAD_REQUEST, &reply)
-                }
-                Some(reply) => json_response(StatusCode::OK, &reply),
-                None => StatusCode::ACCEPTED.into_response(),
-            };
-        }
-        if !is_request {
-            // Modern notifications carry no state to act on here.
-            return StatusCode::ACCEPTED.into_response();
-        }
-        let registry = state.registry.clone();
-        let server = state.server.clone();
-        return respond(true, move |options| async move {
-            registry
-                .handle_mcp_message_with(&server, message, options)
-                .await
-        })
-        .await;
     }
+    if !modern {
+        // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
+        return match state
+            .registry
+            .handle_mcp_message(&state.server, message)
+            .await
+        {
+            Some(reply) if reply.get("error").is_some() => {
+                json_response(StatusCode::BAD_REQUEST, &reply)
+            }
+            Some(reply) => json_response(StatusCode::OK, &reply),
+            None => StatusCode::ACCEPTED.into_response(),
+        };
+    }
+    if !is_request(&message) {
+        // Modern notifications carry no state to act on here.
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let registry = state.registry.clone();
+    let server = state.server.clone();
+    respond(true, move |options| async move {
+        registry
+            .handle_mcp_message_with(&server, message, options)
+            .await
+    })
+    .await
+}
 
-    // Legacy era.
-    if let Some(v) = header_str(&headers, VERSION_HEADER)
+/// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
+/// belongs to one.
+async fn post_legacy(state: &AppState, headers: &HeaderMap, message: Value) -> Response {
+    if let Some(v) = header_str(headers, VERSION_HEADER)
         && ProtocolVersion::parse(v).is_none()
     {
         return error_response(
             StatusCode::BAD_REQUEST,
-            id.as_ref(),
+            message.get("id"),
             ErrorCode::INVALID_REQUEST.0,
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if method == "initialize" && is_request {
-        if !state.config.legacy_sessions {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                id.as_ref(),
-                ErrorCode::INVALID_REQUEST.0,
-                "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
-            );
-        }
-        state.expire_idle_sessions();
-        if state
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-            >= state.config.max_sessions
-        {
-            return error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                id.as_ref(),
-                ErrorCode::INTERNAL_ERROR.0,
-                "too many open sessions",
-            );
-        }
-        let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
-        let reply = session.handle(message).await;
-        let Some(reply) = reply else {
-            return StatusCode::ACCEPTED.into_response();
-        };
-        if reply.get("error").is_some() {
-            return json_response(StatusCode::OK, &reply);
-        }
-        let session_id = uuid::Uuid::new_v4().simple().to_string();
-        state
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                session_id.clone(),
-                Arc::new(SessionSlot {
-                    session,
-                    pushed: Mutex::new(Some(pushed)),
-                    last_used: Mutex::new(Instant::now()),
-                }),
-            );
-        let mut response = json_response(StatusCode::OK, &reply);
-        if let Ok(v) = HeaderValue::from_str(&session_id) {
-            response.headers_mut().insert(SESSION_HEADER, v);
-        }
-        return response;
+    if is_request(&message) && message.get("method").and_then(Value::as_str) == Some("initialize") {
+        post_initialize(state, message).await
+    } else {
+        post_in_session(state, headers, message).await
     }
-    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+}
+
+/// A legacy `initialize`: answered by a new session, kept (and its id sent back) when it
+/// succeeds.
+async fn post_initialize(state: &AppState, message: Value) -> Response {
+    let id = message.get("id").cloned();
+    if !state.config.legacy_sessions {
         return error_response(
             StatusCode::BAD_REQUEST,
             id.as_ref(),
+            ErrorCode::INVALID_REQUEST.0,
+            "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
+        );
+    }
+    state.expire_idle_sessions();
+    if state
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .len()
+        >= state.config.max_sessions
+    {
+        return too_many_sessions(id.as_ref());
+    }
+    let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
+    let Some(reply) = session.handle(message).await else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if reply.get("error").is_some() {
+        return json_response(StatusCode::OK, &reply);
+    }
+    let session_id = uuid::Uuid::new_v4().simple().to_string();
+    state
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(
+            session_id.clone(),
+            Arc::new(SessionSlot {
+                session,
+                pushed: Mutex::new(Some(pushed)),
+                last_used: Mutex::new(Instant::now()),
+            }),
+        );
+    let mut response = json_response(StatusCode::OK, &reply);
+    if let Ok(v) = HeaderValue::from_str(&session_id) {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    response
+}
+
+fn too_many_sessions(id: Option<&Value>) -> Response {
+    error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        ErrorCode::INTERNAL_ERROR.0,
+        "too many open sessions",
+    )
+}
+
+/// A legacy message after `initialize`, for the session its `Mcp-Session-Id` names.
+async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) -> Response {
+    let id = message.get("id");
+    let Some(session_id) = header_str(headers, SESSION_HEADER) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            id,
             ErrorCode::INVALID_REQUEST.0,
             "missing Mcp-Session-Id header: send initialize first, or use protocol version 2026-07-28 (stateless)",
         );
@@ -534,12 +574,12 @@ async fn handle_post(
     let Some(slot) = state.session(session_id) else {
         return error_response(
             StatusCode::NOT_FOUND,
-            id.as_ref(),
+            id,
             ErrorCode::INVALID_REQUEST.0,
             format!("unknown session {session_id:?}; initialize a new one"),
         );
     };
-    if !is_request {
+    if !is_request(&message) {
         let _ = slot.session.handle(message).await;
         return StatusCode::ACCEPTED.into_response();
     }
@@ -575,9 +615,11 @@ where
         None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
         Some(Flow::Reply(Some(reply))) => {
             drop(guard.disarm());
-            let status = match reply["error"]["code"].as_i64() {
-                Some(-32601) if modern => StatusCode::NOT_FOUND,
-                _ => StatusCode::OK,
+            let status = if modern && reply_error_code(&reply) == Some(ErrorCode::METHOD_NOT_FOUND)
+            {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::OK
             };
             json_response(status, &reply)
         }
