@@ -484,3 +484,33 @@ async fn idle_legacy_sessions_expire() {
     .await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_initializes_never_exceed_the_session_cap() {
+    const CAP: usize = 5;
+    // The race needs luck to show; many rounds make it show every time.
+    for _ in 0..30 {
+        let app = app(HttpConfig::default().max_sessions(CAP));
+        let clients: Vec<_> = (0..100)
+            .map(|_| {
+                let app = app.clone();
+                tokio::spawn(async move { send(&app, "POST", &[], INIT).await })
+            })
+            .collect();
+        let mut opened = 0;
+        for client in clients {
+            let reply = client.await.unwrap();
+            match reply.status {
+                StatusCode::OK => {
+                    assert!(reply.headers.contains_key("mcp-session-id"));
+                    opened += 1;
+                }
+                StatusCode::SERVICE_UNAVAILABLE => {
+                    assert!(reply.headers.get("mcp-session-id").is_none());
+                }
+                other => panic!("unexpected {other}: {}", reply.body),
+            }
+        }
+        assert_eq!(opened, CAP, "exactly the cap's worth of sessions is opened");
+    }
+}

@@ -195,20 +195,25 @@ impl AppState {
         Some(slot)
     }
 
-    /// Ends legacy sessions idle for longer than the configured limit (checked whenever a new
-    /// session is opened, so abandoned sessions cannot pile up).
-    fn expire_idle_sessions(&self) {
+    /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
+    /// reached. Idle sessions are ended first, and the cap check and the insert happen under
+    /// one lock, so concurrent `initialize`s cannot overshoot the cap.
+    fn open_session(&self, slot: SessionSlot) -> Option<String> {
         let limit = self.config.session_idle_timeout;
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|_, slot| {
-                let keep = slot.idle_for() < limit;
-                if !keep {
-                    slot.session.shutdown();
-                }
-                keep
-            });
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|_, slot| {
+            let keep = slot.idle_for() < limit;
+            if !keep {
+                slot.session.shutdown();
+            }
+            keep
+        });
+        if sessions.len() >= self.config.max_sessions {
+            return None;
+        }
+        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        sessions.insert(session_id.clone(), Arc::new(slot));
+        Some(session_id)
     }
 }
 
@@ -514,16 +519,6 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
             "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
         );
     }
-    state.expire_idle_sessions();
-    if state
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .len()
-        >= state.config.max_sessions
-    {
-        return too_many_sessions(id.as_ref());
-    }
     let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
     let Some(reply) = session.handle(message).await else {
         return StatusCode::ACCEPTED.into_response();
@@ -531,33 +526,24 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
     if reply.get("error").is_some() {
         return json_response(StatusCode::OK, &reply);
     }
-    let session_id = uuid::Uuid::new_v4().simple().to_string();
-    state
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(
-            session_id.clone(),
-            Arc::new(SessionSlot {
-                session,
-                pushed: Mutex::new(Some(pushed)),
-                last_used: Mutex::new(Instant::now()),
-            }),
+    let slot = SessionSlot {
+        session,
+        pushed: Mutex::new(Some(pushed)),
+        last_used: Mutex::new(Instant::now()),
+    };
+    let Some(session_id) = state.open_session(slot) else {
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            id.as_ref(),
+            ErrorCode::INTERNAL_ERROR.0,
+            "too many open sessions",
         );
+    };
     let mut response = json_response(StatusCode::OK, &reply);
     if let Ok(v) = HeaderValue::from_str(&session_id) {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
     response
-}
-
-fn too_many_sessions(id: Option<&Value>) -> Response {
-    error_response(
-        StatusCode::SERVICE_UNAVAILABLE,
-        id,
-        ErrorCode::INTERNAL_ERROR.0,
-        "too many open sessions",
-    )
 }
 
 /// A legacy message after `initialize`, for the session its `Mcp-Session-Id` names.
