@@ -57,6 +57,25 @@ impl Reply {
     }
 }
 
+/// Sends a request with no body and returns the response unread (for SSE streams).
+async fn send_streaming(
+    app: &axum::Router,
+    method: &str,
+    headers: &[(&str, &str)],
+) -> axum::response::Response {
+    let mut req = Request::builder()
+        .method(method)
+        .uri("/mcp")
+        .header("accept", "text/event-stream");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    app.clone()
+        .oneshot(req.body(Body::empty()).unwrap())
+        .await
+        .unwrap()
+}
+
 async fn send(
     app: &axum::Router,
     method: &str,
@@ -513,4 +532,66 @@ async fn concurrent_initializes_never_exceed_the_session_cap() {
         }
         assert_eq!(opened, CAP, "exactly the cap's worth of sessions is opened");
     }
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+
+#[tokio::test(start_paused = true)]
+async fn a_session_idle_past_the_limit_is_refused_on_lookup() {
+    use std::time::Duration;
+    let app = app(HttpConfig::default().session_idle_timeout(Duration::from_secs(60)));
+    let init = send(&app, "POST", &[], INIT).await;
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let h = [("mcp-session-id", sid.as_str())];
+    // Each use restarts the idle clock: 100 s after initialize, but never 60 s idle.
+    for _ in 0..2 {
+        tokio::time::advance(Duration::from_secs(50)).await;
+        assert_eq!(send(&app, "POST", &h, PING).await.status, StatusCode::OK);
+    }
+    tokio::time::advance(Duration::from_secs(61)).await;
+    let expired = send(&app, "POST", &h, PING).await;
+    assert_eq!(expired.status, StatusCode::NOT_FOUND, "{}", expired.body);
+    // Removed, not just refused once.
+    assert_eq!(
+        send(&app, "POST", &h, PING).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(&app, "DELETE", &h, Body::empty()).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_sessions_are_swept_without_a_new_initialize() {
+    use std::time::Duration;
+    let app = app(HttpConfig::default().session_idle_timeout(Duration::from_secs(60)));
+    let init = send(&app, "POST", &[], INIT).await;
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let stream = send_streaming(&app, "GET", &[("mcp-session-id", &sid)]).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    let mut stream = stream.into_body();
+
+    tokio::time::advance(Duration::from_secs(120)).await;
+    // Any request, here a stateless one, sweeps the idle session away: its stream ends.
+    let list = send(
+        &app,
+        "POST",
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        modern(1, "tools/list", json!({})),
+    )
+    .await;
+    assert_eq!(list.status, StatusCode::OK);
+    let ended = tokio::time::timeout(Duration::from_secs(3600), async {
+        // Keep-alive comments may come first; the stream must then end.
+        while let Some(frame) = stream.frame().await {
+            let data = frame.unwrap().into_data().unwrap();
+            assert!(data.starts_with(b":"), "only keep-alives: {data:?}");
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the swept session's stream ended");
 }

@@ -20,8 +20,8 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -34,6 +34,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::{ServerSession, check_modern_meta, envelope};
@@ -154,25 +155,45 @@ impl HttpConfig {
     }
 }
 
+/// How often, at most, requests sweep away idle legacy sessions.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
 struct SessionSlot {
     session: ServerSession,
     pushed: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
-    last_used: Mutex<Instant>,
 }
 
-impl SessionSlot {
-    fn touch(&self) {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+/// A kept legacy session and when it was last used.
+struct LiveSession {
+    slot: Arc<SessionSlot>,
+    last_used: Instant,
+}
+
+/// The legacy sessions, behind one lock for lookups, the cap and sweeps.
+struct Sessions {
+    live: HashMap<String, LiveSession>,
+    last_sweep: Instant,
+}
+
+impl Sessions {
+    /// Ends the sessions idle for longer than `limit`.
+    fn sweep(&mut self, now: Instant, limit: Duration) {
+        self.last_sweep = now;
+        self.live.retain(|_, live| {
+            let keep = now.duration_since(live.last_used) <= limit;
+            if !keep {
+                live.slot.session.shutdown();
+            }
+            keep
+        });
     }
 
-    fn idle_for(&self) -> Duration {
-        self.last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .elapsed()
+    /// Removes the session `id`, ending it; `None` when there is none or it has been idle
+    /// for longer than `limit` (it is gone all the same).
+    fn remove(&mut self, id: &str, now: Instant, limit: Duration) -> Option<Arc<SessionSlot>> {
+        let live = self.live.remove(id)?;
+        live.slot.session.shutdown();
+        (now.duration_since(live.last_used) <= limit).then_some(live.slot)
     }
 }
 
@@ -180,39 +201,61 @@ struct AppState {
     registry: Registry,
     server: String,
     config: HttpConfig,
-    sessions: Mutex<HashMap<String, Arc<SessionSlot>>>,
+    sessions: Mutex<Sessions>,
 }
 
 impl AppState {
+    fn sessions(&self) -> MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ends idle sessions when the last sweep is [`SWEEP_EVERY`] old; every request calls
+    /// this, so abandoned sessions go away without waiting for an `initialize`.
+    fn sweep_if_due(&self) {
+        let now = Instant::now();
+        let mut sessions = self.sessions();
+        if now.duration_since(sessions.last_sweep) >= SWEEP_EVERY {
+            sessions.sweep(now, self.config.session_idle_timeout);
+        }
+    }
+
+    /// The session `id`, marked used; `None` when unknown or idle for longer than the
+    /// configured limit (then it is ended and removed).
     fn session(&self, id: &str) -> Option<Arc<SessionSlot>> {
-        let slot = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()?;
-        slot.touch();
-        Some(slot)
+        let now = Instant::now();
+        let limit = self.config.session_idle_timeout;
+        let mut sessions = self.sessions();
+        let live = sessions.live.get_mut(id)?;
+        if now.duration_since(live.last_used) > limit {
+            sessions.remove(id, now, limit);
+            return None;
+        }
+        live.last_used = now;
+        Some(live.slot.clone())
+    }
+
+    /// Ends the session `id`; `false` when there was no live one.
+    fn end_session(&self, id: &str) -> bool {
+        let limit = self.config.session_idle_timeout;
+        self.sessions().remove(id, Instant::now(), limit).is_some()
     }
 
     /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
     /// reached. Idle sessions are ended first, and the cap check and the insert happen under
     /// one lock, so concurrent `initialize`s cannot overshoot the cap.
     fn open_session(&self, slot: SessionSlot) -> Option<String> {
-        let limit = self.config.session_idle_timeout;
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|_, slot| {
-            let keep = slot.idle_for() < limit;
-            if !keep {
-                slot.session.shutdown();
-            }
-            keep
-        });
-        if sessions.len() >= self.config.max_sessions {
+        let now = Instant::now();
+        let mut sessions = self.sessions();
+        sessions.sweep(now, self.config.session_idle_timeout);
+        if sessions.live.len() >= self.config.max_sessions {
             return None;
         }
         let session_id = uuid::Uuid::new_v4().simple().to_string();
-        sessions.insert(session_id.clone(), Arc::new(slot));
+        let live = LiveSession {
+            slot: Arc::new(slot),
+            last_used: now,
+        };
+        sessions.live.insert(session_id.clone(), live);
         Some(session_id)
     }
 }
@@ -228,7 +271,10 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
         registry,
         server: server.to_owned(),
         config: config.clone(),
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(Sessions {
+            live: HashMap::new(),
+            last_sweep: Instant::now(),
+        }),
     });
     Router::new()
         .route(
@@ -388,6 +434,7 @@ async fn handle_post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    state.sweep_if_due();
     if let Some(denied) = check_origin(&state, &headers) {
         return denied;
     }
@@ -529,7 +576,6 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
     let slot = SessionSlot {
         session,
         pushed: Mutex::new(Some(pushed)),
-        last_used: Mutex::new(Instant::now()),
     };
     let Some(session_id) = state.open_session(slot) else {
         return error_response(
@@ -647,6 +693,7 @@ fn sse_stream(
 }
 
 async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    state.sweep_if_due();
     if let Some(denied) = check_origin(&state, &headers) {
         return denied;
     }
@@ -687,27 +734,21 @@ async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
 }
 
 async fn handle_delete(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    state.sweep_if_due();
     if let Some(denied) = check_origin(&state, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    let removed = state
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(session_id);
-    match removed {
-        Some(slot) => {
-            slot.session.shutdown();
-            StatusCode::OK.into_response()
-        }
-        None => error_response(
+    if state.end_session(session_id) {
+        StatusCode::OK.into_response()
+    } else {
+        error_response(
             StatusCode::NOT_FOUND,
             None,
             ErrorCode::INVALID_REQUEST.0,
             format!("unknown session {session_id:?}"),
-        ),
+        )
     }
 }
