@@ -595,3 +595,41 @@ async fn idle_sessions_are_swept_without_a_new_initialize() {
     .await;
     assert!(ended.is_ok(), "the swept session's stream ended");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_declared_content_length_over_the_limit_is_refused_before_the_body() {
+    let app = app(HttpConfig::default().max_body_bytes(1024));
+    // Headers announcing 1 MB, then a body that never arrives.
+    let never = futures_util::stream::pending::<Result<axum::body::Bytes, std::io::Error>>();
+    let req = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-length", "1000000")
+        .body(Body::from_stream(never))
+        .unwrap();
+    let response = tokio::time::timeout(std::time::Duration::from_secs(10), app.oneshot(req))
+        .await
+        .expect("answered without waiting for the body")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let reply: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+}
+
+#[tokio::test]
+async fn a_chunked_body_over_the_limit_is_refused_while_streaming() {
+    let app = app(HttpConfig::default().max_body_bytes(1024));
+    let chunks = (0..8).map(|_| Ok::<_, std::io::Error>(axum::body::Bytes::from(vec![b' '; 512])));
+    let req = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from_stream(futures_util::stream::iter(chunks)))
+        .unwrap();
+    let response = app.oneshot(req).await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}

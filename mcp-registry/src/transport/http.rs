@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, FromRequest as _, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -432,12 +432,24 @@ enum Flow {
 async fn handle_post(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> Response {
     state.sweep_if_due();
-    if let Some(denied) = check_origin(&state, &headers) {
-        return denied;
+    if let Some(refused) = check_post_headers(&state, &headers) {
+        return refused;
     }
+    // The streaming limit (`DefaultBodyLimit`) still holds for bodies without a length.
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(e) => {
+            return error_response(
+                e.status(),
+                None,
+                ErrorCode::INVALID_REQUEST.0,
+                e.body_text(),
+            );
+        }
+    };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(m) => m,
         Err(e) => return json_response(StatusCode::BAD_REQUEST, &envelope::parse_error(e)),
@@ -459,6 +471,25 @@ async fn handle_post(
     } else {
         post_legacy(&state, &headers, message).await
     }
+}
+
+/// Checks a POST's headers before its body is read: `Some(refusal)` when they fail.
+fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    if let Some(denied) = check_origin(state, headers) {
+        return Some(denied);
+    }
+    let max = state.config.max_body_bytes;
+    let declared = header_str(headers, header::CONTENT_LENGTH.as_str())
+        .and_then(|len| len.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return Some(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("the body is over the limit of {max} bytes"),
+        ));
+    }
+    None
 }
 
 /// The `params._meta` of a message.
