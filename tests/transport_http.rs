@@ -82,12 +82,18 @@ async fn send(
     headers: &[(&str, &str)],
     body: impl Into<Body>,
 ) -> Reply {
-    let mut req = Request::builder()
-        .method(method)
-        .uri("/mcp")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (k, v) in headers {
+    // `headers` replace the defaults of the same name; an empty value leaves the header out.
+    let defaults = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let mut req = Request::builder().method(method).uri("/mcp");
+    for (k, v) in defaults {
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
+            req = req.header(k, v);
+        }
+    }
+    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
         req = req.header(*k, *v);
     }
     let response = app
@@ -632,4 +638,69 @@ async fn a_chunked_body_over_the_limit_is_refused_while_streaming() {
         .unwrap();
     let response = app.oneshot(req).await.unwrap();
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn content_type_and_accept_follow_the_transport_spec() {
+    let app = app(HttpConfig::default());
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
+        let r = send(&app, "POST", &[("content-type", content_type)], INIT).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{content_type:?}"
+        );
+        assert_eq!(r.json()["error"]["code"], -32600, "{}", r.body);
+        assert!(r.json()["id"].is_null());
+    }
+    for content_type in ["application/json; charset=utf-8", "Application/JSON"] {
+        let r = send(&app, "POST", &[("content-type", content_type)], INIT).await;
+        assert_eq!(r.status, StatusCode::OK, "{content_type:?}: {}", r.body);
+    }
+    for accept in [
+        "application/json",
+        "text/event-stream",
+        "text/html",
+        "application/json, text/event-stream;q=0",
+        "",
+    ] {
+        let r = send(&app, "POST", &[("accept", accept)], INIT).await;
+        assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE, "{accept:?}");
+        assert_eq!(r.json()["error"]["code"], -32600, "{}", r.body);
+    }
+    for accept in [
+        "text/event-stream, application/json",
+        "application/json;q=0.9, text/event-stream",
+        "*/*",
+        "application/*, text/*",
+    ] {
+        let r = send(&app, "POST", &[("accept", accept)], INIT).await;
+        assert_eq!(r.status, StatusCode::OK, "{accept:?}: {}", r.body);
+    }
+
+    let init = send(&app, "POST", &[], INIT).await;
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let json_only = send(
+        &app,
+        "GET",
+        &[("mcp-session-id", &sid), ("accept", "application/json")],
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(json_only.status, StatusCode::NOT_ACCEPTABLE);
+    let sse = send_streaming(&app, "GET", &[("mcp-session-id", &sid)]).await;
+    assert_eq!(sse.status(), StatusCode::OK);
+    // DELETE carries no body and expects none: no media types to check.
+    let deleted = send(
+        &app,
+        "DELETE",
+        &[
+            ("mcp-session-id", &sid),
+            ("accept", ""),
+            ("content-type", ""),
+        ],
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK);
 }

@@ -478,6 +478,22 @@ fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response>
     if let Some(denied) = check_origin(state, headers) {
         return Some(denied);
     }
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return Some(error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            "the Accept header must list both application/json and text/event-stream",
+        ));
+    }
+    if !is_json(headers) {
+        return Some(error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            "the Content-Type must be application/json",
+        ));
+    }
     let max = state.config.max_body_bytes;
     let declared = header_str(headers, header::CONTENT_LENGTH.as_str())
         .and_then(|len| len.trim().parse::<u64>().ok());
@@ -490,6 +506,39 @@ fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response>
         ));
     }
     None
+}
+
+/// Whether the `Content-Type` is `application/json` (parameters such as `charset` allowed).
+fn is_json(headers: &HeaderMap) -> bool {
+    header_str(headers, header::CONTENT_TYPE.as_str())
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether the `Accept` header allows `media_type` (`type/subtype`): listed as such, as
+/// `type/*` or as `*/*`, and not with `q=0`. A missing `Accept` allows nothing: the transport
+/// spec requires clients to send one.
+fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
+    let family = media_type.split('/').next().unwrap_or_default();
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                let (key, value) = p.split_once('=').unwrap_or((p, ""));
+                key.trim().eq_ignore_ascii_case("q") && value.trim().parse() == Ok(0.0_f32)
+            });
+            let matches = match name.split_once('/') {
+                Some(("*", "*")) => true,
+                Some((ty, "*")) => ty == family,
+                _ => name == media_type,
+            };
+            matches && !refused
+        })
 }
 
 /// The `params._meta` of a message.
@@ -731,6 +780,14 @@ async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
+    if !accepts(&headers, "text/event-stream") {
+        return error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            "the Accept header must list text/event-stream",
+        );
+    }
     let Some(slot) = state.session(session_id) else {
         return error_response(
             StatusCode::NOT_FOUND,
