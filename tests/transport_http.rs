@@ -704,3 +704,62 @@ async fn content_type_and_accept_follow_the_transport_spec() {
     .await;
     assert_eq!(deleted.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn host_is_checked_against_dns_rebinding() {
+    let app = app(HttpConfig::default());
+    for host in [
+        "localhost",
+        "localhost:8000",
+        "LocalHost:3000",
+        "127.0.0.1:8000",
+        "[::1]:8000",
+        "[::1]",
+    ] {
+        let r = send(&app, "POST", &[("host", host)], INIT).await;
+        assert_eq!(r.status, StatusCode::OK, "{host} is allowed: {}", r.body);
+    }
+    for host in [
+        "evil.example",
+        "evil.example:8000",
+        "localhost.evil.example",
+        "127.0.0.1.nip.io:8000",
+        "[::2]:8000",
+    ] {
+        let r = send(&app, "POST", &[("host", host)], INIT).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{host} is refused");
+        assert!(r.json()["id"].is_null());
+        let r = send(&app, "GET", &[("host", host)], Body::empty()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "GET with {host}");
+        let r = send(&app, "DELETE", &[("host", host)], Body::empty()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "DELETE with {host}");
+    }
+    // HTTP/2 carries the host in the URI's authority instead of a Host header.
+    let h2 = Request::builder()
+        .method("POST")
+        .uri("http://evil.example/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(INIT))
+        .unwrap();
+    let r = app.clone().oneshot(h2).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+
+    let named =
+        self::app(HttpConfig::default().allowed_hosts(["mcp.example.com", "api.example.com:8443"]));
+    for (host, status) in [
+        ("mcp.example.com", StatusCode::OK),
+        ("MCP.example.com:443", StatusCode::OK),
+        ("api.example.com:8443", StatusCode::OK),
+        ("api.example.com:9000", StatusCode::FORBIDDEN),
+        ("api.example.com", StatusCode::FORBIDDEN),
+        ("localhost:8000", StatusCode::OK),
+        ("evil.example", StatusCode::FORBIDDEN),
+    ] {
+        let r = send(&named, "POST", &[("host", host)], INIT).await;
+        assert_eq!(r.status, status, "{host}");
+    }
+    let unchecked = self::app(HttpConfig::default().check_host(false));
+    let r = send(&unchecked, "POST", &[("host", "evil.example")], INIT).await;
+    assert_eq!(r.status, StatusCode::OK);
+}

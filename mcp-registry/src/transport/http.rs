@@ -9,9 +9,15 @@
 //! - 2026-07-28 requests (version in `_meta`) are stateless: the `MCP-Protocol-Version`,
 //!   `Mcp-Method` and `Mcp-Name` headers must match the body (`400` with -32020 otherwise), an
 //!   unsupported version is `400` with -32022, an unknown method `404` with -32601.
-//! - `Origin` is checked on every request: `403` unless it is a localhost origin (allowed by
-//!   default) or listed in [`HttpConfig::allowed_origins`].
-//! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered.
+//! - `Host` and `Origin` are checked on every request against DNS rebinding: `403` unless the
+//!   host is a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any port) or listed in
+//!   [`HttpConfig::allowed_hosts`], and the origin, when sent, is a localhost origin (allowed
+//!   by default) or listed in [`HttpConfig::allowed_origins`].
+//! - A POST must be `Content-Type: application/json` (`415` otherwise) and accept both
+//!   `application/json` and `text/event-stream` (`406` otherwise); a `GET` must accept
+//!   `text/event-stream`.
+//! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered,
+//!   at once when its `Content-Length` says so.
 //!
 //! Stateless (2026-07-28) traffic needs no sticky sessions, so N replicas can sit behind any
 //! load balancer; legacy sessions live in the replica that minted them, so legacy clients need
@@ -26,7 +32,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest as _, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -64,6 +70,8 @@ pub struct HttpConfig {
     path: String,
     allowed_origins: Vec<String>,
     allow_localhost: bool,
+    allowed_hosts: Vec<String>,
+    check_host: bool,
     max_body_bytes: usize,
     legacy_sessions: bool,
     max_sessions: usize,
@@ -76,6 +84,8 @@ impl Default for HttpConfig {
             path: "/mcp".to_owned(),
             allowed_origins: Vec::new(),
             allow_localhost: true,
+            allowed_hosts: Vec::new(),
+            check_host: true,
             max_body_bytes: 4 * 1024 * 1024,
             legacy_sessions: true,
             max_sessions: 10_000,
@@ -106,6 +116,29 @@ impl HttpConfig {
         self
     }
 
+    /// Hosts allowed in the `Host` header besides the loopback names (`localhost`,
+    /// `127.0.0.1`, `[::1]`, always allowed), compared without case. A name alone allows any
+    /// port; `name:port` allows that port only. Any other host gets `403`: a page that
+    /// rebinds its own domain name to 127.0.0.1 still sends that name as `Host`.
+    ///
+    /// ```
+    /// use mcp_registry::transport::http::HttpConfig;
+    /// // Behind a proxy that forwards `Host: mcp.example.com`.
+    /// let config = HttpConfig::default().allowed_hosts(["mcp.example.com"]);
+    /// ```
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the `Host` header is checked against DNS rebinding (default yes, see
+    /// [`allowed_hosts`](Self::allowed_hosts)). Turn it off only when something in front of
+    /// the server (a reverse proxy) checks the host already.
+    pub fn check_host(mut self, yes: bool) -> Self {
+        self.check_host = yes;
+        self
+    }
+
     /// The largest accepted request body (default 4 MiB); larger ones get `413`.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
@@ -131,6 +164,24 @@ impl HttpConfig {
     pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
         self.session_idle_timeout = idle;
         self
+    }
+
+    /// Whether a request for `host` (`name[:port]`) may be served.
+    fn host_allowed(&self, host: &str) -> bool {
+        if !self.check_host {
+            return true;
+        }
+        let name = match host.find(']') {
+            Some(end) if host.starts_with('[') => &host[..=end],
+            _ => host.split(':').next().unwrap_or_default(),
+        };
+        let loopback = ["localhost", "127.0.0.1", "[::1]"];
+        loopback
+            .iter()
+            .any(|allowed| name.eq_ignore_ascii_case(allowed))
+            || self.allowed_hosts.iter().any(|allowed| {
+                allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name)
+            })
     }
 
     fn origin_allowed(&self, origin: &str) -> bool {
@@ -334,6 +385,27 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// `Some(403 response)` when the request's `Host` or `Origin` is not allowed. The host is
+/// the `Host` header, or the URI's authority (HTTP/2); a request with neither comes from no
+/// browser, so no rebinding page, and is let through.
+fn check_host_and_origin(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    let host = match headers.get(header::HOST) {
+        Some(host) => Some(host.to_str().unwrap_or_default()),
+        None => uri.authority().map(|a| a.as_str()),
+    };
+    if let Some(host) = host
+        && !state.config.host_allowed(host.trim())
+    {
+        return Some(error_response(
+            StatusCode::FORBIDDEN,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("host {host:?} is not allowed"),
+        ));
+    }
+    check_origin(state, headers)
+}
+
 /// `Some(403 response)` when the request's `Origin` is not allowed.
 fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     match headers.get(header::ORIGIN) {
@@ -431,11 +503,12 @@ enum Flow {
 
 async fn handle_post(
     State(state): State<Arc<AppState>>,
+    uri: Uri,
     headers: HeaderMap,
     request: Request,
 ) -> Response {
     state.sweep_if_due();
-    if let Some(refused) = check_post_headers(&state, &headers) {
+    if let Some(refused) = check_post_headers(&state, &uri, &headers) {
         return refused;
     }
     // The streaming limit (`DefaultBodyLimit`) still holds for bodies without a length.
@@ -474,8 +547,8 @@ async fn handle_post(
 }
 
 /// Checks a POST's headers before its body is read: `Some(refusal)` when they fail.
-fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response> {
-    if let Some(denied) = check_origin(state, headers) {
+fn check_post_headers(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    if let Some(denied) = check_host_and_origin(state, uri, headers) {
         return Some(denied);
     }
     if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
@@ -772,9 +845,9 @@ fn sse_stream(
     head.chain(rest)
 }
 
-async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap) -> Response {
     state.sweep_if_due();
-    if let Some(denied) = check_origin(&state, &headers) {
+    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
@@ -821,9 +894,13 @@ async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
         .into_response()
 }
 
-async fn handle_delete(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn handle_delete(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     state.sweep_if_due();
-    if let Some(denied) = check_origin(&state, &headers) {
+    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
