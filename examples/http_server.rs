@@ -8,7 +8,8 @@
 //! ```
 //!
 //! It listens on loopback only (a non-loopback address is refused) and, through the default
-//! `HttpConfig`, checks `Host`/`Origin` against DNS rebinding. Clients that speak the
+//! `HttpConfig`, checks `Host` (loopback names only, see `HttpConfig::allowed_hosts`) and
+//! `Origin` (localhost origins only) against DNS rebinding: anything else gets `403`. Clients that speak the
 //! 2025-03-26 .. 2025-11-25 protocol get an `Mcp-Session-Id` session after `initialize`;
 //! 2026-07-28 requests are answered statelessly.
 //!

@@ -57,18 +57,43 @@ impl Reply {
     }
 }
 
+/// Sends a request with no body and returns the response unread (for SSE streams).
+async fn send_streaming(
+    app: &axum::Router,
+    method: &str,
+    headers: &[(&str, &str)],
+) -> axum::response::Response {
+    let mut req = Request::builder()
+        .method(method)
+        .uri("/mcp")
+        .header("accept", "text/event-stream");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    app.clone()
+        .oneshot(req.body(Body::empty()).unwrap())
+        .await
+        .unwrap()
+}
+
 async fn send(
     app: &axum::Router,
     method: &str,
     headers: &[(&str, &str)],
     body: impl Into<Body>,
 ) -> Reply {
-    let mut req = Request::builder()
-        .method(method)
-        .uri("/mcp")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (k, v) in headers {
+    // `headers` replace the defaults of the same name; an empty value leaves the header out.
+    let defaults = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let mut req = Request::builder().method(method).uri("/mcp");
+    for (k, v) in defaults {
+        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
+            req = req.header(k, v);
+        }
+    }
+    for (k, v) in headers.iter().filter(|(_, v)| !v.is_empty()) {
         req = req.header(*k, *v);
     }
     let response = app
@@ -483,4 +508,258 @@ async fn idle_legacy_sessions_expire() {
     )
     .await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_initializes_never_exceed_the_session_cap() {
+    const CAP: usize = 5;
+    // The race needs luck to show; many rounds make it show every time.
+    for _ in 0..30 {
+        let app = app(HttpConfig::default().max_sessions(CAP));
+        let clients: Vec<_> = (0..100)
+            .map(|_| {
+                let app = app.clone();
+                tokio::spawn(async move { send(&app, "POST", &[], INIT).await })
+            })
+            .collect();
+        let mut opened = 0;
+        for client in clients {
+            let reply = client.await.unwrap();
+            match reply.status {
+                StatusCode::OK => {
+                    assert!(reply.headers.contains_key("mcp-session-id"));
+                    opened += 1;
+                }
+                StatusCode::SERVICE_UNAVAILABLE => {
+                    assert!(reply.headers.get("mcp-session-id").is_none());
+                }
+                other => panic!("unexpected {other}: {}", reply.body),
+            }
+        }
+        assert_eq!(opened, CAP, "exactly the cap's worth of sessions is opened");
+    }
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+
+#[tokio::test(start_paused = true)]
+async fn a_session_idle_past_the_limit_is_refused_on_lookup() {
+    use std::time::Duration;
+    let app = app(HttpConfig::default().session_idle_timeout(Duration::from_secs(60)));
+    let init = send(&app, "POST", &[], INIT).await;
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let h = [("mcp-session-id", sid.as_str())];
+    // Each use restarts the idle clock: 100 s after initialize, but never 60 s idle.
+    for _ in 0..2 {
+        tokio::time::advance(Duration::from_secs(50)).await;
+        assert_eq!(send(&app, "POST", &h, PING).await.status, StatusCode::OK);
+    }
+    tokio::time::advance(Duration::from_secs(61)).await;
+    let expired = send(&app, "POST", &h, PING).await;
+    assert_eq!(expired.status, StatusCode::NOT_FOUND, "{}", expired.body);
+    // Removed, not just refused once.
+    assert_eq!(
+        send(&app, "POST", &h, PING).await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        send(&app, "DELETE", &h, Body::empty()).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_sessions_are_swept_without_a_new_initialize() {
+    use std::time::Duration;
+    let app = app(HttpConfig::default().session_idle_timeout(Duration::from_secs(60)));
+    let init = send(&app, "POST", &[], INIT).await;
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let stream = send_streaming(&app, "GET", &[("mcp-session-id", &sid)]).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    let mut stream = stream.into_body();
+
+    tokio::time::advance(Duration::from_secs(120)).await;
+    // Any request, here a stateless one, sweeps the idle session away: its stream ends.
+    let list = send(
+        &app,
+        "POST",
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        modern(1, "tools/list", json!({})),
+    )
+    .await;
+    assert_eq!(list.status, StatusCode::OK);
+    let ended = tokio::time::timeout(Duration::from_secs(3600), async {
+        // Keep-alive comments may come first; the stream must then end.
+        while let Some(frame) = stream.frame().await {
+            let data = frame.unwrap().into_data().unwrap();
+            assert!(data.starts_with(b":"), "only keep-alives: {data:?}");
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the swept session's stream ended");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_declared_content_length_over_the_limit_is_refused_before_the_body() {
+    let app = app(HttpConfig::default().max_body_bytes(1024));
+    // Headers announcing 1 MB, then a body that never arrives.
+    let never = futures_util::stream::pending::<Result<axum::body::Bytes, std::io::Error>>();
+    let req = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-length", "1000000")
+        .body(Body::from_stream(never))
+        .unwrap();
+    let response = tokio::time::timeout(std::time::Duration::from_secs(10), app.oneshot(req))
+        .await
+        .expect("answered without waiting for the body")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let reply: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+}
+
+#[tokio::test]
+async fn a_chunked_body_over_the_limit_is_refused_while_streaming() {
+    let app = app(HttpConfig::default().max_body_bytes(1024));
+    let chunks = (0..8).map(|_| Ok::<_, std::io::Error>(axum::body::Bytes::from(vec![b' '; 512])));
+    let req = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from_stream(futures_util::stream::iter(chunks)))
+        .unwrap();
+    let response = app.oneshot(req).await.unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn content_type_and_accept_follow_the_transport_spec() {
+    let app = app(HttpConfig::default());
+    for content_type in ["text/plain", "application/x-www-form-urlencoded", ""] {
+        let r = send(&app, "POST", &[("content-type", content_type)], INIT).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{content_type:?}"
+        );
+        assert_eq!(r.json()["error"]["code"], -32600, "{}", r.body);
+        assert!(r.json()["id"].is_null());
+    }
+    for content_type in ["application/json; charset=utf-8", "Application/JSON"] {
+        let r = send(&app, "POST", &[("content-type", content_type)], INIT).await;
+        assert_eq!(r.status, StatusCode::OK, "{content_type:?}: {}", r.body);
+    }
+    for accept in [
+        "application/json",
+        "text/event-stream",
+        "text/html",
+        "application/json, text/event-stream;q=0",
+        "",
+    ] {
+        let r = send(&app, "POST", &[("accept", accept)], INIT).await;
+        assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE, "{accept:?}");
+        assert_eq!(r.json()["error"]["code"], -32600, "{}", r.body);
+    }
+    for accept in [
+        "text/event-stream, application/json",
+        "application/json;q=0.9, text/event-stream",
+        "*/*",
+        "application/*, text/*",
+    ] {
+        let r = send(&app, "POST", &[("accept", accept)], INIT).await;
+        assert_eq!(r.status, StatusCode::OK, "{accept:?}: {}", r.body);
+    }
+
+    let init = send(&app, "POST", &[], INIT).await;
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let json_only = send(
+        &app,
+        "GET",
+        &[("mcp-session-id", &sid), ("accept", "application/json")],
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(json_only.status, StatusCode::NOT_ACCEPTABLE);
+    let sse = send_streaming(&app, "GET", &[("mcp-session-id", &sid)]).await;
+    assert_eq!(sse.status(), StatusCode::OK);
+    // DELETE carries no body and expects none: no media types to check.
+    let deleted = send(
+        &app,
+        "DELETE",
+        &[
+            ("mcp-session-id", &sid),
+            ("accept", ""),
+            ("content-type", ""),
+        ],
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn host_is_checked_against_dns_rebinding() {
+    let app = app(HttpConfig::default());
+    for host in [
+        "localhost",
+        "localhost:8000",
+        "LocalHost:3000",
+        "127.0.0.1:8000",
+        "[::1]:8000",
+        "[::1]",
+    ] {
+        let r = send(&app, "POST", &[("host", host)], INIT).await;
+        assert_eq!(r.status, StatusCode::OK, "{host} is allowed: {}", r.body);
+    }
+    for host in [
+        "evil.example",
+        "evil.example:8000",
+        "localhost.evil.example",
+        "127.0.0.1.nip.io:8000",
+        "[::2]:8000",
+    ] {
+        let r = send(&app, "POST", &[("host", host)], INIT).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{host} is refused");
+        assert!(r.json()["id"].is_null());
+        let r = send(&app, "GET", &[("host", host)], Body::empty()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "GET with {host}");
+        let r = send(&app, "DELETE", &[("host", host)], Body::empty()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "DELETE with {host}");
+    }
+    // HTTP/2 carries the host in the URI's authority instead of a Host header.
+    let h2 = Request::builder()
+        .method("POST")
+        .uri("http://evil.example/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(INIT))
+        .unwrap();
+    let r = app.clone().oneshot(h2).await.unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+
+    let named =
+        self::app(HttpConfig::default().allowed_hosts(["mcp.example.com", "api.example.com:8443"]));
+    for (host, status) in [
+        ("mcp.example.com", StatusCode::OK),
+        ("MCP.example.com:443", StatusCode::OK),
+        ("api.example.com:8443", StatusCode::OK),
+        ("api.example.com:9000", StatusCode::FORBIDDEN),
+        ("api.example.com", StatusCode::FORBIDDEN),
+        ("localhost:8000", StatusCode::OK),
+        ("evil.example", StatusCode::FORBIDDEN),
+    ] {
+        let r = send(&named, "POST", &[("host", host)], INIT).await;
+        assert_eq!(r.status, status, "{host}");
+    }
+    let unchecked = self::app(HttpConfig::default().check_host(false));
+    let r = send(&unchecked, "POST", &[("host", "evil.example")], INIT).await;
+    assert_eq!(r.status, StatusCode::OK);
 }

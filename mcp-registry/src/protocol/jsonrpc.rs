@@ -105,6 +105,9 @@ impl ErrorCode {
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
     /// The requested protocol version is not supported (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// The `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` header does not match the body
+    /// (2026-07-28, Streamable HTTP).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
 }
 
 /// The `error` member of a JSON-RPC error reply.

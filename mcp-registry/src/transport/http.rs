@@ -9,9 +9,15 @@
 //! - 2026-07-28 requests (version in `_meta`) are stateless: the `MCP-Protocol-Version`,
 //!   `Mcp-Method` and `Mcp-Name` headers must match the body (`400` with -32020 otherwise), an
 //!   unsupported version is `400` with -32022, an unknown method `404` with -32601.
-//! - `Origin` is checked on every request: `403` unless it is a localhost origin (allowed by
-//!   default) or listed in [`HttpConfig::allowed_origins`].
-//! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered.
+//! - `Host` and `Origin` are checked on every request against DNS rebinding: `403` unless the
+//!   host is a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any port) or listed in
+//!   [`HttpConfig::allowed_hosts`], and the origin, when sent, is a localhost origin (allowed
+//!   by default) or listed in [`HttpConfig::allowed_origins`].
+//! - A POST must be `Content-Type: application/json` (`415` otherwise) and accept both
+//!   `application/json` and `text/event-stream` (`406` otherwise); a `GET` must accept
+//!   `text/event-stream`.
+//! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered,
+//!   at once when its `Content-Length` says so.
 //!
 //! Stateless (2026-07-28) traffic needs no sticky sessions, so N replicas can sit behind any
 //! load balancer; legacy sessions live in the replica that minted them, so legacy clients need
@@ -20,13 +26,13 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::{DefaultBodyLimit, FromRequest as _, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -34,6 +40,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use serde_json::Value;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::{ServerSession, check_modern_meta, envelope};
@@ -48,7 +55,7 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The `MCP-Protocol-Version` header.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 /// The JSON-RPC error code for headers that do not match the body (2026-07-28).
-pub const HEADER_MISMATCH: i32 = -32020;
+pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
 /// Settings of the HTTP transport.
 ///
@@ -63,6 +70,8 @@ pub struct HttpConfig {
     path: String,
     allowed_origins: Vec<String>,
     allow_localhost: bool,
+    allowed_hosts: Vec<String>,
+    check_host: bool,
     max_body_bytes: usize,
     legacy_sessions: bool,
     max_sessions: usize,
@@ -75,6 +84,8 @@ impl Default for HttpConfig {
             path: "/mcp".to_owned(),
             allowed_origins: Vec::new(),
             allow_localhost: true,
+            allowed_hosts: Vec::new(),
+            check_host: true,
             max_body_bytes: 4 * 1024 * 1024,
             legacy_sessions: true,
             max_sessions: 10_000,
@@ -105,6 +116,29 @@ impl HttpConfig {
         self
     }
 
+    /// Hosts allowed in the `Host` header besides the loopback names (`localhost`,
+    /// `127.0.0.1`, `[::1]`, always allowed), compared without case. A name alone allows any
+    /// port; `name:port` allows that port only. Any other host gets `403`: a page that
+    /// rebinds its own domain name to 127.0.0.1 still sends that name as `Host`.
+    ///
+    /// ```
+    /// use mcp_registry::transport::http::HttpConfig;
+    /// // Behind a proxy that forwards `Host: mcp.example.com`.
+    /// let config = HttpConfig::default().allowed_hosts(["mcp.example.com"]);
+    /// ```
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the `Host` header is checked against DNS rebinding (default yes, see
+    /// [`allowed_hosts`](Self::allowed_hosts)). Turn it off only when something in front of
+    /// the server (a reverse proxy) checks the host already.
+    pub fn check_host(mut self, yes: bool) -> Self {
+        self.check_host = yes;
+        self
+    }
+
     /// The largest accepted request body (default 4 MiB); larger ones get `413`.
     pub fn max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
@@ -132,6 +166,24 @@ impl HttpConfig {
         self
     }
 
+    /// Whether a request for `host` (`name[:port]`) may be served.
+    fn host_allowed(&self, host: &str) -> bool {
+        if !self.check_host {
+            return true;
+        }
+        let name = match host.find(']') {
+            Some(end) if host.starts_with('[') => &host[..=end],
+            _ => host.split(':').next().unwrap_or_default(),
+        };
+        let loopback = ["localhost", "127.0.0.1", "[::1]"];
+        loopback
+            .iter()
+            .any(|allowed| name.eq_ignore_ascii_case(allowed))
+            || self.allowed_hosts.iter().any(|allowed| {
+                allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name)
+            })
+    }
+
     fn origin_allowed(&self, origin: &str) -> bool {
         if self.allowed_origins.iter().any(|o| o == origin) {
             return true;
@@ -154,25 +206,45 @@ impl HttpConfig {
     }
 }
 
+/// How often, at most, requests sweep away idle legacy sessions.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
 struct SessionSlot {
     session: ServerSession,
     pushed: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
-    last_used: Mutex<Instant>,
 }
 
-impl SessionSlot {
-    fn touch(&self) {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+/// A kept legacy session and when it was last used.
+struct LiveSession {
+    slot: Arc<SessionSlot>,
+    last_used: Instant,
+}
+
+/// The legacy sessions, behind one lock for lookups, the cap and sweeps.
+struct Sessions {
+    live: HashMap<String, LiveSession>,
+    last_sweep: Instant,
+}
+
+impl Sessions {
+    /// Ends the sessions idle for longer than `limit`.
+    fn sweep(&mut self, now: Instant, limit: Duration) {
+        self.last_sweep = now;
+        self.live.retain(|_, live| {
+            let keep = now.duration_since(live.last_used) <= limit;
+            if !keep {
+                live.slot.session.shutdown();
+            }
+            keep
+        });
     }
 
-    fn idle_for(&self) -> Duration {
-        self.last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .elapsed()
+    /// Removes the session `id`, ending it; `None` when there is none or it has been idle
+    /// for longer than `limit` (it is gone all the same).
+    fn remove(&mut self, id: &str, now: Instant, limit: Duration) -> Option<Arc<SessionSlot>> {
+        let live = self.live.remove(id)?;
+        live.slot.session.shutdown();
+        (now.duration_since(live.last_used) <= limit).then_some(live.slot)
     }
 }
 
@@ -180,35 +252,62 @@ struct AppState {
     registry: Registry,
     server: String,
     config: HttpConfig,
-    sessions: Mutex<HashMap<String, Arc<SessionSlot>>>,
+    sessions: Mutex<Sessions>,
 }
 
 impl AppState {
-    fn session(&self, id: &str) -> Option<Arc<SessionSlot>> {
-        let slot = self
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(id)
-            .cloned()?;
-        slot.touch();
-        Some(slot)
+    fn sessions(&self) -> MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Ends legacy sessions idle for longer than the configured limit (checked whenever a new
-    /// session is opened, so abandoned sessions cannot pile up).
-    fn expire_idle_sessions(&self) {
+    /// Ends idle sessions when the last sweep is [`SWEEP_EVERY`] old; every request calls
+    /// this, so abandoned sessions go away without waiting for an `initialize`.
+    fn sweep_if_due(&self) {
+        let now = Instant::now();
+        let mut sessions = self.sessions();
+        if now.duration_since(sessions.last_sweep) >= SWEEP_EVERY {
+            sessions.sweep(now, self.config.session_idle_timeout);
+        }
+    }
+
+    /// The session `id`, marked used; `None` when unknown or idle for longer than the
+    /// configured limit (then it is ended and removed).
+    fn session(&self, id: &str) -> Option<Arc<SessionSlot>> {
+        let now = Instant::now();
         let limit = self.config.session_idle_timeout;
-        self.sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|_, slot| {
-                let keep = slot.idle_for() < limit;
-                if !keep {
-                    slot.session.shutdown();
-                }
-                keep
-            });
+        let mut sessions = self.sessions();
+        let live = sessions.live.get_mut(id)?;
+        if now.duration_since(live.last_used) > limit {
+            sessions.remove(id, now, limit);
+            return None;
+        }
+        live.last_used = now;
+        Some(live.slot.clone())
+    }
+
+    /// Ends the session `id`; `false` when there was no live one.
+    fn end_session(&self, id: &str) -> bool {
+        let limit = self.config.session_idle_timeout;
+        self.sessions().remove(id, Instant::now(), limit).is_some()
+    }
+
+    /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
+    /// reached. Idle sessions are ended first, and the cap check and the insert happen under
+    /// one lock, so concurrent `initialize`s cannot overshoot the cap.
+    fn open_session(&self, slot: SessionSlot) -> Option<String> {
+        let now = Instant::now();
+        let mut sessions = self.sessions();
+        sessions.sweep(now, self.config.session_idle_timeout);
+        if sessions.live.len() >= self.config.max_sessions {
+            return None;
+        }
+        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        let live = LiveSession {
+            slot: Arc::new(slot),
+            last_used: now,
+        };
+        sessions.live.insert(session_id.clone(), live);
+        Some(session_id)
     }
 }
 
@@ -223,7 +322,10 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
         registry,
         server: server.to_owned(),
         config: config.clone(),
-        sessions: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(Sessions {
+            live: HashMap::new(),
+            last_sweep: Instant::now(),
+        }),
     });
     Router::new()
         .route(
@@ -281,6 +383,27 @@ fn error_response(
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// `Some(403 response)` when the request's `Host` or `Origin` is not allowed. The host is
+/// the `Host` header, or the URI's authority (HTTP/2); a request with neither comes from no
+/// browser, so no rebinding page, and is let through.
+fn check_host_and_origin(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    let host = match headers.get(header::HOST) {
+        Some(host) => Some(host.to_str().unwrap_or_default()),
+        None => uri.authority().map(|a| a.as_str()),
+    };
+    if let Some(host) = host
+        && !state.config.host_allowed(host.trim())
+    {
+        return Some(error_response(
+            StatusCode::FORBIDDEN,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("host {host:?} is not allowed"),
+        ));
+    }
+    check_origin(state, headers)
 }
 
 /// `Some(403 response)` when the request's `Origin` is not allowed.
@@ -380,12 +503,26 @@ enum Flow {
 
 async fn handle_post(
     State(state): State<Arc<AppState>>,
+    uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    request: Request,
 ) -> Response {
-    if let Some(denied) = check_origin(&state, &headers) {
-        return denied;
+    state.sweep_if_due();
+    if let Some(refused) = check_post_headers(&state, &uri, &headers) {
+        return refused;
     }
+    // The streaming limit (`DefaultBodyLimit`) still holds for bodies without a length.
+    let body = match Bytes::from_request(request, &()).await {
+        Ok(body) => body,
+        Err(e) => {
+            return error_response(
+                e.status(),
+                None,
+                ErrorCode::INVALID_REQUEST.0,
+                e.body_text(),
+            );
+        }
+    };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(m) => m,
         Err(e) => return json_response(StatusCode::BAD_REQUEST, &envelope::parse_error(e)),
@@ -398,135 +535,223 @@ async fn handle_post(
             "the body must be one JSON-RPC message (an object); batches are not accepted over HTTP",
         );
     }
-    let id = message.get("id").cloned();
-    let is_request = id.is_some() && message.get("method").is_some();
-    let meta = message.get("params").and_then(|p| p.get("_meta"));
-    let body_version = meta
+    let body_version = message_meta(&message)
         .and_then(|m| m.get(META_PROTOCOL_VERSION))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let header_modern = header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION);
+    if body_version.is_some() || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION) {
+        post_modern(&state, &headers, message, body_version.as_deref()).await
+    } else {
+        post_legacy(&state, &headers, message).await
+    }
+}
 
-    if body_version.is_some() || header_modern {
-        // Order of checks: mirrored headers (-32020), required _meta (-32602), version (-32022).
-        if let Err(mismatch) = check_modern_headers(&headers, &message, body_version.as_deref()) {
-            return error_response(
+/// Checks a POST's headers before its body is read: `Some(refusal)` when they fail.
+fn check_post_headers(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    if let Some(denied) = check_host_and_origin(state, uri, headers) {
+        return Some(denied);
+    }
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return Some(error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            "the Accept header must list both application/json and text/event-stream",
+        ));
+    }
+    if !is_json(headers) {
+        return Some(error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            "the Content-Type must be application/json",
+        ));
+    }
+    let max = state.config.max_body_bytes;
+    let declared = header_str(headers, header::CONTENT_LENGTH.as_str())
+        .and_then(|len| len.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return Some(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            format!("the body is over the limit of {max} bytes"),
+        ));
+    }
+    None
+}
+
+/// Whether the `Content-Type` is `application/json` (parameters such as `charset` allowed).
+fn is_json(headers: &HeaderMap) -> bool {
+    header_str(headers, header::CONTENT_TYPE.as_str())
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether the `Accept` header allows `media_type` (`type/subtype`): listed as such, as
+/// `type/*` or as `*/*`, and not with `q=0`. A missing `Accept` allows nothing: the transport
+/// spec requires clients to send one.
+fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
+    let family = media_type.split('/').next().unwrap_or_default();
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                let (key, value) = p.split_once('=').unwrap_or((p, ""));
+                key.trim().eq_ignore_ascii_case("q") && value.trim().parse() == Ok(0.0_f32)
+            });
+            let matches = match name.split_once('/') {
+                Some(("*", "*")) => true,
+                Some((ty, "*")) => ty == family,
+                _ => name == media_type,
+            };
+            matches && !refused
+        })
+}
+
+/// The `params._meta` of a message.
+fn message_meta(message: &Value) -> Option<&Value> {
+    message.get("params").and_then(|p| p.get("_meta"))
+}
+
+/// Whether a message is a request (it has an `id` and a `method`).
+fn is_request(message: &Value) -> bool {
+    message.get("id").is_some() && message.get("method").is_some()
+}
+
+/// The error code of a JSON-RPC error reply.
+fn reply_error_code(reply: &Value) -> Option<ErrorCode> {
+    let code = reply.get("error")?.get("code")?.as_i64()?;
+    i32::try_from(code).ok().map(ErrorCode)
+}
+
+/// A POST in the 2026-07-28 shape (a version in `_meta`, or the 2026-07-28 version header):
+/// checked in order for mirrored headers (-32020), required `_meta` (-32602) and version
+/// (-32022), then answered statelessly.
+async fn post_modern(
+    state: &AppState,
+    headers: &HeaderMap,
+    message: Value,
+    body_version: Option<&str>,
+) -> Response {
+    let id = message.get("id").cloned();
+    if let Err(mismatch) = check_modern_headers(headers, &message, body_version) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            id.as_ref(),
+            ErrorCode::HEADER_MISMATCH.0,
+            mismatch,
+        );
+    }
+    let modern = body_version
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(|v| v.era() == ProtocolEra::Modern);
+    if body_version.is_none() || modern {
+        if let Err(e) = check_modern_meta(message_meta(&message).and_then(Value::as_object)) {
+            return json_response(
                 StatusCode::BAD_REQUEST,
-                id.as_ref(),
-                HEADER_MISMATCH,
-                mismatch,
+                &envelope::error_reply(id.unwrap_or(Value::Null), e),
             );
         }
-        let modern = body_version
-            .as_deref()
-            .and_then(ProtocolVersion::parse)
-            .is_some_and(|v| v.era() == ProtocolEra::Modern);
-        if body_version.is_none() || modern {
-            if let Err(e) = check_modern_meta(meta.and_then(Value::as_object)) {
-                return json_response(
-                    StatusCode::BAD_REQUEST,
-                    &envelope::error_reply(id.clone().unwrap_or(Value::Null), e),
-                );
-            }
-        }
-        if !modern {
-            // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
-            return match state
-                .registry
-                .handle_mcp_message(&state.server, message)
-                .await
-            {
-                Some(reply) if reply.get("error").is_some() => {
-                    json_response(StatusCode::BAD_REQUEST, &reply)
-                }
-                Some(reply) => json_response(StatusCode::OK, &reply),
-                None => StatusCode::ACCEPTED.into_response(),
-            };
-        }
-        if !is_request {
-            // Modern notifications carry no state to act on here.
-            return StatusCode::ACCEPTED.into_response();
-        }
-        let registry = state.registry.clone();
-        let server = state.server.clone();
-        return respond(true, move |options| async move {
-            registry
-                .handle_mcp_message_with(&server, message, options)
-                .await
-        })
-        .await;
     }
+    if !modern {
+        // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
+        return match state
+            .registry
+            .handle_mcp_message(&state.server, message)
+            .await
+        {
+            Some(reply) if reply.get("error").is_some() => {
+                json_response(StatusCode::BAD_REQUEST, &reply)
+            }
+            Some(reply) => json_response(StatusCode::OK, &reply),
+            None => StatusCode::ACCEPTED.into_response(),
+        };
+    }
+    if !is_request(&message) {
+        // Modern notifications carry no state to act on here.
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let registry = state.registry.clone();
+    let server = state.server.clone();
+    respond(true, move |options| async move {
+        registry
+            .handle_mcp_message_with(&server, message, options)
+            .await
+    })
+    .await
+}
 
-    // Legacy era.
-    if let Some(v) = header_str(&headers, VERSION_HEADER)
+/// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
+/// belongs to one.
+async fn post_legacy(state: &AppState, headers: &HeaderMap, message: Value) -> Response {
+    if let Some(v) = header_str(headers, VERSION_HEADER)
         && ProtocolVersion::parse(v).is_none()
     {
         return error_response(
             StatusCode::BAD_REQUEST,
-            id.as_ref(),
+            message.get("id"),
             ErrorCode::INVALID_REQUEST.0,
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if method == "initialize" && is_request {
-        if !state.config.legacy_sessions {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                id.as_ref(),
-                ErrorCode::INVALID_REQUEST.0,
-                "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
-            );
-        }
-        state.expire_idle_sessions();
-        if state
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
-            >= state.config.max_sessions
-        {
-            return error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                id.as_ref(),
-                ErrorCode::INTERNAL_ERROR.0,
-                "too many open sessions",
-            );
-        }
-        let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
-        let reply = session.handle(message).await;
-        let Some(reply) = reply else {
-            return StatusCode::ACCEPTED.into_response();
-        };
-        if reply.get("error").is_some() {
-            return json_response(StatusCode::OK, &reply);
-        }
-        let session_id = uuid::Uuid::new_v4().simple().to_string();
-        state
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                session_id.clone(),
-                Arc::new(SessionSlot {
-                    session,
-                    pushed: Mutex::new(Some(pushed)),
-                    last_used: Mutex::new(Instant::now()),
-                }),
-            );
-        let mut response = json_response(StatusCode::OK, &reply);
-        if let Ok(v) = HeaderValue::from_str(&session_id) {
-            response.headers_mut().insert(SESSION_HEADER, v);
-        }
-        return response;
+    if is_request(&message) && message.get("method").and_then(Value::as_str) == Some("initialize") {
+        post_initialize(state, message).await
+    } else {
+        post_in_session(state, headers, message).await
     }
-    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+}
+
+/// A legacy `initialize`: answered by a new session, kept (and its id sent back) when it
+/// succeeds.
+async fn post_initialize(state: &AppState, message: Value) -> Response {
+    let id = message.get("id").cloned();
+    if !state.config.legacy_sessions {
         return error_response(
             StatusCode::BAD_REQUEST,
             id.as_ref(),
+            ErrorCode::INVALID_REQUEST.0,
+            "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
+        );
+    }
+    let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
+    let Some(reply) = session.handle(message).await else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if reply.get("error").is_some() {
+        return json_response(StatusCode::OK, &reply);
+    }
+    let slot = SessionSlot {
+        session,
+        pushed: Mutex::new(Some(pushed)),
+    };
+    let Some(session_id) = state.open_session(slot) else {
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            id.as_ref(),
+            ErrorCode::INTERNAL_ERROR.0,
+            "too many open sessions",
+        );
+    };
+    let mut response = json_response(StatusCode::OK, &reply);
+    if let Ok(v) = HeaderValue::from_str(&session_id) {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    response
+}
+
+/// A legacy message after `initialize`, for the session its `Mcp-Session-Id` names.
+async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) -> Response {
+    let id = message.get("id");
+    let Some(session_id) = header_str(headers, SESSION_HEADER) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            id,
             ErrorCode::INVALID_REQUEST.0,
             "missing Mcp-Session-Id header: send initialize first, or use protocol version 2026-07-28 (stateless)",
         );
@@ -534,12 +759,12 @@ async fn handle_post(
     let Some(slot) = state.session(session_id) else {
         return error_response(
             StatusCode::NOT_FOUND,
-            id.as_ref(),
+            id,
             ErrorCode::INVALID_REQUEST.0,
             format!("unknown session {session_id:?}; initialize a new one"),
         );
     };
-    if !is_request {
+    if !is_request(&message) {
         let _ = slot.session.handle(message).await;
         return StatusCode::ACCEPTED.into_response();
     }
@@ -575,9 +800,11 @@ where
         None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
         Some(Flow::Reply(Some(reply))) => {
             drop(guard.disarm());
-            let status = match reply["error"]["code"].as_i64() {
-                Some(-32601) if modern => StatusCode::NOT_FOUND,
-                _ => StatusCode::OK,
+            let status = if modern && reply_error_code(&reply) == Some(ErrorCode::METHOD_NOT_FOUND)
+            {
+                StatusCode::NOT_FOUND
+            } else {
+                StatusCode::OK
             };
             json_response(status, &reply)
         }
@@ -618,13 +845,22 @@ fn sse_stream(
     head.chain(rest)
 }
 
-async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Some(denied) = check_origin(&state, &headers) {
+async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: HeaderMap) -> Response {
+    state.sweep_if_due();
+    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
+    if !accepts(&headers, "text/event-stream") {
+        return error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorCode::INVALID_REQUEST.0,
+            "the Accept header must list text/event-stream",
+        );
+    }
     let Some(slot) = state.session(session_id) else {
         return error_response(
             StatusCode::NOT_FOUND,
@@ -658,28 +894,26 @@ async fn handle_get(State(state): State<Arc<AppState>>, headers: HeaderMap) -> R
         .into_response()
 }
 
-async fn handle_delete(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Some(denied) = check_origin(&state, &headers) {
+async fn handle_delete(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    state.sweep_if_due();
+    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
         return denied;
     }
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    let removed = state
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(session_id);
-    match removed {
-        Some(slot) => {
-            slot.session.shutdown();
-            StatusCode::OK.into_response()
-        }
-        None => error_response(
+    if state.end_session(session_id) {
+        StatusCode::OK.into_response()
+    } else {
+        error_response(
             StatusCode::NOT_FOUND,
             None,
             ErrorCode::INVALID_REQUEST.0,
             format!("unknown session {session_id:?}"),
-        ),
+        )
     }
 }
