@@ -832,3 +832,63 @@ async fn argument_errors_name_the_field_serde_refused() {
         "wrong variant followed"
     );
 }
+
+/// Blocks its thread until the test lets it go (a stand-in for blocking I/O).
+static GATE: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>> = std::sync::Mutex::new(None);
+
+/// Waits, blocking its thread, for the test's signal.
+#[mcp_tool(blocking)]
+fn wait_for_gate() -> &'static str {
+    let gate = GATE.lock().unwrap().take().expect("a gate");
+    gate.recv().expect("the test's signal");
+    "released"
+}
+
+/// Panics on the blocking pool.
+#[mcp_tool(blocking)]
+fn blocking_panic(message: String) -> String {
+    panic!("{message}")
+}
+
+/// Regression: a tool that blocks its thread could not be interrupted by the timeout. With
+/// `blocking` it runs on the blocking pool: the call times out on time while the work is
+/// still blocked, and the runtime (one thread here) stays free for other calls.
+#[tokio::test(flavor = "current_thread")]
+async fn blocking_tools_time_out_while_their_thread_is_blocked() {
+    let (release, gate) = std::sync::mpsc::channel();
+    *GATE.lock().unwrap() = Some(gate);
+    let server = Server::builder("slow")
+        .tools([
+            wait_for_gate::tool(),
+            blocking_panic::tool(),
+            answer::tool(),
+        ])
+        .build()
+        .unwrap();
+    let registry = Registry::builder()
+        .default_timeout(std::time::Duration::from_millis(50))
+        .server(server)
+        .build();
+    let err = registry
+        .call_tool_by_name("wait_for_gate", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Timeout { .. }), "{err}");
+    // The single runtime thread is not blocked: another call is served.
+    let ok = registry
+        .call_tool_by_name("answer", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(ok.first_text(), Some("42"));
+    release.send(()).unwrap();
+
+    let patient = mcp_registry::CallOptions::new().timeout(std::time::Duration::from_secs(60));
+    let err = registry
+        .call_tool_by_name_with("blocking_panic", json!({"message": "boom"}), patient)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, CallError::Panicked { ref message, .. } if message == "boom"),
+        "{err}"
+    );
+}

@@ -25,10 +25,12 @@ pub(crate) struct ToolAttrs {
     pub(crate) destructive: Option<Hint>,
     pub(crate) idempotent: Option<Hint>,
     pub(crate) open_world: Option<Hint>,
+    /// Run the (plain, non-`async`) function on the blocking thread pool.
+    pub(crate) blocking: Option<(bool, Span)>,
     pub(crate) krate: Option<Path>,
 }
 
-const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `crate`";
+const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `crate`";
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
@@ -143,6 +145,7 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
                 | "destructive"
                 | "idempotent"
                 | "open_world"
+                | "blocking"
                 | "crate"
         );
         if !known {
@@ -163,6 +166,9 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
             "destructive" => attrs.destructive = hint_value(meta, &key, errors),
             "idempotent" => attrs.idempotent = hint_value(meta, &key, errors),
             "open_world" => attrs.open_world = hint_value(meta, &key, errors),
+            "blocking" => {
+                attrs.blocking = hint_value(meta, &key, errors).map(|b| (b, meta.path().span()));
+            }
             _ => match meta {
                 Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
                 _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),

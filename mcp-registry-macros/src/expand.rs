@@ -211,6 +211,10 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 convert: #convert,
             })
         }
+    } else if matches!(tool.attrs.blocking, Some((true, _))) {
+        quote_spanned! {ident.span()=>
+            #krate::__private::call_blocking(move || #ident(#(#values),*), #convert)
+        }
     } else {
         quote_spanned!(ident.span()=> #krate::__private::call_sync(#ident(#(#values),*), #convert))
     };

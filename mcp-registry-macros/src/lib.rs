@@ -60,8 +60,16 @@ use crate::ctxt::Errors;
 ///
 /// **Attributes.** `name = "..."` (default: the function's name; 1 to 128 characters of
 /// `A-Z a-z 0-9 _ - .`), `title = "..."`, `description = "..."`, the hints `read_only`,
-/// `destructive`, `idempotent`, `open_world` (each also `= false`), and `crate = path` when
-/// `mcp_registry` is reached under another path.
+/// `destructive`, `idempotent`, `open_world` (each also `= false`), `blocking` (see below),
+/// and `crate = path` when `mcp_registry` is reached under another path.
+///
+/// **Blocking work.** A timeout or a cancellation drops the call's future, which stops an
+/// `async fn` at its next `.await`; nothing can stop a thread that is blocked (blocking I/O,
+/// long CPU work, `std::thread::sleep`), and a tool blocking an async worker stalls other
+/// calls too. Mark such a plain (non-`async`) `fn` `#[mcp_tool(blocking)]`: each call runs
+/// it on Tokio's blocking thread pool, so the caller gets its timeout or cancellation at
+/// once while the work finishes on its own and its result is discarded. Inside an
+/// `async fn`, `mcp_registry::run_blocking(|| ...)` does the same for a part of the body.
 ///
 /// **Returns.** Anything implementing `IntoToolResult`: `String`, `&'static str`, `Json<T>`
 /// (structured content, a text copy and an output schema), `CallToolResult`, `Content`,
@@ -71,7 +79,8 @@ use crate::ctxt::Errors;
 /// visibility) through which `server!(tools = [add])`, `use ops::add;` and `add::tool()`
 /// (the `Tool`, built on first use and then shared) reach the tool. The function must be a
 /// free function without `self`, generics, references or destructuring parameters, taking at
-/// most 16 parameters. A non-`async` function works too; it runs when the call starts.
+/// most 16 parameters. A non-`async` function works too; it runs when the call starts (on the
+/// blocking thread pool with `blocking`).
 ///
 /// On a mistake the function is still emitted unchanged, with the error and stand-ins for
 /// the generated items, so one mistake gives one message.

@@ -147,6 +147,13 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
         }
     }
 
+    if let (Some(asyncness), Some((true, _))) = (&sig.asyncness, tool.attrs.blocking) {
+        errors.spanned(
+            asyncness,
+            "`blocking` runs a plain `fn` on the blocking thread pool; remove `async`, or call `mcp_registry::run_blocking` inside the async fn",
+        );
+    }
+
     if sig.asyncness.is_none()
         && let ReturnType::Type(_, ty) = &sig.output
         && let Some(span) = impl_trait_in(ty)

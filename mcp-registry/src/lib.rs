@@ -60,7 +60,7 @@ pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     Extensions, IntoToolResult, Json, NotificationSink, ProgressError, Tool, ToolBuildError,
-    ToolBuilder, ToolContext, ToolError,
+    ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
 pub use mcp_registry_macros::{mcp_tool, server};

@@ -1,6 +1,7 @@
 //! Tools: metadata plus an async handler, built at run time or by `#[mcp_tool]`.
 
 mod args;
+mod blocking;
 mod context;
 pub mod param;
 mod result;
@@ -15,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use args::{deserialize_arguments, take_argument};
+pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
 pub use result::{IntoToolResult, Json, ToolError};

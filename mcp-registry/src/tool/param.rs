@@ -405,6 +405,15 @@ pub mod support {
         ready(convert(output))
     }
 
+    /// The result of one call of a `#[mcp_tool(blocking)]` function: `run` (the function
+    /// applied to its arguments) on the blocking thread pool, its output converted.
+    pub fn call_blocking<R: Send + 'static>(
+        run: impl FnOnce() -> R + Send + 'static,
+        convert: fn(R) -> HandlerResult,
+    ) -> CallFuture {
+        Box::pin(async move { convert(crate::tool::run_blocking(run).await) })
+    }
+
     /// A call that ended before it began: the arguments could not be read.
     pub fn call_failed(error: ToolError) -> CallFuture {
         ready(Err(error))
