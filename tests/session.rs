@@ -467,3 +467,72 @@ async fn text_replies_say_what_value_replies_say() {
         .expect("JSON text"),
     );
 }
+
+#[tokio::test]
+async fn a_legacy_version_in_meta_does_not_skip_the_handshake() {
+    let ran = Arc::new(AtomicBool::new(false));
+    let tool = {
+        let ran = ran.clone();
+        Tool::new("t", "x", json!({"type": "object"}), move |_| {
+            ran.store(true, Ordering::SeqCst);
+            async { "ran" }
+        })
+        .unwrap()
+    };
+    let registry = Registry::from_servers([Server::new("s", None, [tool]).unwrap()]);
+    let (session, _out) = ServerSession::new(registry, "s");
+    for version in ["2025-06-18", "2024-11-05", "2025-11-25"] {
+        let reply = session
+            .handle(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "t", "_meta": {"io.modelcontextprotocol/protocolVersion": version}}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(reply["error"]["code"], -32600, "{version}: {reply}");
+        assert!(!ran.load(Ordering::SeqCst), "{version}: the tool ran");
+    }
+    // An unsupported version is still answered with -32022, the modern probe's answer.
+    let probe = session
+        .handle(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(probe["error"]["code"], -32022, "{probe}");
+    // A 2026-07-28 request is served without a handshake.
+    let mut modern =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "t"}});
+    modern["params"]["_meta"] = modern_meta();
+    let reply = session.handle(modern).await.unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "ran", "{reply}");
+    assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
+}
+
+#[test]
+fn no_list_changed_is_advertised_without_a_watcher() {
+    let registry = Registry::from_servers([math_server()]);
+    // Created outside a runtime: no watcher task can be started.
+    let (session, _out) = ServerSession::new(registry, "math");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let reply = runtime
+        .block_on(session.handle(init("2025-11-25")))
+        .unwrap();
+    assert_reply("2025-11-25", "InitializeResult", &reply);
+    assert_eq!(
+        reply["result"]["capabilities"]["tools"]["listChanged"], false,
+        "{reply}"
+    );
+    let mut discover =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
+    discover["params"]["_meta"] = modern_meta();
+    let reply = runtime.block_on(session.handle(discover)).unwrap();
+    assert_eq!(
+        reply["result"]["capabilities"]["tools"]["listChanged"],
+        false
+    );
+}

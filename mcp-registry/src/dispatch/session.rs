@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::envelope::{Incoming, Shell, decode, error_reply};
-use super::{Answer, Connection};
-use crate::protocol::{ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolVersion, RequestId};
+use super::{Answer, Connection, served_as};
+use crate::protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
@@ -102,7 +102,8 @@ impl ServerSession {
     /// A session on `server` of `registry`, and the receiver of what the server sends on its
     /// own. Inside a Tokio runtime, a background task watches the registry and sends
     /// `notifications/tools/list_changed` (once the session is initialized) whenever this
-    /// server's tools change: registered, replaced, toggled or unregistered.
+    /// server's tools change: registered, replaced, toggled or unregistered. Created outside a
+    /// runtime, the session has no such task and advertises `listChanged: false`.
     pub fn new(
         registry: Registry,
         server: impl Into<String>,
@@ -281,11 +282,15 @@ impl ServerSession {
             }
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
         };
-        let modern = method == "server/discover"
-            || params
-                .get("_meta")
-                .and_then(|m| m.get(META_PROTOCOL_VERSION))
-                .is_some();
+        // Only a legacy request goes through the handshake's gate. The others are served
+        // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
+        // version gets -32022, which a modern client's probe relies on).
+        let modern = !served_as(
+            &method,
+            params.get("_meta").and_then(Value::as_object),
+            None,
+        )
+        .is_ok_and(|served| !served.modern);
         let (lifecycle, version) = {
             let state = self.state();
             (state.lifecycle.clone(), state.version)
@@ -347,7 +352,8 @@ impl ServerSession {
         }
         let connection = Connection {
             legacy_version: version,
-            list_changed: true,
+            // Advertised only when the watcher that sends it runs.
+            list_changed: self.inner.watcher.is_some(),
         };
         let answer = self
             .inner
