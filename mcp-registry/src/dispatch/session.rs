@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -168,7 +168,7 @@ impl ServerSession {
         self.state().version
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, State> {
         self.inner
             .state
             .lock()
@@ -205,13 +205,7 @@ impl ServerSession {
     }
 
     fn cancel_all(&self) {
-        let in_flight = std::mem::take(
-            &mut *self
-                .inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
+        let in_flight = std::mem::take(&mut *self.in_flight());
         for token in in_flight.values() {
             token.cancel();
         }
@@ -220,12 +214,7 @@ impl ServerSession {
     /// Cancels the in-flight request `id`, as `notifications/cancelled` does. Returns whether
     /// such a request was running.
     pub fn cancel(&self, id: &RequestId) -> bool {
-        let token = self
-            .inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+        let token = self.in_flight().remove(id);
         token.map(|t| t.cancel()).is_some()
     }
 
@@ -270,7 +259,7 @@ impl ServerSession {
     /// The session's part of handling one message: its lifecycle, cancellation and
     /// notifications. The registry's answer is left for the caller to write as a value or
     /// as text.
-    async fn respond(&self, message: Value, mut options: CallOptions) -> Response {
+    async fn respond(&self, message: Value, options: CallOptions) -> Response {
         let (id, method, params) = match decode(message) {
             Err(rejected) => {
                 return Response::Reply(Some(error_reply(rejected.id, rejected.error)));
@@ -282,115 +271,116 @@ impl ServerSession {
             }
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
         };
-        // Only a legacy request goes through the handshake's gate. The others are served
-        // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
-        // version gets -32022, which a modern client's probe relies on).
-        let modern = !served_as(
-            &method,
-            params.get("_meta").and_then(Value::as_object),
-            None,
-        )
-        .is_ok_and(|served| !served.modern);
-        let (lifecycle, version) = {
-            let state = self.state();
-            (state.lifecycle.clone(), state.version)
+        let admitted_in = match self.admit(&method, &params) {
+            Ok(lifecycle) => lifecycle,
+            Err(refusal) => return Response::Reply(Some(error_reply(id.to_value(), refusal))),
         };
-        let refuse = |code: ErrorCode, message: String| {
-            Response::Reply(Some(error_reply(
-                id.to_value(),
-                ErrorObject::new(code, message),
-            )))
-        };
-        match (&lifecycle, method.as_str(), modern) {
-            (Lifecycle::ShuttingDown, _, _) => {
-                return refuse(
-                    ErrorCode::INVALID_REQUEST,
-                    "the session is shutting down".to_owned(),
-                );
-            }
-            (_, _, true) => {}
-            (Lifecycle::Error(reason), _, false) => {
-                return refuse(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("the session is in an error state: {reason}"),
-                );
-            }
-            (Lifecycle::Uninitialized, "initialize" | "ping", false) => {}
-            (Lifecycle::Uninitialized, _, false) => {
-                return refuse(
-                    ErrorCode::INVALID_REQUEST,
-                    format!(
-                        "{method} received before initialize; the session must be initialized first"
-                    ),
-                );
-            }
-            (_, "initialize", false) => {
-                return refuse(
-                    ErrorCode::INVALID_REQUEST,
-                    "the session is already initialized".to_owned(),
-                );
-            }
-            _ => {}
-        }
-
-        let cancellable = method == "tools/call";
-        if cancellable {
-            // A caller's own token (an HTTP stream closing) still cancels the call.
-            let token = options
-                .cancellation
-                .as_ref()
-                .map_or_else(CancellationToken::new, CancellationToken::child_token);
-            self.inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id.clone(), token.clone());
-            options = options.cancellation(token);
-        }
-        if options.notifications.is_none() {
-            options = options.notifications(self.inner.notifications.clone());
-        }
-        let connection = Connection {
-            legacy_version: version,
-            // Advertised only when the watcher that sends it runs.
-            list_changed: self.inner.watcher.is_some(),
-        };
-        let answer = self
-            .inner
-            .registry
-            .answer_request(
-                &self.inner.server,
-                &id,
-                &method,
-                params,
-                options,
-                connection,
-            )
-            .await;
-        if cancellable {
-            self.inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&id);
-        }
-        if method == "initialize"
-            && let Answer::Result(result) = &answer
-        {
-            let negotiated = result
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .and_then(ProtocolVersion::parse);
-            let mut state = self.state();
-            if state.lifecycle == Lifecycle::Uninitialized {
-                state.lifecycle = Lifecycle::Initializing;
-                state.version = negotiated;
-            }
+        let answer = self.dispatch(&id, &method, params, options).await;
+        if method == "initialize" {
+            self.on_initialize_answered(&admitted_in, &answer);
         }
         Response::Answer(id.to_value(), answer)
     }
 
-    fn on_notification(&self, method: &str, params: &serde_json::Map<String, Value>) {
+    /// The lifecycle gate: whether the session serves `method` in its current state. Returns
+    /// the state it was admitted in.
+    fn admit(&self, method: &str, params: &Map<String, Value>) -> Result<Lifecycle, ErrorObject> {
+        // Only a legacy request goes through the handshake's gate. The others are served
+        // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
+        // version gets -32022, which a modern client's probe relies on).
+        let legacy = served_as(method, params.get("_meta").and_then(Value::as_object), None)
+            .is_ok_and(|served| !served.modern);
+        let lifecycle = self.lifecycle();
+        let refusal = match (&lifecycle, method, legacy) {
+            (Lifecycle::ShuttingDown, _, _) => {
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, "the session is shutting down")
+            }
+            (_, _, false) => return Ok(lifecycle),
+            (Lifecycle::Error(reason), _, true) => ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("the session is in an error state: {reason}"),
+            ),
+            (Lifecycle::Uninitialized, "initialize" | "ping", true) => return Ok(lifecycle),
+            (Lifecycle::Uninitialized, _, true) => ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{method} received before initialize; the session must be initialized first"
+                ),
+            ),
+            (_, "initialize", true) => ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "the session is already initialized",
+            ),
+            _ => return Ok(lifecycle),
+        };
+        Err(refusal)
+    }
+
+    /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
+    /// while it runs, so `notifications/cancelled` can stop it.
+    async fn dispatch(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Map<String, Value>,
+        mut options: CallOptions,
+    ) -> Answer {
+        let _in_flight = (method == "tools/call").then(|| self.track(id, &mut options));
+        if options.notifications.is_none() {
+            options = options.notifications(self.inner.notifications.clone());
+        }
+        let connection = Connection {
+            legacy_version: self.protocol_version(),
+            // Advertised only when the watcher that sends it runs.
+            list_changed: self.inner.watcher.is_some(),
+        };
+        self.inner
+            .registry
+            .answer_request(&self.inner.server, id, method, params, options, connection)
+            .await
+    }
+
+    /// Enters call `id` in the in-flight table with a cancellation token (a child of the
+    /// caller's own, so an HTTP stream closing still cancels it), until the guard drops.
+    fn track(&self, id: &RequestId, options: &mut CallOptions) -> InFlight<'_> {
+        let token = options
+            .cancellation
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        self.in_flight().insert(id.clone(), token.clone());
+        *options = std::mem::take(options).cancellation(token);
+        InFlight {
+            session: self,
+            id: id.clone(),
+        }
+    }
+
+    fn in_flight(&self) -> MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+        self.inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Handshake bookkeeping: an answered `initialize` admitted in `admitted_in` moves the
+    /// session to `Initializing` under the negotiated version, unless the state changed
+    /// meanwhile.
+    fn on_initialize_answered(&self, admitted_in: &Lifecycle, answer: &Answer) {
+        let Answer::Result(result) = answer else {
+            return;
+        };
+        let negotiated = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .and_then(ProtocolVersion::parse);
+        let mut state = self.state();
+        if state.lifecycle == *admitted_in && state.lifecycle == Lifecycle::Uninitialized {
+            state.lifecycle = Lifecycle::Initializing;
+            state.version = negotiated;
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: &Map<String, Value>) {
         match method {
             "notifications/initialized" => {
                 let mut state = self.state();
@@ -405,6 +395,18 @@ impl ServerSession {
             }
             _ => {}
         }
+    }
+}
+
+/// A call in the in-flight table; leaves it when dropped (answered, or abandoned by its caller).
+struct InFlight<'a> {
+    session: &'a ServerSession,
+    id: RequestId,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.session.in_flight().remove(&self.id);
     }
 }
 
