@@ -338,24 +338,92 @@ async fn lifecycle_is_enforced() {
             .unwrap()
             .contains("backend lost")
     );
-    session.reset();
+    session.reset().unwrap();
     assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
     assert!(session.protocol_version().is_none());
     session.handle(init("2025-11-25")).await.unwrap();
     assert!(session.lifecycle().is_initialized());
+}
 
+fn request(id: i64, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method})
+}
+
+/// The error code of the reply to `method`, or `None` when it is served.
+async fn refusal(session: &ServerSession, method: &str) -> Option<i64> {
+    let reply = session.handle(request(9, method)).await.unwrap();
+    reply["error"]["code"].as_i64()
+}
+
+#[tokio::test]
+async fn lifecycle_transitions_follow_the_model() {
+    let registry = Registry::from_servers([math_server()]);
+    let (session, _out) = ServerSession::new(registry, "math");
+
+    // Uninitialized: ping and initialize only; reset is not a transition from here.
+    assert_eq!(refusal(&session, "ping").await, None);
+    assert_eq!(refusal(&session, "tools/list").await, Some(-32600));
+    let err = session.reset().unwrap_err();
+    assert_eq!(err.from, Lifecycle::Uninitialized);
+    assert!(err.to_string().contains("reset"), "{err}");
+
+    // Initializing and Ready: everything but initialize; no reset.
+    session.handle(init("2025-06-18")).await.unwrap();
+    assert_eq!(session.lifecycle(), Lifecycle::Initializing);
+    assert_eq!(refusal(&session, "tools/list").await, None);
+    assert_eq!(session.reset().unwrap_err().from, Lifecycle::Initializing);
+    session
+        .handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(session.lifecycle(), Lifecycle::Ready);
+    assert_eq!(refusal(&session, "initialize").await, Some(-32600));
+    assert_eq!(session.reset().unwrap_err().from, Lifecycle::Ready);
+    assert_eq!(
+        session.lifecycle(),
+        Lifecycle::Ready,
+        "a refused reset changes nothing"
+    );
+
+    // Error: ping and initialize (a re-initialization) only.
+    session.mark_error("backend lost");
+    assert_eq!(session.lifecycle(), Lifecycle::Error("backend lost".into()));
+    assert_eq!(refusal(&session, "ping").await, None);
+    assert_eq!(refusal(&session, "tools/list").await, Some(-32603));
+    let mut modern = request(10, "tools/list");
+    modern["params"] = json!({"_meta": modern_meta()});
+    let reply = session.handle(modern.clone()).await.unwrap();
+    assert!(
+        reply.get("result").is_some(),
+        "stateless requests are served: {reply}"
+    );
+    let reinit = session.handle(init("2025-11-25")).await.unwrap();
+    assert_reply("2025-11-25", "InitializeResult", &reinit);
+    assert_eq!(session.lifecycle(), Lifecycle::Initializing);
+    assert_eq!(session.protocol_version().unwrap().as_str(), "2025-11-25");
+    assert_eq!(refusal(&session, "tools/list").await, None);
+
+    // Error → reset → Uninitialized.
+    session.mark_error("again");
+    session.reset().unwrap();
+    assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
+    assert!(session.protocol_version().is_none());
+    assert_eq!(refusal(&session, "tools/list").await, Some(-32600));
+
+    // ShuttingDown: final, ping only.
     session.shutdown();
-    let closed = session
-        .handle(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
-        .await
-        .unwrap();
+    assert_eq!(refusal(&session, "ping").await, None);
+    for method in ["initialize", "tools/list", "tools/call"] {
+        assert_eq!(refusal(&session, method).await, Some(-32600), "{method}");
+    }
+    let closed = session.handle(modern).await.unwrap();
     assert!(
         closed["error"]["message"]
             .as_str()
             .unwrap()
             .contains("shutting down")
     );
-    session.reset();
+    session.mark_error("late");
+    assert_eq!(session.reset().unwrap_err().from, Lifecycle::ShuttingDown);
     assert_eq!(
         session.lifecycle(),
         Lifecycle::ShuttingDown,

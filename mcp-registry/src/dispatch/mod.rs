@@ -3,7 +3,7 @@
 pub(crate) mod envelope;
 mod session;
 
-pub use session::{Lifecycle, ServerSession};
+pub use session::{Lifecycle, LifecycleError, ServerSession};
 
 use std::fmt::Write as _;
 

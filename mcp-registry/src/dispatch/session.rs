@@ -17,10 +17,26 @@ use crate::tool::NotificationSink;
 
 /// Where a session is in the MCP lifecycle.
 ///
-/// `Uninitialized → Initializing` (after answering `initialize`) `→ Ready` (after
-/// `notifications/initialized`); any state `→ Error` through [`ServerSession::mark_error`],
-/// back to `Uninitialized` through [`ServerSession::reset`]; `→ ShuttingDown` through
-/// [`ServerSession::shutdown`], which is final.
+/// The transitions are the modelled server dispatch state machine's:
+///
+/// | from | on | to |
+/// |---|---|---|
+/// | `Uninitialized` | `initialize` answered | `Initializing` |
+/// | `Initializing` | `notifications/initialized` | `Ready` |
+/// | any but `ShuttingDown` | [`ServerSession::mark_error`] | `Error` |
+/// | `Error` | `initialize` answered (a re-initialization) | `Initializing` |
+/// | `Error` | [`ServerSession::reset`] | `Uninitialized` |
+/// | any | [`ServerSession::shutdown`] | `ShuttingDown` (final) |
+///
+/// `reset` from any other state is refused with a [`LifecycleError`]; `mark_error` once shut
+/// down is ignored (shutdown is final).
+///
+/// Legacy requests by state: `Uninitialized` and `Error` serve only `ping` and `initialize`,
+/// `Initializing` and `Ready` everything but `initialize`, `ShuttingDown` only `ping`.
+/// Where this departs from the model, on purpose: 2026-07-28 requests are stateless (they
+/// carry their version and need no handshake), so they are served in every state but
+/// `ShuttingDown`, `Error` included; and `Initializing` serves requests, as the MCP lifecycle
+/// lets a client send them once `initialize` is answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lifecycle {
     /// No `initialize` yet: only `ping`, `initialize` and modern requests are served.
@@ -29,10 +45,22 @@ pub enum Lifecycle {
     Initializing,
     /// Fully initialized.
     Ready,
-    /// Marked failed; legacy requests are refused until [`ServerSession::reset`].
+    /// Marked failed: legacy requests other than `ping` and `initialize` (which
+    /// re-initializes) are refused with the reason, until then or [`ServerSession::reset`].
     Error(String),
-    /// Closing: every request is refused and in-flight calls were cancelled.
+    /// Closing: only `ping` is served, and in-flight calls were cancelled.
     ShuttingDown,
+}
+
+/// A lifecycle transition the session's state machine does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot {transition} a session in the {from:?} state")]
+#[non_exhaustive]
+pub struct LifecycleError {
+    /// What was asked, e.g. `"reset"`.
+    pub transition: &'static str,
+    /// The state the session was in (and still is).
+    pub from: Lifecycle,
 }
 
 struct State {
@@ -175,8 +203,9 @@ impl ServerSession {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Puts the session in the error state: legacy requests are refused with `reason` until
-    /// [`reset`](Self::reset).
+    /// Puts the session in the error state: legacy requests other than `ping` and
+    /// `initialize` are refused with `reason` until the client re-initializes or
+    /// [`reset`](Self::reset). Ignored once shut down (shutdown is final).
     pub fn mark_error(&self, reason: impl Into<String>) {
         let mut state = self.state();
         if state.lifecycle != Lifecycle::ShuttingDown {
@@ -184,21 +213,27 @@ impl ServerSession {
         }
     }
 
-    /// Back to `Uninitialized` (a new `initialize` is expected); in-flight calls are cancelled.
-    pub fn reset(&self) {
+    /// From the error state back to `Uninitialized` (a new `initialize` is expected): the
+    /// negotiated version is forgotten and in-flight calls are cancelled. From any other state
+    /// nothing changes and a [`LifecycleError`] says so.
+    pub fn reset(&self) -> Result<(), LifecycleError> {
         {
             let mut state = self.state();
-            if state.lifecycle == Lifecycle::ShuttingDown {
-                return;
+            if !matches!(state.lifecycle, Lifecycle::Error(_)) {
+                return Err(LifecycleError {
+                    transition: "reset",
+                    from: state.lifecycle.clone(),
+                });
             }
             state.lifecycle = Lifecycle::Uninitialized;
             state.version = None;
         }
         self.cancel_all();
+        Ok(())
     }
 
     /// Shuts the session down: every in-flight call is cancelled (no reply is sent for it) and
-    /// every later request is refused.
+    /// every later request but `ping` is refused.
     pub fn shutdown(&self) {
         self.state().lifecycle = Lifecycle::ShuttingDown;
         self.cancel_all();
@@ -292,26 +327,29 @@ impl ServerSession {
             .is_ok_and(|served| !served.modern);
         let lifecycle = self.lifecycle();
         let refusal = match (&lifecycle, method, legacy) {
+            (Lifecycle::ShuttingDown, "ping", _) => return Ok(lifecycle),
             (Lifecycle::ShuttingDown, _, _) => {
                 ErrorObject::new(ErrorCode::INVALID_REQUEST, "the session is shutting down")
             }
             (_, _, false) => return Ok(lifecycle),
+            (Lifecycle::Uninitialized | Lifecycle::Error(_), "initialize" | "ping", true) => {
+                return Ok(lifecycle);
+            }
             (Lifecycle::Error(reason), _, true) => ErrorObject::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("the session is in an error state: {reason}"),
             ),
-            (Lifecycle::Uninitialized, "initialize" | "ping", true) => return Ok(lifecycle),
             (Lifecycle::Uninitialized, _, true) => ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!(
                     "{method} received before initialize; the session must be initialized first"
                 ),
             ),
-            (_, "initialize", true) => ErrorObject::new(
+            (Lifecycle::Initializing | Lifecycle::Ready, "initialize", true) => ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 "the session is already initialized",
             ),
-            _ => return Ok(lifecycle),
+            (Lifecycle::Initializing | Lifecycle::Ready, _, true) => return Ok(lifecycle),
         };
         Err(refusal)
     }
@@ -362,9 +400,9 @@ impl ServerSession {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Handshake bookkeeping: an answered `initialize` admitted in `admitted_in` moves the
-    /// session to `Initializing` under the negotiated version, unless the state changed
-    /// meanwhile.
+    /// Handshake bookkeeping: an answered `initialize` admitted in `admitted_in`
+    /// (`Uninitialized`, or `Error` for a re-initialization) moves the session to
+    /// `Initializing` under the negotiated version, unless the state changed meanwhile.
     fn on_initialize_answered(&self, admitted_in: &Lifecycle, answer: &Answer) {
         let Answer::Result(result) = answer else {
             return;
@@ -374,7 +412,11 @@ impl ServerSession {
             .and_then(Value::as_str)
             .and_then(ProtocolVersion::parse);
         let mut state = self.state();
-        if state.lifecycle == *admitted_in && state.lifecycle == Lifecycle::Uninitialized {
+        let before_handshake = matches!(
+            state.lifecycle,
+            Lifecycle::Uninitialized | Lifecycle::Error(_)
+        );
+        if before_handshake && state.lifecycle == *admitted_in {
             state.lifecycle = Lifecycle::Initializing;
             state.version = negotiated;
         }
