@@ -235,3 +235,28 @@ async fn an_over_long_line_is_skipped_and_the_next_request_answered() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_2025_03_26_client_may_send_batches() {
+    let (mut c, server) = start();
+    c.send(&INIT.replace("2025-11-25", "2025-03-26")).await;
+    assert_eq!(c.recv().await["result"]["protocolVersion"], "2025-03-26");
+    // Only notifications: applied, and no reply at all (the ping's reply comes next).
+    c.send(r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#)
+        .await;
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 2);
+    c.send(r#"[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},{"jsonrpc":"2.0","id":4,"method":"ping"}]"#).await;
+    let replies = c.recv().await;
+    assert_valid("2025-03-26", "JSONRPCBatchResponse", &replies);
+    assert_eq!(replies[0]["result"]["content"][0]["text"], r#"{"value":5}"#);
+    assert_eq!(replies[1]["id"], 4);
+    c.send("[]").await;
+    assert_eq!(c.recv().await["error"]["code"], -32600);
+    c.writer.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}

@@ -270,8 +270,59 @@ impl ServerSession {
     /// [`handle`](Self::handle) with per-request options. When `options` carries no
     /// notification sink, the call's notifications go to the session's outgoing channel
     /// (a transport with per-request streams, like Streamable HTTP, passes its own).
+    ///
+    /// A JSON-RPC batch (an array) is served when [`accepts_batches`](Self::accepts_batches):
+    /// its messages are handled concurrently and the replies come back as one array (`None`
+    /// when it held only notifications and responses; one -32600 when empty). Otherwise it is
+    /// refused with one -32600.
     pub async fn handle_with(&self, message: Value, options: CallOptions) -> Option<Value> {
-        match self.respond(message, options).await {
+        match message {
+            Value::Array(batch) => self.handle_batch(batch, options).await,
+            message => self.answer_to_value(self.respond(message, options).await),
+        }
+    }
+
+    /// Whether a JSON-RPC batch is served now: the session is initialized under a protocol
+    /// version that has batches ([`ProtocolVersion::has_batches`]: 2025-03-26).
+    pub fn accepts_batches(&self) -> bool {
+        let state = self.state();
+        state.lifecycle.is_initialized() && state.version.is_some_and(ProtocolVersion::has_batches)
+    }
+
+    async fn handle_batch(&self, batch: Vec<Value>, options: CallOptions) -> Option<Value> {
+        let refuse = |message: String| {
+            Some(error_reply(
+                Value::Null,
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
+            ))
+        };
+        if !self.accepts_batches() {
+            let version = self
+                .protocol_version()
+                .map_or("none yet".to_owned(), |v| v.to_string());
+            return refuse(format!(
+                "JSON-RPC batches are served only in a session initialized with a protocol version that has them (2025-03-26); negotiated: {version}"
+            ));
+        }
+        if batch.is_empty() {
+            return refuse("an empty batch is not a valid request".to_owned());
+        }
+        // An element that is itself an array is refused by `respond` (not an object).
+        let replies = futures_util::future::join_all(
+            batch
+                .into_iter()
+                .map(|message| self.respond(message, options.clone())),
+        )
+        .await;
+        let replies: Vec<Value> = replies
+            .into_iter()
+            .filter_map(|response| self.answer_to_value(response))
+            .collect();
+        (!replies.is_empty()).then_some(Value::Array(replies))
+    }
+
+    fn answer_to_value(&self, response: Response) -> Option<Value> {
+        match response {
             Response::Reply(reply) => reply,
             Response::Answer(id, answer) => self.inner.registry.answer_to_value(id, answer),
         }
@@ -281,6 +332,12 @@ impl ServerSession {
     /// a `tools/list` reply splices the listing serialized once per registry change instead
     /// of copying and serializing it again.
     pub async fn handle_text_with(&self, message: Value, options: CallOptions) -> Option<String> {
+        if let Value::Array(batch) = message {
+            return self
+                .handle_batch(batch, options)
+                .await
+                .map(|v| v.to_string());
+        }
         match self.respond(message, options).await {
             Response::Reply(reply) => reply.map(|v| v.to_string()),
             Response::Answer(id, answer) => {

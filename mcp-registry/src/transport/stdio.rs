@@ -76,8 +76,9 @@ where
                 Some(Ok(Line::Text(line))) => match serde_json::from_slice::<Value>(&line) {
                     Err(e) => { let _ = out_tx.send(envelope::parse_error(e).to_string()); }
                     // Notifications change session state (initialized, cancelled): apply them
-                    // in arrival order, before reading on.
-                    Ok(message) if message.get("id").is_none() => {
+                    // in arrival order, before reading on. Requests (alone or in a batch) run
+                    // while reading goes on.
+                    Ok(message) if !holds_request(&message) => {
                         if let Some(reply) = session.handle_text_with(message, CallOptions::new()).await {
                             let _ = out_tx.send(reply);
                         }
@@ -122,6 +123,15 @@ where
     session.shutdown();
     writer.flush().await?;
     read_error.map_or(Ok(()), Err)
+}
+
+/// Whether `message` is a request or a batch holding one: something answered while reading
+/// goes on. Anything else is applied, or refused, before the next line is read.
+fn holds_request(message: &Value) -> bool {
+    match message {
+        Value::Array(batch) => batch.iter().any(|m| m.get("id").is_some()),
+        message => message.get("id").is_some(),
+    }
 }
 
 /// One line of input, as [`LineDecoder`] frames it.
