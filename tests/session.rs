@@ -338,24 +338,92 @@ async fn lifecycle_is_enforced() {
             .unwrap()
             .contains("backend lost")
     );
-    session.reset();
+    session.reset().unwrap();
     assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
     assert!(session.protocol_version().is_none());
     session.handle(init("2025-11-25")).await.unwrap();
     assert!(session.lifecycle().is_initialized());
+}
 
+fn request(id: i64, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method})
+}
+
+/// The error code of the reply to `method`, or `None` when it is served.
+async fn refusal(session: &ServerSession, method: &str) -> Option<i64> {
+    let reply = session.handle(request(9, method)).await.unwrap();
+    reply["error"]["code"].as_i64()
+}
+
+#[tokio::test]
+async fn lifecycle_transitions_follow_the_model() {
+    let registry = Registry::from_servers([math_server()]);
+    let (session, _out) = ServerSession::new(registry, "math");
+
+    // Uninitialized: ping and initialize only; reset is not a transition from here.
+    assert_eq!(refusal(&session, "ping").await, None);
+    assert_eq!(refusal(&session, "tools/list").await, Some(-32600));
+    let err = session.reset().unwrap_err();
+    assert_eq!(err.from, Lifecycle::Uninitialized);
+    assert!(err.to_string().contains("reset"), "{err}");
+
+    // Initializing and Ready: everything but initialize; no reset.
+    session.handle(init("2025-06-18")).await.unwrap();
+    assert_eq!(session.lifecycle(), Lifecycle::Initializing);
+    assert_eq!(refusal(&session, "tools/list").await, None);
+    assert_eq!(session.reset().unwrap_err().from, Lifecycle::Initializing);
+    session
+        .handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(session.lifecycle(), Lifecycle::Ready);
+    assert_eq!(refusal(&session, "initialize").await, Some(-32600));
+    assert_eq!(session.reset().unwrap_err().from, Lifecycle::Ready);
+    assert_eq!(
+        session.lifecycle(),
+        Lifecycle::Ready,
+        "a refused reset changes nothing"
+    );
+
+    // Error: ping and initialize (a re-initialization) only.
+    session.mark_error("backend lost");
+    assert_eq!(session.lifecycle(), Lifecycle::Error("backend lost".into()));
+    assert_eq!(refusal(&session, "ping").await, None);
+    assert_eq!(refusal(&session, "tools/list").await, Some(-32603));
+    let mut modern = request(10, "tools/list");
+    modern["params"] = json!({"_meta": modern_meta()});
+    let reply = session.handle(modern.clone()).await.unwrap();
+    assert!(
+        reply.get("result").is_some(),
+        "stateless requests are served: {reply}"
+    );
+    let reinit = session.handle(init("2025-11-25")).await.unwrap();
+    assert_reply("2025-11-25", "InitializeResult", &reinit);
+    assert_eq!(session.lifecycle(), Lifecycle::Initializing);
+    assert_eq!(session.protocol_version().unwrap().as_str(), "2025-11-25");
+    assert_eq!(refusal(&session, "tools/list").await, None);
+
+    // Error → reset → Uninitialized.
+    session.mark_error("again");
+    session.reset().unwrap();
+    assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
+    assert!(session.protocol_version().is_none());
+    assert_eq!(refusal(&session, "tools/list").await, Some(-32600));
+
+    // ShuttingDown: final, ping only.
     session.shutdown();
-    let closed = session
-        .handle(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
-        .await
-        .unwrap();
+    assert_eq!(refusal(&session, "ping").await, None);
+    for method in ["initialize", "tools/list", "tools/call"] {
+        assert_eq!(refusal(&session, method).await, Some(-32600), "{method}");
+    }
+    let closed = session.handle(modern).await.unwrap();
     assert!(
         closed["error"]["message"]
             .as_str()
             .unwrap()
             .contains("shutting down")
     );
-    session.reset();
+    session.mark_error("late");
+    assert_eq!(session.reset().unwrap_err().from, Lifecycle::ShuttingDown);
     assert_eq!(
         session.lifecycle(),
         Lifecycle::ShuttingDown,
@@ -494,4 +562,144 @@ async fn text_replies_say_what_value_replies_say() {
         )
         .expect("JSON text"),
     );
+}
+
+#[tokio::test]
+async fn a_legacy_version_in_meta_does_not_skip_the_handshake() {
+    let ran = Arc::new(AtomicBool::new(false));
+    let tool = {
+        let ran = ran.clone();
+        Tool::new("t", "x", json!({"type": "object"}), move |_| {
+            ran.store(true, Ordering::SeqCst);
+            async { "ran" }
+        })
+        .unwrap()
+    };
+    let registry = Registry::from_servers([Server::new("s", None, [tool]).unwrap()]);
+    let (session, _out) = ServerSession::new(registry, "s");
+    for version in ["2025-06-18", "2024-11-05", "2025-11-25"] {
+        let reply = session
+            .handle(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "t", "_meta": {"io.modelcontextprotocol/protocolVersion": version}}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(reply["error"]["code"], -32600, "{version}: {reply}");
+        assert!(!ran.load(Ordering::SeqCst), "{version}: the tool ran");
+    }
+    // An unsupported version is still answered with -32022, the modern probe's answer.
+    let probe = session
+        .handle(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "1900-01-01",
+                      "io.modelcontextprotocol/clientCapabilities": {}}}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(probe["error"]["code"], -32022, "{probe}");
+    // A 2026-07-28 request is served without a handshake.
+    let mut modern =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "t"}});
+    modern["params"]["_meta"] = modern_meta();
+    let reply = session.handle(modern).await.unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "ran", "{reply}");
+    assert_eq!(session.lifecycle(), Lifecycle::Uninitialized);
+}
+
+#[test]
+fn no_list_changed_is_advertised_without_a_watcher() {
+    let registry = Registry::from_servers([math_server()]);
+    // Created outside a runtime: no watcher task can be started.
+    let (session, _out) = ServerSession::new(registry, "math");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let reply = runtime
+        .block_on(session.handle(init("2025-11-25")))
+        .unwrap();
+    assert_reply("2025-11-25", "InitializeResult", &reply);
+    assert_eq!(
+        reply["result"]["capabilities"]["tools"]["listChanged"], false,
+        "{reply}"
+    );
+    let mut discover =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
+    discover["params"]["_meta"] = modern_meta();
+    let reply = runtime.block_on(session.handle(discover)).unwrap();
+    assert_eq!(
+        reply["result"]["capabilities"]["tools"]["listChanged"],
+        false
+    );
+}
+
+#[tokio::test]
+async fn batches_are_served_where_the_negotiated_version_has_them() {
+    let registry = Registry::from_servers([math_server()]);
+    let (fresh, _out) = ServerSession::new(registry.clone(), "math");
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}
+    ]);
+    let before = fresh.handle(batch.clone()).await.unwrap();
+    assert_eq!(
+        before["error"]["code"], -32600,
+        "no batch before initialize: {before}"
+    );
+
+    let (session, _out) = ready_session(registry.clone(), "math", "2025-03-26").await;
+    assert!(session.accepts_batches());
+    let replies = session.handle(batch.clone()).await.unwrap();
+    assert_valid("2025-03-26", "JSONRPCBatchResponse", &replies);
+    let replies = replies.as_array().unwrap();
+    assert_eq!(replies.len(), 3, "{replies:?}");
+    assert_eq!(replies[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(replies[1]["id"], 2);
+    assert_eq!(replies[1]["result"]["content"][0]["text"], r#"{"value":3}"#);
+    assert_eq!(replies[2]["error"]["code"], -32601);
+    // (The -32600 for an element without a usable id has no id: not schema-valid in 2025-03-26.)
+    let nested = session
+        .handle(json!([[{"jsonrpc": "2.0", "id": 4, "method": "ping"}]]))
+        .await
+        .unwrap();
+    assert_eq!(
+        nested[0]["error"]["code"], -32600,
+        "a nested batch is not a message"
+    );
+
+    let quiet = json!([
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}},
+        {"jsonrpc": "2.0", "id": 7, "result": {}}
+    ]);
+    assert_eq!(
+        session.handle(quiet.clone()).await,
+        None,
+        "nothing to answer"
+    );
+    assert_eq!(session.handle_text(&quiet.to_string()).await, None);
+    let empty = session.handle(json!([])).await.unwrap();
+    assert_eq!(
+        empty["error"]["code"], -32600,
+        "one error for an empty batch: {empty}"
+    );
+    let text = session.handle_text(&batch.to_string()).await.unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+
+    for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
+        let (session, _out) = ready_session(registry.clone(), "math", version).await;
+        assert!(!session.accepts_batches(), "{version}");
+        let refused = session.handle(batch.clone()).await.unwrap();
+        assert_eq!(refused["error"]["code"], -32600, "{version}: {refused}");
+        let refused = session.handle(quiet.clone()).await.unwrap();
+        assert_eq!(refused["error"]["code"], -32600, "{version}: {refused}");
+    }
 }

@@ -763,3 +763,40 @@ async fn host_is_checked_against_dns_rebinding() {
     let r = send(&unchecked, "POST", &[("host", "evil.example")], INIT).await;
     assert_eq!(r.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_2025_03_26_session_is_served_batches() {
+    let app = app(HttpConfig::default());
+    let mut sessions = Vec::new();
+    for version in ["2025-03-26", "2025-06-18"] {
+        let init = send(&app, "POST", &[], INIT.replace("2025-11-25", version)).await;
+        assert_eq!(init.json()["result"]["protocolVersion"], version);
+        let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+        let h = [("mcp-session-id", sid.as_str())];
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(
+            send(&app, "POST", &h, note).await.status,
+            StatusCode::ACCEPTED
+        );
+        sessions.push(sid);
+    }
+    let batch = r#"[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]"#;
+    let h = [("mcp-session-id", sessions[0].as_str())];
+    let served = send(&app, "POST", &h, batch).await;
+    assert_eq!(served.status, StatusCode::OK);
+    assert_eq!(
+        served.json(),
+        json!([{"jsonrpc": "2.0", "id": 2, "result": {}}])
+    );
+    let quiet =
+        r#"[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]"#;
+    assert_eq!(
+        send(&app, "POST", &h, quiet).await.status,
+        StatusCode::ACCEPTED
+    );
+
+    let h = [("mcp-session-id", sessions[1].as_str())];
+    let refused = send(&app, "POST", &h, batch).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused.json()["error"]["code"], -32600);
+}

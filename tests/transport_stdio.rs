@@ -135,3 +135,128 @@ async fn a_whole_session_over_stdio() {
         .unwrap()
         .unwrap();
 }
+
+/// Replies in any order, collected until `n` have arrived, keyed by id (`null` for errors
+/// without one).
+async fn recv_n(c: &mut Client, n: usize) -> Vec<Value> {
+    let mut got = Vec::new();
+    for _ in 0..n {
+        got.push(c.recv().await);
+    }
+    got
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+#[tokio::test]
+async fn an_invalid_utf8_line_is_a_parse_error_and_the_server_goes_on() {
+    let (mut c, server) = start();
+    // Nothing is read back before the bad line: the initialize reply is still queued.
+    c.send(INIT).await;
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":50}}}"#).await;
+    c.writer
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"\xFF\"}\n")
+        .await
+        .unwrap();
+    c.writer.write_all(b"\xFF\n").await.unwrap();
+    c.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).await;
+    let replies = recv_n(&mut c, 5).await;
+    let id = |id: Value| replies.iter().filter(move |r| r["id"] == id);
+    assert_eq!(id(json!(1)).count(), 1, "initialize answered: {replies:?}");
+    assert_eq!(
+        id(json!(2)).count(),
+        1,
+        "the call in flight answered: {replies:?}"
+    );
+    assert_eq!(id(json!(4)).next().unwrap()["result"], json!({}));
+    let parse_errors: Vec<_> = replies.iter().filter(|r| r.get("id").is_none()).collect();
+    assert_eq!(parse_errors.len(), 2, "{replies:?}");
+    for e in parse_errors {
+        assert_eq!(e["error"]["code"], -32700);
+        assert_valid("2025-11-25", "JSONRPCErrorResponse", e);
+    }
+    c.writer.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("a clean exit");
+}
+
+#[tokio::test]
+async fn an_over_long_line_is_skipped_and_the_next_request_answered() {
+    let (mut c, server) = start();
+    let limit = mcp_registry::transport::stdio::MAX_LINE_BYTES;
+    // Written while the server reads: a 16 MiB + 1 line, then a request on the same write.
+    let writing = tokio::spawn(async move {
+        let chunk = vec![b'x'; 1 << 20];
+        c.writer.write_all(b"\"").await.unwrap();
+        for _ in 0..limit >> 20 {
+            c.writer.write_all(&chunk).await.unwrap();
+        }
+        c.writer
+            .write_all(b"\"\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        c
+    });
+    let mut c = writing.await.unwrap();
+    let too_long = c.recv().await;
+    assert_eq!(too_long["error"]["code"], -32700);
+    assert!(
+        too_long["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than"),
+        "{too_long}"
+    );
+    assert_eq!(
+        c.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
+    // A line of exactly the limit is read (and is not JSON here, so -32700 of its own kind).
+    c.send(&"y".repeat(limit)).await;
+    let exact = c.recv().await;
+    assert_eq!(exact["error"]["code"], -32700);
+    assert!(
+        !exact["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than")
+    );
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 2);
+    c.writer.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_2025_03_26_client_may_send_batches() {
+    let (mut c, server) = start();
+    c.send(&INIT.replace("2025-11-25", "2025-03-26")).await;
+    assert_eq!(c.recv().await["result"]["protocolVersion"], "2025-03-26");
+    // Only notifications: applied, and no reply at all (the ping's reply comes next).
+    c.send(r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#)
+        .await;
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 2);
+    c.send(r#"[{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}},{"jsonrpc":"2.0","id":4,"method":"ping"}]"#).await;
+    let replies = c.recv().await;
+    assert_valid("2025-03-26", "JSONRPCBatchResponse", &replies);
+    assert_eq!(replies[0]["result"]["content"][0]["text"], r#"{"value":5}"#);
+    assert_eq!(replies[1]["id"], 4);
+    c.send("[]").await;
+    assert_eq!(c.recv().await["error"]["code"], -32600);
+    c.writer.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}

@@ -50,7 +50,7 @@ pub mod server;
 pub mod tool;
 pub mod transport;
 
-pub use dispatch::{Lifecycle, ServerSession};
+pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
 pub use protocol::{CallToolResult, Content};
 pub use registry::{
     CallError, CallOptions, Registry, RegistryBuilder, RegistryChange, RegistryError, ServerStatus,

@@ -3,7 +3,7 @@
 pub(crate) mod envelope;
 mod session;
 
-pub use session::{Lifecycle, ServerSession};
+pub use session::{Lifecycle, LifecycleError, ServerSession};
 
 use std::fmt::Write as _;
 
@@ -111,6 +111,45 @@ pub(crate) fn check_modern_meta(meta: Option<&Map<String, Value>>) -> Result<(),
         return Err(missing(META_CLIENT_CAPABILITIES));
     }
     Ok(())
+}
+
+/// The era and version `method` is served under, from the version its `_meta` names; a
+/// request naming none is legacy, under the connection's negotiated version. The one place
+/// that decides a request's era: dispatch serves by it and [`ServerSession`] gates by it.
+///
+/// Errors: -32022 for a version not supported, -32602 for a version that is not a string or
+/// a `server/discover` without one.
+pub(crate) fn served_as(
+    method: &str,
+    meta: Option<&Map<String, Value>>,
+    legacy_version: Option<ProtocolVersion>,
+) -> Result<Served, ErrorObject> {
+    match meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
+        Some(Value::String(v)) => match ProtocolVersion::parse(v) {
+            Some(version) => Ok(Served {
+                version: Some(version),
+                modern: version.era() == ProtocolEra::Modern,
+            }),
+            None => Err(unsupported_version(v)),
+        },
+        Some(other) => Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "`_meta.{META_PROTOCOL_VERSION}` must be a string, got {}",
+                envelope::kind(other)
+            ),
+        )),
+        None if method == "server/discover" => Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "server/discover requires `_meta.{META_PROTOCOL_VERSION}` (2026-07-28 requests carry their version)"
+            ),
+        )),
+        None => Ok(Served {
+            version: legacy_version,
+            modern: false,
+        }),
+    }
 }
 
 fn encode_cursor(offset: usize) -> String {
@@ -359,29 +398,9 @@ impl Registry {
                 return Prepared::Answer(invalid_params("`params._meta` must be an object"));
             }
         };
-        let served = match meta.as_ref().and_then(|m| m.get(META_PROTOCOL_VERSION)) {
-            Some(Value::String(v)) => match ProtocolVersion::parse(v) {
-                Some(version) => Served {
-                    version: Some(version),
-                    modern: version.era() == ProtocolEra::Modern,
-                },
-                None => return Prepared::Answer(Answer::Error(unsupported_version(v))),
-            },
-            Some(other) => {
-                return Prepared::Answer(invalid_params(format!(
-                    "`_meta.{META_PROTOCOL_VERSION}` must be a string, got {}",
-                    envelope::kind(other)
-                )));
-            }
-            None if method == "server/discover" => {
-                return Prepared::Answer(invalid_params(format!(
-                    "server/discover requires `_meta.{META_PROTOCOL_VERSION}` (2026-07-28 requests carry their version)"
-                )));
-            }
-            None => Served {
-                version: connection.legacy_version,
-                modern: false,
-            },
+        let served = match served_as(method, meta.as_ref(), connection.legacy_version) {
+            Ok(served) => served,
+            Err(e) => return Prepared::Answer(Answer::Error(e)),
         };
         if served.modern
             && let Err(e) = check_modern_meta(meta.as_ref())

@@ -3,24 +3,40 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::envelope::{Incoming, Shell, decode, error_reply};
-use super::{Answer, Connection};
-use crate::protocol::{ErrorCode, ErrorObject, META_PROTOCOL_VERSION, ProtocolVersion, RequestId};
+use super::{Answer, Connection, served_as};
+use crate::protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
 /// Where a session is in the MCP lifecycle.
 ///
-/// `Uninitialized → Initializing` (after answering `initialize`) `→ Ready` (after
-/// `notifications/initialized`); any state `→ Error` through [`ServerSession::mark_error`],
-/// back to `Uninitialized` through [`ServerSession::reset`]; `→ ShuttingDown` through
-/// [`ServerSession::shutdown`], which is final.
+/// The transitions are the modelled server dispatch state machine's:
+///
+/// | from | on | to |
+/// |---|---|---|
+/// | `Uninitialized` | `initialize` answered | `Initializing` |
+/// | `Initializing` | `notifications/initialized` | `Ready` |
+/// | any but `ShuttingDown` | [`ServerSession::mark_error`] | `Error` |
+/// | `Error` | `initialize` answered (a re-initialization) | `Initializing` |
+/// | `Error` | [`ServerSession::reset`] | `Uninitialized` |
+/// | any | [`ServerSession::shutdown`] | `ShuttingDown` (final) |
+///
+/// `reset` from any other state is refused with a [`LifecycleError`]; `mark_error` once shut
+/// down is ignored (shutdown is final).
+///
+/// Legacy requests by state: `Uninitialized` and `Error` serve only `ping` and `initialize`,
+/// `Initializing` and `Ready` everything but `initialize`, `ShuttingDown` only `ping`.
+/// Where this departs from the model, on purpose: 2026-07-28 requests are stateless (they
+/// carry their version and need no handshake), so they are served in every state but
+/// `ShuttingDown`, `Error` included; and `Initializing` serves requests, as the MCP lifecycle
+/// lets a client send them once `initialize` is answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lifecycle {
     /// No `initialize` yet: only `ping`, `initialize` and modern requests are served.
@@ -29,10 +45,22 @@ pub enum Lifecycle {
     Initializing,
     /// Fully initialized.
     Ready,
-    /// Marked failed; legacy requests are refused until [`ServerSession::reset`].
+    /// Marked failed: legacy requests other than `ping` and `initialize` (which
+    /// re-initializes) are refused with the reason, until then or [`ServerSession::reset`].
     Error(String),
-    /// Closing: every request is refused and in-flight calls were cancelled.
+    /// Closing: only `ping` is served, and in-flight calls were cancelled.
     ShuttingDown,
+}
+
+/// A lifecycle transition the session's state machine does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot {transition} a session in the {from:?} state")]
+#[non_exhaustive]
+pub struct LifecycleError {
+    /// What was asked, e.g. `"reset"`.
+    pub transition: &'static str,
+    /// The state the session was in (and still is).
+    pub from: Lifecycle,
 }
 
 struct State {
@@ -102,7 +130,8 @@ impl ServerSession {
     /// A session on `server` of `registry`, and the receiver of what the server sends on its
     /// own. Inside a Tokio runtime, a background task watches the registry and sends
     /// `notifications/tools/list_changed` (once the session is initialized) whenever this
-    /// server's tools change: registered, replaced, toggled or unregistered.
+    /// server's tools change: registered, replaced, toggled or unregistered. Created outside a
+    /// runtime, the session has no such task and advertises `listChanged: false`.
     pub fn new(
         registry: Registry,
         server: impl Into<String>,
@@ -176,15 +205,16 @@ impl ServerSession {
         self.state().version
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, State> {
         self.inner
             .state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Puts the session in the error state: legacy requests are refused with `reason` until
-    /// [`reset`](Self::reset).
+    /// Puts the session in the error state: legacy requests other than `ping` and
+    /// `initialize` are refused with `reason` until the client re-initializes or
+    /// [`reset`](Self::reset). Ignored once shut down (shutdown is final).
     pub fn mark_error(&self, reason: impl Into<String>) {
         let mut state = self.state();
         if state.lifecycle != Lifecycle::ShuttingDown {
@@ -192,34 +222,34 @@ impl ServerSession {
         }
     }
 
-    /// Back to `Uninitialized` (a new `initialize` is expected); in-flight calls are cancelled.
-    pub fn reset(&self) {
+    /// From the error state back to `Uninitialized` (a new `initialize` is expected): the
+    /// negotiated version is forgotten and in-flight calls are cancelled. From any other state
+    /// nothing changes and a [`LifecycleError`] says so.
+    pub fn reset(&self) -> Result<(), LifecycleError> {
         {
             let mut state = self.state();
-            if state.lifecycle == Lifecycle::ShuttingDown {
-                return;
+            if !matches!(state.lifecycle, Lifecycle::Error(_)) {
+                return Err(LifecycleError {
+                    transition: "reset",
+                    from: state.lifecycle.clone(),
+                });
             }
             state.lifecycle = Lifecycle::Uninitialized;
             state.version = None;
         }
         self.cancel_all();
+        Ok(())
     }
 
     /// Shuts the session down: every in-flight call is cancelled (no reply is sent for it) and
-    /// every later request is refused.
+    /// every later request but `ping` is refused.
     pub fn shutdown(&self) {
         self.state().lifecycle = Lifecycle::ShuttingDown;
         self.cancel_all();
     }
 
     fn cancel_all(&self) {
-        let in_flight = std::mem::take(
-            &mut *self
-                .inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
+        let in_flight = std::mem::take(&mut *self.in_flight());
         for token in in_flight.values() {
             token.cancel();
         }
@@ -228,12 +258,7 @@ impl ServerSession {
     /// Cancels the in-flight request `id`, as `notifications/cancelled` does. Returns whether
     /// such a request was running.
     pub fn cancel(&self, id: &RequestId) -> bool {
-        let token = self
-            .inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id);
+        let token = self.in_flight().remove(id);
         token.map(|t| t.cancel()).is_some()
     }
 
@@ -254,8 +279,59 @@ impl ServerSession {
     /// [`handle`](Self::handle) with per-request options. When `options` carries no
     /// notification sink, the call's notifications go to the session's outgoing channel
     /// (a transport with per-request streams, like Streamable HTTP, passes its own).
+    ///
+    /// A JSON-RPC batch (an array) is served when [`accepts_batches`](Self::accepts_batches):
+    /// its messages are handled concurrently and the replies come back as one array (`None`
+    /// when it held only notifications and responses; one -32600 when empty). Otherwise it is
+    /// refused with one -32600.
     pub async fn handle_with(&self, message: Value, options: CallOptions) -> Option<Value> {
-        match self.respond(message, options).await {
+        match message {
+            Value::Array(batch) => self.handle_batch(batch, options).await,
+            message => self.answer_to_value(self.respond(message, options).await),
+        }
+    }
+
+    /// Whether a JSON-RPC batch is served now: the session is initialized under a protocol
+    /// version that has batches ([`ProtocolVersion::has_batches`]: 2025-03-26).
+    pub fn accepts_batches(&self) -> bool {
+        let state = self.state();
+        state.lifecycle.is_initialized() && state.version.is_some_and(ProtocolVersion::has_batches)
+    }
+
+    async fn handle_batch(&self, batch: Vec<Value>, options: CallOptions) -> Option<Value> {
+        let refuse = |message: String| {
+            Some(error_reply(
+                Value::Null,
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
+            ))
+        };
+        if !self.accepts_batches() {
+            let version = self
+                .protocol_version()
+                .map_or("none yet".to_owned(), |v| v.to_string());
+            return refuse(format!(
+                "JSON-RPC batches are served only in a session initialized with a protocol version that has them (2025-03-26); negotiated: {version}"
+            ));
+        }
+        if batch.is_empty() {
+            return refuse("an empty batch is not a valid request".to_owned());
+        }
+        // An element that is itself an array is refused by `respond` (not an object).
+        let replies = futures_util::future::join_all(
+            batch
+                .into_iter()
+                .map(|message| self.respond(message, options.clone())),
+        )
+        .await;
+        let replies: Vec<Value> = replies
+            .into_iter()
+            .filter_map(|response| self.answer_to_value(response))
+            .collect();
+        (!replies.is_empty()).then_some(Value::Array(replies))
+    }
+
+    fn answer_to_value(&self, response: Response) -> Option<Value> {
+        match response {
             Response::Reply(reply) => reply,
             Response::Answer(id, answer) => self.inner.registry.answer_to_value(id, answer),
         }
@@ -265,6 +341,12 @@ impl ServerSession {
     /// a `tools/list` reply splices the listing serialized once per registry change instead
     /// of copying and serializing it again.
     pub async fn handle_text_with(&self, message: Value, options: CallOptions) -> Option<String> {
+        if let Value::Array(batch) = message {
+            return self
+                .handle_batch(batch, options)
+                .await
+                .map(|v| v.to_string());
+        }
         match self.respond(message, options).await {
             Response::Reply(reply) => reply.map(|v| v.to_string()),
             Response::Answer(id, answer) => {
@@ -278,7 +360,7 @@ impl ServerSession {
     /// The session's part of handling one message: its lifecycle, cancellation and
     /// notifications. The registry's answer is left for the caller to write as a value or
     /// as text.
-    async fn respond(&self, message: Value, mut options: CallOptions) -> Response {
+    async fn respond(&self, message: Value, options: CallOptions) -> Response {
         let (id, method, params) = match decode(message) {
             Err(rejected) => {
                 return Response::Reply(Some(error_reply(rejected.id, rejected.error)));
@@ -290,110 +372,123 @@ impl ServerSession {
             }
             Ok(Incoming::Request { id, method, params }) => (id, method, params),
         };
-        let modern = method == "server/discover"
-            || params
-                .get("_meta")
-                .and_then(|m| m.get(META_PROTOCOL_VERSION))
-                .is_some();
-        let (lifecycle, version) = {
-            let state = self.state();
-            (state.lifecycle.clone(), state.version)
+        let admitted_in = match self.admit(&method, &params) {
+            Ok(lifecycle) => lifecycle,
+            Err(refusal) => return Response::Reply(Some(error_reply(id.to_value(), refusal))),
         };
-        let refuse = |code: ErrorCode, message: String| {
-            Response::Reply(Some(error_reply(
-                id.to_value(),
-                ErrorObject::new(code, message),
-            )))
-        };
-        match (&lifecycle, method.as_str(), modern) {
-            (Lifecycle::ShuttingDown, _, _) => {
-                return refuse(
-                    ErrorCode::INVALID_REQUEST,
-                    "the session is shutting down".to_owned(),
-                );
-            }
-            (_, _, true) => {}
-            (Lifecycle::Error(reason), _, false) => {
-                return refuse(
-                    ErrorCode::INTERNAL_ERROR,
-                    format!("the session is in an error state: {reason}"),
-                );
-            }
-            (Lifecycle::Uninitialized, "initialize" | "ping", false) => {}
-            (Lifecycle::Uninitialized, _, false) => {
-                return refuse(
-                    ErrorCode::INVALID_REQUEST,
-                    format!(
-                        "{method} received before initialize; the session must be initialized first"
-                    ),
-                );
-            }
-            (_, "initialize", false) => {
-                return refuse(
-                    ErrorCode::INVALID_REQUEST,
-                    "the session is already initialized".to_owned(),
-                );
-            }
-            _ => {}
-        }
-
-        let cancellable = method == "tools/call";
-        if cancellable {
-            // A caller's own token (an HTTP stream closing) still cancels the call.
-            let token = options
-                .cancellation
-                .as_ref()
-                .map_or_else(CancellationToken::new, CancellationToken::child_token);
-            self.inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id.clone(), token.clone());
-            options = options.cancellation(token);
-        }
-        if options.notifications.is_none() {
-            options = options.notifications(self.inner.notifications.clone());
-        }
-        let connection = Connection {
-            legacy_version: version,
-            list_changed: true,
-        };
-        let answer = self
-            .inner
-            .registry
-            .answer_request(
-                &self.inner.server,
-                &id,
-                &method,
-                params,
-                options,
-                connection,
-            )
-            .await;
-        if cancellable {
-            self.inner
-                .in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .remove(&id);
-        }
-        if method == "initialize"
-            && let Answer::Result(result) = &answer
-        {
-            let negotiated = result
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .and_then(ProtocolVersion::parse);
-            let mut state = self.state();
-            if state.lifecycle == Lifecycle::Uninitialized {
-                state.lifecycle = Lifecycle::Initializing;
-                state.version = negotiated;
-            }
+        let answer = self.dispatch(&id, &method, params, options).await;
+        if method == "initialize" {
+            self.on_initialize_answered(&admitted_in, &answer);
         }
         Response::Answer(id.to_value(), answer)
     }
 
-    fn on_notification(&self, method: &str, params: &serde_json::Map<String, Value>) {
+    /// The lifecycle gate: whether the session serves `method` in its current state. Returns
+    /// the state it was admitted in.
+    fn admit(&self, method: &str, params: &Map<String, Value>) -> Result<Lifecycle, ErrorObject> {
+        // Only a legacy request goes through the handshake's gate. The others are served
+        // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
+        // version gets -32022, which a modern client's probe relies on).
+        let legacy = served_as(method, params.get("_meta").and_then(Value::as_object), None)
+            .is_ok_and(|served| !served.modern);
+        let lifecycle = self.lifecycle();
+        let refusal = match (&lifecycle, method, legacy) {
+            (Lifecycle::ShuttingDown, "ping", _) => return Ok(lifecycle),
+            (Lifecycle::ShuttingDown, _, _) => {
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, "the session is shutting down")
+            }
+            (_, _, false) => return Ok(lifecycle),
+            (Lifecycle::Uninitialized | Lifecycle::Error(_), "initialize" | "ping", true) => {
+                return Ok(lifecycle);
+            }
+            (Lifecycle::Error(reason), _, true) => ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!("the session is in an error state: {reason}"),
+            ),
+            (Lifecycle::Uninitialized, _, true) => ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{method} received before initialize; the session must be initialized first"
+                ),
+            ),
+            (Lifecycle::Initializing | Lifecycle::Ready, "initialize", true) => ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "the session is already initialized",
+            ),
+            (Lifecycle::Initializing | Lifecycle::Ready, _, true) => return Ok(lifecycle),
+        };
+        Err(refusal)
+    }
+
+    /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
+    /// while it runs, so `notifications/cancelled` can stop it.
+    async fn dispatch(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Map<String, Value>,
+        mut options: CallOptions,
+    ) -> Answer {
+        let _in_flight = (method == "tools/call").then(|| self.track(id, &mut options));
+        if options.notifications.is_none() {
+            options = options.notifications(self.inner.notifications.clone());
+        }
+        let connection = Connection {
+            legacy_version: self.protocol_version(),
+            // Advertised only when the watcher that sends it runs.
+            list_changed: self.inner.watcher.is_some(),
+        };
+        self.inner
+            .registry
+            .answer_request(&self.inner.server, id, method, params, options, connection)
+            .await
+    }
+
+    /// Enters call `id` in the in-flight table with a cancellation token (a child of the
+    /// caller's own, so an HTTP stream closing still cancels it), until the guard drops.
+    fn track(&self, id: &RequestId, options: &mut CallOptions) -> InFlight<'_> {
+        let token = options
+            .cancellation
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        self.in_flight().insert(id.clone(), token.clone());
+        *options = std::mem::take(options).cancellation(token);
+        InFlight {
+            session: self,
+            id: id.clone(),
+        }
+    }
+
+    fn in_flight(&self) -> MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+        self.inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Handshake bookkeeping: an answered `initialize` admitted in `admitted_in`
+    /// (`Uninitialized`, or `Error` for a re-initialization) moves the session to
+    /// `Initializing` under the negotiated version, unless the state changed meanwhile.
+    fn on_initialize_answered(&self, admitted_in: &Lifecycle, answer: &Answer) {
+        let Answer::Result(result) = answer else {
+            return;
+        };
+        let negotiated = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .and_then(ProtocolVersion::parse);
+        let mut state = self.state();
+        let before_handshake = matches!(
+            state.lifecycle,
+            Lifecycle::Uninitialized | Lifecycle::Error(_)
+        );
+        if before_handshake && state.lifecycle == *admitted_in {
+            state.lifecycle = Lifecycle::Initializing;
+            state.version = negotiated;
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: &Map<String, Value>) {
         match method {
             "notifications/initialized" => {
                 let mut state = self.state();
@@ -408,6 +503,18 @@ impl ServerSession {
             }
             _ => {}
         }
+    }
+}
+
+/// A call in the in-flight table; leaves it when dropped (answered, or abandoned by its caller).
+struct InFlight<'a> {
+    session: &'a ServerSession,
+    id: RequestId,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.session.in_flight().remove(&self.id);
     }
 }
 

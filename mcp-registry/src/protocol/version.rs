@@ -63,6 +63,21 @@ impl ProtocolVersion {
         }
     }
 
+    /// Whether this revision has JSON-RPC batches (an array of requests and notifications in
+    /// one message), which a server must then accept: only 2025-03-26. 2024-11-05 had none
+    /// (its schema has no batch type), 2025-06-18 removed them, and later revisions, modern
+    /// included, have none either. The one rule every transport serves batches by.
+    ///
+    /// ```
+    /// use mcp_registry::protocol::ProtocolVersion;
+    /// let has = |v| ProtocolVersion::parse(v).unwrap().has_batches();
+    /// assert!(has("2025-03-26"));
+    /// assert!(!has("2024-11-05") && !has("2025-06-18") && !has("2026-07-28"));
+    /// ```
+    pub fn has_batches(self) -> bool {
+        self.0 == "2025-03-26"
+    }
+
     /// Whether results of this version may carry `structuredContent` and tools `outputSchema`
     /// (introduced in 2025-06-18).
     pub fn has_structured_content(self) -> bool {

@@ -527,12 +527,22 @@ async fn handle_post(
         Ok(m) => m,
         Err(e) => return json_response(StatusCode::BAD_REQUEST, &envelope::parse_error(e)),
     };
+    if message.is_array()
+        && let Some(slot) = header_str(&headers, SESSION_HEADER).and_then(|id| state.session(id))
+        && slot.session.accepts_batches()
+    {
+        // A legacy session whose negotiated version has batches (2025-03-26) is served them.
+        return match slot.session.handle(message).await {
+            Some(reply) => json_response(StatusCode::OK, &reply),
+            None => StatusCode::ACCEPTED.into_response(),
+        };
+    }
     if !message.is_object() {
         return error_response(
             StatusCode::BAD_REQUEST,
             None,
             ErrorCode::INVALID_REQUEST.0,
-            "the body must be one JSON-RPC message (an object); batches are not accepted over HTTP",
+            "the body must be one JSON-RPC message (an object); batches are accepted only in a session whose protocol version has them (2025-03-26)",
         );
     }
     let body_version = message_meta(&message)

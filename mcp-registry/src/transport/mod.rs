@@ -1,5 +1,5 @@
-//! Serving a registry's server to real MCP clients: [`stdio`] (feature `stdio`) and
-//! Streamable [`http`] (feature `http`). Both sit on [`ServerSession`](crate::ServerSession)
+//! Serving a registry's server to real MCP clients: `stdio` (feature `stdio`) and
+//! Streamable `http` (feature `http`). Both sit on [`ServerSession`](crate::ServerSession)
 //! for the legacy lifecycle and answer 2026-07-28 requests statelessly.
 
 #[cfg(feature = "http")]

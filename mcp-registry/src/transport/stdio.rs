@@ -7,12 +7,13 @@
 
 use std::io;
 
+use bytes::BytesMut;
 use futures_util::StreamExt as _;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::codec::{Decoder, FramedRead};
 
 use crate::dispatch::{ServerSession, envelope};
 use crate::registry::{CallOptions, Registry};
@@ -50,7 +51,7 @@ where
     W: AsyncWrite + Unpin,
 {
     let (session, mut pushed) = ServerSession::new(registry, server);
-    let mut lines = FramedRead::new(reader, LinesCodec::new_with_max_length(MAX_LINE_BYTES));
+    let mut lines = FramedRead::new(reader, LineDecoder::new(MAX_LINE_BYTES));
     let mut writer = tokio::io::BufWriter::new(writer);
     // Replies and per-call notifications share one FIFO, so a call's progress precedes its reply.
     // Lines of JSON text: replies are written as the registry makes them (a `tools/list`
@@ -64,16 +65,20 @@ where
     };
     let mut calls = JoinSet::new();
     let mut reading = true;
+    // A failed read ends reading like end of input does; the error is returned once the calls
+    // in flight have answered.
+    let mut read_error = None;
     loop {
         tokio::select! {
             line = lines.next(), if reading && calls.len() < MAX_IN_FLIGHT => match line {
                 None => reading = false,
-                Some(Ok(line)) if line.trim().is_empty() => {}
-                Some(Ok(line)) => match serde_json::from_str::<Value>(&line) {
+                Some(Ok(Line::Text(line))) if line.trim_ascii().is_empty() => {}
+                Some(Ok(Line::Text(line))) => match serde_json::from_slice::<Value>(&line) {
                     Err(e) => { let _ = out_tx.send(envelope::parse_error(e).to_string()); }
                     // Notifications change session state (initialized, cancelled): apply them
-                    // in arrival order, before reading on.
-                    Ok(message) if message.get("id").is_none() => {
+                    // in arrival order, before reading on. Requests (alone or in a batch) run
+                    // while reading goes on.
+                    Ok(message) if !holds_request(&message) => {
                         if let Some(reply) = session.handle_text_with(message, CallOptions::new()).await {
                             let _ = out_tx.send(reply);
                         }
@@ -89,12 +94,16 @@ where
                         });
                     }
                 },
-                Some(Err(LinesCodecError::MaxLineLengthExceeded)) => {
+                Some(Ok(Line::TooLong)) => {
                     let _ = out_tx.send(envelope::parse_error(format_args!(
                         "message longer than {MAX_LINE_BYTES} bytes"
                     )).to_string());
                 }
-                Some(Err(LinesCodecError::Io(e))) => return Err(e),
+                Some(Err(e)) => {
+                    tracing::error!(error = %e, "stdio: reading stdin failed");
+                    read_error = Some(e);
+                    reading = false;
+                }
             },
             Some(line) = out_rx.recv() => write_line(&mut writer, line).await?,
             Some(message) = pushed.recv() => write_line(&mut writer, message.to_string()).await?,
@@ -112,11 +121,166 @@ where
         write_line(&mut writer, line).await?;
     }
     session.shutdown();
-    writer.flush().await
+    writer.flush().await?;
+    read_error.map_or(Ok(()), Err)
+}
+
+/// Whether `message` is a request or a batch holding one: something answered while reading
+/// goes on. Anything else is applied, or refused, before the next line is read.
+fn holds_request(message: &Value) -> bool {
+    match message {
+        Value::Array(batch) => batch.iter().any(|m| m.get("id").is_some()),
+        message => message.get("id").is_some(),
+    }
+}
+
+/// One line of input, as [`LineDecoder`] frames it.
+#[derive(Debug, PartialEq)]
+enum Line {
+    /// A line's bytes, without its `\n` (or `\r\n`). Not necessarily UTF-8: the JSON parser
+    /// rejects what is not.
+    Text(BytesMut),
+    /// A line longer than the limit. Its bytes are dropped as they arrive, never buffered whole.
+    TooLong,
+}
+
+/// Frames newline-delimited input into lines of at most `max` bytes.
+///
+/// Unlike `LinesCodec`, bytes that are not UTF-8 and over-long lines are items, not decoder
+/// errors: `FramedRead` ends its stream after an error, and the server must go on reading.
+struct LineDecoder {
+    max: usize,
+    /// How much of the buffer is known to hold no `\n`.
+    searched: usize,
+    /// Inside an over-long line: bytes are dropped up to the next `\n`.
+    discarding: bool,
+}
+
+impl LineDecoder {
+    fn new(max: usize) -> Self {
+        LineDecoder {
+            max,
+            searched: 0,
+            discarding: false,
+        }
+    }
+}
+
+impl Decoder for LineDecoder {
+    type Item = Line;
+    type Error = io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Line>> {
+        loop {
+            let newline = buf[self.searched..].iter().position(|b| *b == b'\n');
+            let Some(end) = newline.map(|i| self.searched + i) else {
+                if self.discarding {
+                    buf.clear();
+                } else if buf.len() > self.max {
+                    buf.clear();
+                    self.discarding = true;
+                    self.searched = 0;
+                    return Ok(Some(Line::TooLong));
+                }
+                self.searched = buf.len();
+                return Ok(None);
+            };
+            let mut line = buf.split_to(end + 1);
+            self.searched = 0;
+            if std::mem::take(&mut self.discarding) {
+                // The end of an over-long line already answered.
+                continue;
+            }
+            if end > self.max {
+                return Ok(Some(Line::TooLong));
+            }
+            line.truncate(end);
+            if line.last() == Some(&b'\r') {
+                line.truncate(end - 1);
+            }
+            return Ok(Some(Line::Text(line)));
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> io::Result<Option<Line>> {
+        if let Some(line) = self.decode(buf)? {
+            return Ok(Some(line));
+        }
+        // What is left is a last line without its newline.
+        self.searched = 0;
+        if std::mem::take(&mut self.discarding) || buf.is_empty() {
+            buf.clear();
+            return Ok(None);
+        }
+        Ok(Some(Line::Text(buf.split())))
+    }
 }
 
 async fn write_line<W: AsyncWrite + Unpin>(writer: &mut W, mut line: String) -> io::Result<()> {
     line.push('\n');
     writer.write_all(line.as_bytes()).await?;
     writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `chunks` one at a time (as reads would), then ends the input.
+    fn frame(max: usize, chunks: &[&[u8]]) -> Vec<Line> {
+        let mut decoder = LineDecoder::new(max);
+        let mut buf = BytesMut::new();
+        let mut lines = Vec::new();
+        for chunk in chunks {
+            buf.extend_from_slice(chunk);
+            while let Some(line) = decoder.decode(&mut buf).unwrap() {
+                lines.push(line);
+            }
+        }
+        while let Some(line) = decoder.decode_eof(&mut buf).unwrap() {
+            lines.push(line);
+        }
+        lines
+    }
+
+    fn text(s: &[u8]) -> Line {
+        Line::Text(BytesMut::from(s))
+    }
+
+    #[test]
+    fn lines_are_split_on_newlines_whatever_their_bytes() {
+        assert_eq!(
+            frame(8, &[b"ab\n\xFF\xFE\r\n", b"c", b"d\n\nlast"]),
+            [
+                text(b"ab"),
+                text(b"\xFF\xFE"),
+                text(b"cd"),
+                text(b""),
+                text(b"last")
+            ]
+        );
+    }
+
+    #[test]
+    fn an_over_long_line_is_one_item_and_reading_goes_on() {
+        // Limit 4: "12345" is over it whether its newline comes in the same read or later.
+        assert_eq!(
+            frame(4, &[b"1234\n12345\nok\n"]),
+            [text(b"1234"), Line::TooLong, text(b"ok")]
+        );
+        let mut decoder = LineDecoder::new(4);
+        let mut buf = BytesMut::from(&b"123456"[..]);
+        assert_eq!(decoder.decode(&mut buf).unwrap(), Some(Line::TooLong));
+        assert!(buf.is_empty(), "the over-long line is not kept");
+        buf.extend_from_slice(b"789");
+        assert_eq!(decoder.decode(&mut buf).unwrap(), None);
+        assert!(buf.is_empty(), "nor is the rest of it");
+        buf.extend_from_slice(b"0\nnext\n");
+        assert_eq!(decoder.decode(&mut buf).unwrap(), Some(text(b"next")));
+        // An over-long last line without a newline is dropped at end of input.
+        assert_eq!(
+            frame(4, &[b"ok\n", b"123", b"456"]),
+            [text(b"ok"), Line::TooLong]
+        );
+    }
 }
