@@ -230,7 +230,9 @@ async fn context_carries_identity_and_host_state() {
     assert_eq!(seen["id"], Value::Null);
 }
 
-#[tokio::test]
+// Paused time: the cancel's sleep ends only once the runtime is idle, that is once the call is
+// running (parked in its tool), so the cancel always finds it in flight.
+#[tokio::test(start_paused = true)]
 async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
     let dropped = Arc::new(AtomicBool::new(false));
     let registry = Registry::from_servers([job_server(dropped.clone(), Default::default())]);
@@ -469,7 +471,9 @@ async fn several_requests_in_flight_at_once() {
     );
 }
 
-#[tokio::test]
+// Paused time: the sleep before "no more notifications" ends only once the runtime is idle,
+// that is once the watcher task has sent everything it will send.
+#[tokio::test(start_paused = true)]
 async fn list_changed_follows_registry_changes() {
     let registry = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
     let (session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
