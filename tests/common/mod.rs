@@ -46,13 +46,18 @@ fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
     v
 }
 
-/// Asserts `value` is valid against definition `def` of the official schema of `version`.
-pub fn assert_valid(version: &str, def: &str, value: &Value) {
-    let v = validator(version, def);
-    let errors: Vec<String> = v
+/// Why `value` is not valid against definition `def` of the official schema of `version`
+/// (empty when it is).
+pub fn schema_errors(version: &str, def: &str, value: &Value) -> Vec<String> {
+    validator(version, def)
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
+        .collect()
+}
+
+/// Asserts `value` is valid against definition `def` of the official schema of `version`.
+pub fn assert_valid(version: &str, def: &str, value: &Value) {
+    let errors = schema_errors(version, def, value);
     assert!(
         errors.is_empty(),
         "not a valid {def} for {version}:\n{}\n{errors:#?}",
