@@ -13,9 +13,10 @@ use super::{
     Answer, Body, Connection, Dispatcher, Outcome, error_value, parse_error, reply_text,
     reply_value,
 };
-use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode};
+use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode, too_deep};
 use crate::protocol::{
-    Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, method,
+    Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, drop_flat,
+    exceeds_max_depth, method,
 };
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
@@ -291,6 +292,8 @@ impl ServerSession {
     /// refused with one -32600.
     pub async fn handle_with(&self, message: Value, options: CallOptions) -> Option<Value> {
         match message {
+            // A batch too deep is refused whole (as its text would be), dropped flat.
+            Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
             Value::Array(batch) => self.handle_batch(batch, options).await,
             message => self.answer_to_value(self.respond(message, options).await),
         }
@@ -311,6 +314,8 @@ impl ServerSession {
             ))
         };
         if !self.accepts_batches() {
+            // Dropped flat: a refused batch can be nested as deep as a caller made it.
+            batch.into_iter().for_each(drop_flat);
             let version = self
                 .protocol_version()
                 .map_or("none yet".to_owned(), |v| v.to_string());
@@ -346,6 +351,9 @@ impl ServerSession {
     /// a `tools/list` reply splices the listing serialized once per registry change instead
     /// of copying and serializing it again.
     pub async fn handle_text_with(&self, message: Value, options: CallOptions) -> Option<String> {
+        if message.is_array() && exceeds_max_depth(&message) {
+            return refuse_too_deep(message).map(|v| v.to_string());
+        }
         if let Value::Array(batch) = message {
             return self
                 .handle_batch(batch, options)
@@ -531,5 +539,13 @@ impl Lifecycle {
     /// Whether `initialize` has been answered (Initializing or Ready).
     pub fn is_initialized(&self) -> bool {
         matches!(self, Lifecycle::Initializing | Lifecycle::Ready)
+    }
+}
+
+/// The reply to a message nesting deeper than the limit (see `protocol::decode::too_deep`).
+fn refuse_too_deep(message: Value) -> Option<Value> {
+    match too_deep(message) {
+        Incoming::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
+        _ => None,
     }
 }

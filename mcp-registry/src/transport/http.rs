@@ -653,13 +653,13 @@ async fn post_modern(
     let modern = body_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == ProtocolEra::Modern);
-    if body_version.is_none() || modern {
-        if let Err(e) = require_modern_meta(message_meta(&message).and_then(Value::as_object)) {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                &error_value(id.as_ref().and_then(RequestId::from_value), e),
-            );
-        }
+    if (body_version.is_none() || modern)
+        && let Err(e) = require_modern_meta(message_meta(&message).and_then(Value::as_object))
+    {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &error_value(id.as_ref().and_then(RequestId::from_value), e),
+        );
     }
     if !modern {
         // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
