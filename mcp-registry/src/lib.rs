@@ -40,6 +40,7 @@
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
 #![warn(missing_docs)]
 
+#[cfg(feature = "agent")]
 pub mod agent;
 pub mod client;
 pub mod dispatch;

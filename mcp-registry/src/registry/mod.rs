@@ -445,6 +445,7 @@ impl Registry {
 
     /// Adds every server of `new` in one atomic change (replacing servers of the same names,
     /// which keep their enabled flags) and returns their names.
+    #[cfg(feature = "agent")]
     pub(crate) fn register_servers(&self, new: Vec<Server>) -> Vec<String> {
         self.update(|servers| {
             let mut names = Vec::with_capacity(new.len());
@@ -458,6 +459,7 @@ impl Registry {
     }
 
     /// Every server, sorted by name, read from one snapshot.
+    #[cfg(feature = "agent")]
     pub(crate) fn servers(&self) -> Vec<Server> {
         self.snapshot()
             .servers
