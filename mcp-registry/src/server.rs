@@ -91,7 +91,7 @@ struct ServerInner {
 /// the older revisions' forms on first use.
 pub(crate) struct ToolListing {
     full: ListingForm,
-    /// 2024-11-05 and 2025-03-26 (see [`protocol::Tool::for_version`]).
+    /// 2024-11-05 and 2025-03-26 (see [`protocol::ToolDescriptor::for_version`]).
     older: [std::sync::OnceLock<ListingForm>; 2],
 }
 
@@ -104,7 +104,9 @@ pub(crate) struct ListingForm {
 }
 
 impl ListingForm {
-    fn new<'a>(descriptors: impl Iterator<Item = std::borrow::Cow<'a, protocol::Tool>>) -> Self {
+    fn new<'a>(
+        descriptors: impl Iterator<Item = std::borrow::Cow<'a, protocol::ToolDescriptor>>,
+    ) -> Self {
         let array = Value::Array(
             descriptors
                 .map(|t| serde_json::to_value(&*t).unwrap_or(Value::Null))

@@ -149,7 +149,7 @@ impl ModelApi {
     ///         "name": "mcp__math__add", "description": "Add", "parameters": {"type": "object"}}})
     /// );
     /// ```
-    pub fn tool_definition(self, name: &str, tool: &protocol::Tool) -> Value {
+    pub fn tool_definition(self, name: &str, tool: &protocol::ToolDescriptor) -> Value {
         let schema = (*tool.input_schema).clone();
         let mut def = Map::new();
         def.insert("name".to_owned(), json!(name));

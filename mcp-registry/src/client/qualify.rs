@@ -79,7 +79,7 @@ pub struct CatalogTool {
     /// The server that provides it.
     pub server: String,
     /// The tool as `tools/list` describes it (its `name` is the plain tool name).
-    pub tool: protocol::Tool,
+    pub tool: protocol::ToolDescriptor,
 }
 
 impl CatalogTool {

@@ -25,7 +25,7 @@ pub use messages::{
     InitializeParams, InitializeResult, ListToolsParams, ProgressNotificationParams, ResultType,
     ServerCapabilities, ToolsCapability, method,
 };
-pub use tool::{Tool, ToolAnnotations, ToolNameError, validate_tool_name};
+pub use tool::{ToolAnnotations, ToolDescriptor, ToolNameError, validate_tool_name};
 pub(crate) use version::Era;
 #[cfg(feature = "http")]
 pub(crate) use version::require_modern_meta;

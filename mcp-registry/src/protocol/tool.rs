@@ -31,12 +31,13 @@ impl ToolAnnotations {
     }
 }
 
-/// A tool as `tools/list` describes it.
+/// A tool as `tools/list` describes it (the wire form; [`crate::Tool`] is the runtime tool
+/// that carries one, with its handler).
 ///
 /// Schemas are shared (`Arc`) so that listing never regenerates or deep-copies them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tool {
+pub struct ToolDescriptor {
     /// Unique name within its server.
     pub name: String,
     /// Display title.
@@ -119,14 +120,14 @@ pub fn validate_tool_name(name: &str) -> Result<(), ToolNameError> {
     Ok(())
 }
 
-impl Tool {
+impl ToolDescriptor {
     /// This descriptor as protocol revision `version` defines a tool: `annotations` only
     /// from 2025-03-26; `title`, `outputSchema` and `_meta` only from 2025-06-18. Revisions
     /// whose schema has every member get the descriptor unchanged.
     ///
     /// ```
-    /// use mcp_registry::protocol::{ProtocolVersion, Tool, ToolAnnotations};
-    /// let tool = Tool {
+    /// use mcp_registry::protocol::{ProtocolVersion, ToolDescriptor, ToolAnnotations};
+    /// let tool = ToolDescriptor {
     ///     name: "t".into(),
     ///     title: Some("T".into()),
     ///     description: None,
@@ -139,7 +140,10 @@ impl Tool {
     /// assert!(old.title.is_none() && old.output_schema.is_none() && old.annotations.is_empty());
     /// assert_eq!(tool.for_version(ProtocolVersion::V2025_06_18).as_ref(), &tool);
     /// ```
-    pub fn for_version(&self, version: super::ProtocolVersion) -> std::borrow::Cow<'_, Tool> {
+    pub fn for_version(
+        &self,
+        version: super::ProtocolVersion,
+    ) -> std::borrow::Cow<'_, ToolDescriptor> {
         use super::ProtocolVersion as V;
         if version >= V::V2025_06_18 {
             return std::borrow::Cow::Borrowed(self);

@@ -45,7 +45,7 @@ pub struct ToolDefinition {
     /// `mcp__<server>__<tool>`.
     pub qualified_name: String,
     /// The tool as `tools/list` describes it.
-    pub tool: protocol::Tool,
+    pub tool: protocol::ToolDescriptor,
 }
 
 /// Why a server cannot be served.

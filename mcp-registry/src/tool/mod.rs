@@ -105,7 +105,7 @@ pub struct Tool {
 
 struct ToolInner {
     name: Arc<str>,
-    descriptor: protocol::Tool,
+    descriptor: protocol::ToolDescriptor,
     handler: Arc<dyn ToolHandler>,
 }
 
@@ -163,7 +163,7 @@ impl Tool {
     }
 
     /// The tool as `tools/list` describes it.
-    pub fn descriptor(&self) -> &protocol::Tool {
+    pub fn descriptor(&self) -> &protocol::ToolDescriptor {
         &self.inner.descriptor
     }
 
@@ -328,7 +328,7 @@ impl ToolBuilder {
         Ok(Tool {
             inner: Arc::new(ToolInner {
                 name,
-                descriptor: protocol::Tool {
+                descriptor: protocol::ToolDescriptor {
                     name: self.name,
                     title: self.title,
                     description: self.description,
