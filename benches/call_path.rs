@@ -6,7 +6,10 @@
 //! - `handle_mcp_message`: a full `tools/call` JSON-RPC request in, reply `Value` out.
 //! - `value_floor` (for information): the least a `Value`-in, `Value`-out `tools/call` can do:
 //!   take the request apart, the direct work, build the reply.
-//! - `handle_mcp_text`: the same request as JSON text in, reply text out (for information).
+//! - `handle_mcp_text`: the same request as JSON text in, reply text out.
+//! - `text_floor`: the least a text-in, text-out `tools/call` can do: a borrowed typed
+//!   envelope, the arguments deserialized from their raw text, the call, the typed reply
+//!   serialized.
 //! - `lookup/{2,10000}`: `call_tool_by_name` in registries of 2 and 10,000 tools.
 //! - `tools_list/10000`: `tools/list` of a 10,000-tool server, as a `Value` and as text.
 //!
@@ -20,6 +23,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_registry::{IntoToolResult, Registry, Server, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 #[derive(Deserialize, JsonSchema)]
@@ -43,6 +47,33 @@ fn registry_with(n: usize) -> Registry {
     let mut tools = vec![add_tool("add")];
     tools.extend((1..n).map(|i| add_tool(&format!("add_{i}"))));
     Registry::from_servers([Server::new("math", None, tools).expect("valid server")])
+}
+
+/// `text_floor`'s request: borrowed where it can be, the arguments raw.
+#[derive(Deserialize)]
+struct FloorRequest<'a> {
+    #[allow(dead_code)]
+    jsonrpc: &'a str,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    method: &'a str,
+    #[serde(borrow)]
+    params: FloorParams<'a>,
+}
+
+#[derive(Deserialize)]
+struct FloorParams<'a> {
+    name: &'a str,
+    #[serde(borrow)]
+    arguments: &'a RawValue,
+}
+
+/// `text_floor`'s reply.
+#[derive(serde::Serialize)]
+struct FloorReply<'a> {
+    jsonrpc: &'static str,
+    id: &'a RawValue,
+    result: mcp_registry::CallToolResult,
 }
 
 /// Polls a future that completes without waiting, once.
@@ -139,6 +170,29 @@ fn bench(c: &mut Criterion) {
     let request_text = request.to_string();
     g.bench_function("handle_mcp_text", |b| {
         b.iter(|| now(registry.handle_mcp_text("math", &request_text)).expect("reply"))
+    });
+    // The least a text-in, text-out `tools/call` can do: parse the request into a borrowed
+    // typed envelope (the arguments left as raw text until the tool is known), deserialize
+    // the two arguments, call, serialize the typed reply. `handle_mcp_text` is judged
+    // against this.
+    g.bench_function("text_floor", |b| {
+        b.iter(|| {
+            now(async {
+                let request: FloorRequest<'_> =
+                    serde_json::from_str(&request_text).expect("a request");
+                assert_eq!(request.method, "tools/call");
+                assert_eq!(request.params.name, "add");
+                let parsed: AddArgs =
+                    serde_json::from_str(request.params.arguments.get()).expect("valid");
+                let result = add(parsed).await.into_tool_result().expect("ok");
+                serde_json::to_string(&FloorReply {
+                    jsonrpc: "2.0",
+                    id: request.id,
+                    result,
+                })
+                .expect("a reply")
+            })
+        })
     });
     g.finish();
 
