@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::future::CatchUnwind;
 use serde_json::{Map, Value};
-use tokio::time::timeout;
+use tokio::time::{Timeout, timeout};
 use tokio_util::sync::CancellationToken;
 
 use super::{CallError, Registry, Target};
@@ -77,7 +77,12 @@ impl CallOptions {
         Self::default()
     }
 
-    /// The time limit for this call (overrides the registry's default).
+    /// The time limit for this call (overrides the registry's default), counted from its
+    /// first poll.
+    ///
+    /// It needs a Tokio runtime with time enabled: a call that waits outside one fails with
+    /// [`CallError::NoTimer`] instead of running unlimited. Elsewhere, use
+    /// [`without_timeout`](Self::without_timeout).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = TimeoutSetting::Limit(limit);
         self
@@ -135,6 +140,11 @@ impl Registry {
     /// (`mcp__<server>__<tool>`), with the registry's default timeout.
     ///
     /// `arguments` must be a JSON object (or `null`, read as `{}`).
+    ///
+    /// The timeout needs a Tokio runtime with time enabled: a call that waits outside one
+    /// fails with [`CallError::NoTimer`] (see [`RegistryBuilder::default_timeout`]).
+    ///
+    /// [`RegistryBuilder::default_timeout`]: crate::RegistryBuilder::default_timeout
     pub async fn call_tool_by_name(
         &self,
         name: &str,
@@ -236,7 +246,8 @@ impl Registry {
 ///
 /// Most calls finish on their first poll, which is made here and costs neither a timer nor
 /// an allocation. A call that waits goes on as [`Call::wait`], which races it against the
-/// caller's cancellation and the time limit (counted from the first poll).
+/// caller's cancellation and the time limit (counted from the first poll; with no Tokio
+/// timer to keep it, the call fails with [`CallError::NoTimer`]).
 pub(crate) enum CallFuture {
     /// Not polled yet.
     Start(Call),
@@ -290,19 +301,17 @@ pub(crate) struct Call {
 impl Call {
     /// The rest of a call whose first poll was pending.
     async fn wait(mut self) -> Result<CallToolResult, CallError> {
-        // Without a Tokio runtime there is no timer: the call runs unlimited.
-        let limit = self
-            .limit
-            .filter(|_| tokio::runtime::Handle::try_current().is_ok());
+        let limit = self.limit;
         let outcome = {
             let fut = &mut self.fut;
             let limited = async {
-                match limit {
-                    None => Ok(fut.await),
-                    Some(limit) => timeout(limit, fut)
-                        .await
-                        .map_err(|_elapsed| Failure::TimedOut(limit)),
-                }
+                let Some(limit) = limit else {
+                    return Ok(fut.await);
+                };
+                let Some(limited) = start_timer(limit, fut) else {
+                    return Err(Failure::NoTimer(limit));
+                };
+                limited.await.map_err(|_elapsed| Failure::TimedOut(limit))
             };
             match &self.cancellation {
                 None => limited.await,
@@ -330,6 +339,14 @@ impl Call {
             .and_then(refuse_too_deep)
             .map_err(|failure| failure.into_error(&names))
     }
+}
+
+/// `fut` limited to `limit`, or `None` where no timer can keep the limit: outside a Tokio
+/// runtime, or in one built without its time driver (`enable_time`).
+fn start_timer<F: Future>(limit: Duration, fut: F) -> Option<Timeout<F>> {
+    tokio::runtime::Handle::try_current().ok()?;
+    // Tokio has no query for the time driver: without it, creating the timer panics.
+    std::panic::catch_unwind(AssertUnwindSafe(|| timeout(limit, fut))).ok()
 }
 
 /// The handler's outcome, its panic caught.
@@ -371,6 +388,8 @@ enum Failure {
     Tool(ToolError),
     Panicked(String),
     TimedOut(Duration),
+    /// The call waited with a time limit but no timer to keep it.
+    NoTimer(Duration),
     Cancelled,
 }
 
@@ -388,6 +407,7 @@ impl Failure {
                 CallError::Panicked { tool, message }
             }
             Failure::TimedOut(limit) => CallError::Timeout { tool, limit },
+            Failure::NoTimer(limit) => CallError::NoTimer { tool, limit },
             Failure::Cancelled => CallError::Cancelled { tool },
         }
     }
