@@ -450,6 +450,95 @@ fn calls_without_a_tokio_runtime_still_work() {
     );
 }
 
+/// A tool that waits once (returns `Pending` a first time), then answers.
+fn yielding_server() -> Server {
+    struct YieldOnce(bool);
+    impl std::future::Future for YieldOnce {
+        type Output = ();
+        fn poll(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<()> {
+            if std::mem::replace(&mut self.0, true) {
+                return std::task::Poll::Ready(());
+            }
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    }
+    let tool = Tool::new(
+        "wait_once",
+        "Waits once",
+        json!({"type": "object"}),
+        |_| async {
+            YieldOnce(false).await;
+            "resumed"
+        },
+    )
+    .unwrap();
+    Server::new("waiting", None, [tool]).unwrap()
+}
+
+#[test]
+fn a_limited_call_that_waits_outside_a_runtime_fails_instead_of_running_unlimited() {
+    let dropped = Arc::new(AtomicBool::new(false));
+    let registry = Registry::from_servers([hanging_server(dropped.clone()), yielding_server()]);
+    let err = futures_executor_block_on(registry.call_tool_by_name("hang", json!({}))).unwrap_err();
+    assert_eq!(
+        err,
+        CallError::NoTimer {
+            tool: "hang".into(),
+            limit: Duration::from_secs(30)
+        }
+    );
+    assert!(err.to_string().contains("outside a Tokio runtime"), "{err}");
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the handler's future was dropped"
+    );
+    let limited = CallOptions::new().timeout(Duration::from_secs(1));
+    let err =
+        futures_executor_block_on(registry.call_tool_by_name_with("wait_once", json!({}), limited))
+            .unwrap_err();
+    assert!(matches!(err, CallError::NoTimer { limit, .. } if limit == Duration::from_secs(1)));
+
+    // Without a limit, any executor runs calls that wait: per call, or for the registry.
+    let ok = futures_executor_block_on(registry.call_tool_by_name_with(
+        "wait_once",
+        json!({}),
+        CallOptions::new().without_timeout(),
+    ))
+    .unwrap();
+    assert_eq!(ok.first_text(), Some("resumed"));
+    let unlimited = Registry::builder()
+        .without_default_timeout()
+        .server(yielding_server())
+        .build();
+    let ok =
+        futures_executor_block_on(unlimited.call_tool_by_name("wait_once", json!({}))).unwrap();
+    assert_eq!(ok.first_text(), Some("resumed"));
+}
+
+#[test]
+fn a_runtime_without_time_cannot_keep_a_limit_either() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let registry = Registry::from_servers([yielding_server()]);
+    let err = runtime
+        .block_on(registry.call_tool_by_name("wait_once", json!({})))
+        .unwrap_err();
+    assert!(matches!(err, CallError::NoTimer { .. }), "{err}");
+    let ok = runtime
+        .block_on(registry.call_tool_by_name_with(
+            "wait_once",
+            json!({}),
+            CallOptions::new().without_timeout(),
+        ))
+        .unwrap();
+    assert_eq!(ok.first_text(), Some("resumed"));
+}
+
 /// A minimal executor, so the test runs outside any Tokio runtime.
 fn futures_executor_block_on<F: std::future::Future>(fut: F) -> F::Output {
     use std::task::{Context, Poll, Waker};

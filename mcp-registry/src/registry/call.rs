@@ -1,13 +1,15 @@
 use std::any::Any;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use serde_json::{Map, Value};
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio::time::{Timeout, timeout};
+use tokio_util::sync::CancellationToken;
 
 use super::{CallError, Registry, Target};
 use crate::protocol::{
@@ -75,7 +77,12 @@ impl CallOptions {
         Self::default()
     }
 
-    /// The time limit for this call (overrides the registry's default).
+    /// The time limit for this call (overrides the registry's default), counted from its
+    /// first poll.
+    ///
+    /// It needs a Tokio runtime with time enabled: a call that waits outside one fails with
+    /// [`CallError::NoTimer`] instead of running unlimited. Elsewhere, use
+    /// [`without_timeout`](Self::without_timeout).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = TimeoutSetting::Limit(limit);
         self
@@ -133,6 +140,11 @@ impl Registry {
     /// (`mcp__<server>__<tool>`), with the registry's default timeout.
     ///
     /// `arguments` must be a JSON object (or `null`, read as `{}`).
+    ///
+    /// The timeout needs a Tokio runtime with time enabled: a call that waits outside one
+    /// fails with [`CallError::NoTimer`] (see [`RegistryBuilder::default_timeout`]).
+    ///
+    /// [`RegistryBuilder::default_timeout`]: crate::RegistryBuilder::default_timeout
     pub async fn call_tool_by_name(
         &self,
         name: &str,
@@ -160,11 +172,11 @@ impl Registry {
         let snapshot = self.snapshot();
         let target = match snapshot.resolve(name) {
             Ok(target) => target,
-            Err(e) => return CallFuture::failed(e),
+            Err(e) => return failed(e),
         };
         if exceeds_max_depth(&arguments) {
             drop_flat(arguments);
-            return CallFuture::failed(CallError::InvalidArguments {
+            return failed(CallError::InvalidArguments {
                 tool: target.tool.name().to_owned(),
                 message: format!(
                     "arguments nest arrays and objects deeper than {MAX_DEPTH} levels"
@@ -175,7 +187,7 @@ impl Registry {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                return CallFuture::failed(CallError::InvalidArguments {
+                return failed(CallError::InvalidArguments {
                     tool: target.tool.name().to_owned(),
                     message: format!("arguments must be a JSON object, got {other}"),
                 });
@@ -185,9 +197,7 @@ impl Registry {
     }
 
     /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
-    /// the returned future runs the call. Inlined, so a call with default options skips
-    /// what they leave unset.
-    #[inline]
+    /// the returned future runs the call.
     pub(crate) fn invoke(
         &self,
         target: Target<'_>,
@@ -200,10 +210,7 @@ impl Registry {
             TimeoutSetting::Limit(d) => Some(d),
             TimeoutSetting::Unlimited => None,
         };
-        let cancelled = options
-            .cancellation
-            .as_ref()
-            .map(|t| Box::pin(t.clone().cancelled_owned()));
+        let cancellation = options.cancellation.clone();
         let ctx = ToolContext::from_scope(CallScope {
             names: target.names.clone(),
             request_id: request.id,
@@ -214,105 +221,139 @@ impl Registry {
             registry_extensions: self.config().extensions.clone(),
             call_extensions: options.extensions,
         });
-        let completion = ctx.completion();
+        let names = target.names.clone();
+        let mut completion = ctx.completion();
         // Creating the future runs user code too (argument parsing, a closure's body).
         let handler = target.tool.handler();
-        let state =
-            match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, arguments))) {
-                Ok(fut) => State::Running(fut),
-                Err(payload) => State::Panicked(panic_message(&*payload)),
-            };
-        CallFuture {
-            state,
-            names: Some(target.names.clone()),
-            completion,
-            cancelled,
-            limit,
-            sleep: None,
-            armed: false,
-        }
-    }
-}
-
-enum State {
-    Running(BoxFuture<'static, HandlerResult>),
-    /// Creating the handler's future panicked.
-    Panicked(String),
-    /// The call could not start (unknown tool, …).
-    Failed(Box<CallError>),
-    Finished,
-}
-
-/// One tool call in flight: the handler's future guarded against panics, raced against the
-/// caller's cancellation and a deadline, in one flat future (no nested state machines on the
-/// hot path) that resolves straight to the call's result. The timer costs nothing for a call
-/// finishing on its first poll: it is armed only when the call first returns `Pending`.
-/// Without a Tokio runtime (time enabled) the call runs unlimited.
-pub(crate) struct CallFuture {
-    state: State,
-    /// `None` only for a call that could not start.
-    names: Option<Arc<CallNames>>,
-    completion: Completion,
-    cancelled: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
-    limit: Option<Duration>,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    armed: bool,
-}
-
-impl CallFuture {
-    #[cold]
-    fn failed(error: CallError) -> Self {
-        CallFuture {
-            state: State::Failed(Box::new(error)),
-            names: None,
-            completion: Completion::none(),
-            cancelled: None,
-            limit: None,
-            sleep: None,
-            armed: false,
-        }
-    }
-
-    /// Ends the call: marks it completed (no progress after the reply) and maps its outcome.
-    #[inline]
-    fn finish(
-        &mut self,
-        outcome: Result<CallToolResult, Failure>,
-    ) -> Poll<Result<CallToolResult, CallError>> {
-        self.state = State::Finished;
-        self.completion.complete();
-        let outcome = outcome.and_then(refuse_too_deep);
-        Poll::Ready(outcome.map_err(|failure| self.error(failure)))
-    }
-
-    #[cold]
-    fn error(&self, failure: Failure) -> CallError {
-        let names = self.names.as_deref();
-        let tool = names.map_or("", |n| &n.tool);
-        let name = || tool.to_owned();
-        match failure {
-            Failure::Tool(ToolError::InvalidArguments(message)) => CallError::InvalidArguments {
-                tool: name(),
-                message,
-            },
-            Failure::Tool(ToolError::Failed(message)) => CallError::ToolFailed {
-                tool: name(),
-                message,
-            },
-            Failure::Panicked(message) => {
-                let server = names.map_or("", |n| &n.server);
-                tracing::error!(tool, server, %message, "tool panicked");
-                CallError::Panicked {
-                    tool: name(),
-                    message,
-                }
-            }
-            Failure::TimedOut(limit) => CallError::Timeout {
-                tool: name(),
+        match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, arguments))) {
+            Ok(fut) => CallFuture::Start(Call {
+                fut: AssertUnwindSafe(fut).catch_unwind(),
+                names,
+                completion,
                 limit,
-            },
-            Failure::Cancelled => CallError::Cancelled { tool: name() },
+                cancellation,
+            }),
+            Err(payload) => {
+                completion.complete();
+                let failure = Failure::Panicked(panic_message(&*payload));
+                CallFuture::Done(Some(Err(failure.into_error(&names))))
+            }
         }
+    }
+}
+
+/// One tool call in flight, resolving to the call's result.
+///
+/// Most calls finish on their first poll, which is made here and costs neither a timer nor
+/// an allocation. A call that waits goes on as [`Call::wait`], which races it against the
+/// caller's cancellation and the time limit (counted from the first poll; with no Tokio
+/// timer to keep it, the call fails with [`CallError::NoTimer`]).
+pub(crate) enum CallFuture {
+    /// Not polled yet.
+    Start(Call),
+    /// The first poll was pending.
+    Waiting(BoxFuture<'static, Result<CallToolResult, CallError>>),
+    /// Decided without polling a handler; `None` once resolved.
+    Done(Option<Result<CallToolResult, CallError>>),
+}
+
+/// A call that could not start: a future that fails at once.
+#[cold]
+fn failed(error: CallError) -> CallFuture {
+    CallFuture::Done(Some(Err(error)))
+}
+
+impl Future for CallFuture {
+    type Output = Result<CallToolResult, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            match std::mem::replace(this, CallFuture::Done(None)) {
+                CallFuture::Start(mut call) => match call.fut.poll_unpin(cx) {
+                    Poll::Ready(outcome) => return Poll::Ready(call.finish(outcome_of(outcome))),
+                    // Polled again at once, as `Waiting`: that arms the timer.
+                    Poll::Pending => *this = CallFuture::Waiting(Box::pin(call.wait())),
+                },
+                CallFuture::Waiting(mut fut) => {
+                    let polled = fut.poll_unpin(cx);
+                    if polled.is_pending() {
+                        *this = CallFuture::Waiting(fut);
+                    }
+                    return polled;
+                }
+                // A resolved future never resolves again.
+                CallFuture::Done(outcome) => return outcome.map_or(Poll::Pending, Poll::Ready),
+            }
+        }
+    }
+}
+
+/// A started call: the handler's future with its panics caught, and what ending it needs.
+pub(crate) struct Call {
+    fut: CatchUnwind<AssertUnwindSafe<BoxFuture<'static, HandlerResult>>>,
+    names: Arc<CallNames>,
+    completion: Completion,
+    limit: Option<Duration>,
+    cancellation: Option<CancellationToken>,
+}
+
+impl Call {
+    /// The rest of a call whose first poll was pending.
+    async fn wait(mut self) -> Result<CallToolResult, CallError> {
+        let limit = self.limit;
+        let outcome = {
+            let fut = &mut self.fut;
+            let limited = async {
+                let Some(limit) = limit else {
+                    return Ok(fut.await);
+                };
+                let Some(limited) = start_timer(limit, fut) else {
+                    return Err(Failure::NoTimer(limit));
+                };
+                limited.await.map_err(|_elapsed| Failure::TimedOut(limit))
+            };
+            match &self.cancellation {
+                None => limited.await,
+                Some(token) => token
+                    .run_until_cancelled(limited)
+                    .await
+                    .unwrap_or(Err(Failure::Cancelled)),
+            }
+        };
+        self.finish(outcome.and_then(outcome_of))
+    }
+
+    /// Ends the call: drops the handler's future, marks the call completed (no progress
+    /// after the reply) and maps its outcome to what the caller sees.
+    fn finish(self, outcome: Result<CallToolResult, Failure>) -> Result<CallToolResult, CallError> {
+        let Call {
+            fut,
+            names,
+            mut completion,
+            ..
+        } = self;
+        drop(fut);
+        completion.complete();
+        outcome
+            .and_then(refuse_too_deep)
+            .map_err(|failure| failure.into_error(&names))
+    }
+}
+
+/// `fut` limited to `limit`, or `None` where no timer can keep the limit: outside a Tokio
+/// runtime, or in one built without its time driver (`enable_time`).
+fn start_timer<F: Future>(limit: Duration, fut: F) -> Option<Timeout<F>> {
+    tokio::runtime::Handle::try_current().ok()?;
+    // Tokio has no query for the time driver: without it, creating the timer panics.
+    std::panic::catch_unwind(AssertUnwindSafe(|| timeout(limit, fut))).ok()
+}
+
+/// The handler's outcome, its panic caught.
+fn outcome_of(caught: std::thread::Result<HandlerResult>) -> Result<CallToolResult, Failure> {
+    match caught {
+        Ok(result) => result.map_err(Failure::Tool),
+        Err(payload) => Err(Failure::Panicked(panic_message(&*payload))),
     }
 }
 
@@ -347,60 +388,27 @@ enum Failure {
     Tool(ToolError),
     Panicked(String),
     TimedOut(Duration),
+    /// The call waited with a time limit but no timer to keep it.
+    NoTimer(Duration),
     Cancelled,
 }
 
-impl Future for CallFuture {
-    type Output = Result<CallToolResult, CallError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        let fut = match &mut this.state {
-            State::Running(fut) => fut,
-            State::Panicked(message) => {
-                let message = std::mem::take(message);
-                return this.finish(Err(Failure::Panicked(message)));
+impl Failure {
+    #[cold]
+    fn into_error(self, names: &CallNames) -> CallError {
+        let tool = names.tool.to_string();
+        match self {
+            Failure::Tool(ToolError::InvalidArguments(message)) => {
+                CallError::InvalidArguments { tool, message }
             }
-            State::Failed(_) => {
-                return match std::mem::replace(&mut this.state, State::Finished) {
-                    State::Failed(error) => Poll::Ready(Err(*error)),
-                    _ => Poll::Pending,
-                };
+            Failure::Tool(ToolError::Failed(message)) => CallError::ToolFailed { tool, message },
+            Failure::Panicked(message) => {
+                tracing::error!(tool, server = &*names.server, %message, "tool panicked");
+                CallError::Panicked { tool, message }
             }
-            State::Finished => return Poll::Pending,
-        };
-        // The result is written straight into `ready` (not passed back through the unwind
-        // guard's return value: one copy fewer of a large value).
-        let mut ready = None;
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            if let Poll::Ready(result) = fut.as_mut().poll(cx) {
-                ready = Some(result);
-            }
-        }));
-        if let Err(payload) = polled {
-            // `finish` drops the poisoned future first, outside any further poll.
-            return this.finish(Err(Failure::Panicked(panic_message(&*payload))));
-        }
-        if let Some(result) = ready {
-            return this.finish(result.map_err(Failure::Tool));
-        }
-        if let Some(cancelled) = this.cancelled.as_mut()
-            && cancelled.as_mut().poll(cx).is_ready()
-        {
-            return this.finish(Err(Failure::Cancelled));
-        }
-        let Some(limit) = this.limit else {
-            return Poll::Pending;
-        };
-        if !this.armed {
-            this.armed = true;
-            if tokio::runtime::Handle::try_current().is_ok() {
-                this.sleep = Some(Box::pin(tokio::time::sleep(limit)));
-            }
-        }
-        match this.sleep.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => this.finish(Err(Failure::TimedOut(limit))),
-            _ => Poll::Pending,
+            Failure::TimedOut(limit) => CallError::Timeout { tool, limit },
+            Failure::NoTimer(limit) => CallError::NoTimer { tool, limit },
+            Failure::Cancelled => CallError::Cancelled { tool },
         }
     }
 }

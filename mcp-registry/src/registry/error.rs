@@ -65,6 +65,22 @@ pub enum CallError {
         /// The limit in force.
         limit: Duration,
     },
+    /// The call has a time limit, but it waited where no timer can keep one: outside a Tokio
+    /// runtime, or in a runtime built without `enable_time`. Its future was dropped rather
+    /// than run unlimited. A call that finishes without waiting is not affected.
+    ///
+    /// Poll the call inside a Tokio runtime with time enabled, or call without a limit:
+    /// [`CallOptions::without_timeout`](crate::CallOptions::without_timeout) or
+    /// [`RegistryBuilder::without_default_timeout`](crate::RegistryBuilder::without_default_timeout).
+    #[error(
+        "tool {tool:?} has a time limit of {limit:?} but waited outside a Tokio runtime with time enabled, where no timer can keep it; run the call inside one, or without a timeout"
+    )]
+    NoTimer {
+        /// The tool.
+        tool: String,
+        /// The limit in force.
+        limit: Duration,
+    },
     /// The tool panicked; the panic was caught and the registry is unaffected.
     #[error("tool {tool:?} panicked: {message}")]
     Panicked {

@@ -278,6 +278,12 @@ pub struct RegistryBuilder {
 
 impl RegistryBuilder {
     /// The timeout for calls that set none (default 30 s).
+    ///
+    /// A limit is kept by a Tokio timer, counted from the call's first poll: a call that
+    /// waits outside a Tokio runtime with time enabled fails with [`CallError::NoTimer`]
+    /// instead of running unlimited (calls that finish without waiting are unaffected). To
+    /// run calls on another executor, use
+    /// [`without_default_timeout`](Self::without_default_timeout).
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
         self
