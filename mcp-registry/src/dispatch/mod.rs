@@ -13,7 +13,9 @@ use base64::Engine as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode, kind, too_deep};
+use crate::protocol::decode::{
+    Incoming, IncomingRequest, Invalid, decode, decode_parsed, kind, too_deep,
+};
 use crate::protocol::{
     CacheHints, CacheScope, CallToolResult, DiscoverResult, Era, ErrorCode, ErrorObject,
     ErrorResponse, Implementation, InitializeParams, InitializeResult, META_SERVER_INFO,
@@ -125,11 +127,11 @@ impl<'r> Dispatcher<'r> {
     pub(crate) async fn message(
         self,
         server: &str,
-        message: Value,
+        message: Incoming,
         options: CallOptions,
         connection: Connection,
     ) -> Option<(Option<RequestId>, Answer)> {
-        match decode(message) {
+        match message {
             Incoming::Request(request) => {
                 let id = request.id.clone();
                 Some((
@@ -419,18 +421,31 @@ impl Serialize for Written<'_> {
         struct Empty {}
         let outcome = self.outcome;
         match &outcome.body {
-            Body::Empty => Flat::new(Empty {}, outcome).serialize(serializer),
-            Body::Initialize(r) => Flat::new(r, outcome).serialize(serializer),
-            Body::Discover(r) => Flat::new(r, outcome).serialize(serializer),
-            Body::Call(r) => Flat::new(r, outcome).serialize(serializer),
+            Body::Empty => write(Empty {}, outcome, serializer),
+            Body::Initialize(r) => write(r, outcome, serializer),
+            Body::Discover(r) => write(r, outcome, serializer),
+            Body::Call(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,
                     raw_listing: self.raw_listing,
                 };
-                Flat::new(tools, outcome).serialize(serializer)
+                write(tools, outcome, serializer)
             }
         }
+    }
+}
+
+/// `body`, flattened with what its revision adds when it adds anything.
+fn write<B: Serialize, S: Serializer>(
+    body: B,
+    outcome: &Outcome,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    if outcome.result_type.is_none() && outcome.meta.is_none() {
+        body.serialize(serializer)
+    } else {
+        Flat::new(body, outcome).serialize(serializer)
     }
 }
 
@@ -610,7 +625,7 @@ impl Registry {
             Value::Array(batch) => self.handle_batch(server, batch, options).await,
             message => {
                 let (id, answer) = Dispatcher::new(self)
-                    .message(server, message, options, Connection::default())
+                    .message(server, decode(message), options, Connection::default())
                     .await?;
                 reply_value(id, answer)
             }
@@ -643,7 +658,12 @@ impl Registry {
                 .map(|v| v.to_string());
         }
         let (id, answer) = Dispatcher::new(self)
-            .message(server, message, options, Connection::default())
+            .message(
+                server,
+                decode_parsed(message),
+                options,
+                Connection::default(),
+            )
             .await?;
         reply_text(id, answer)
     }
@@ -667,7 +687,12 @@ impl Registry {
         let mut replies = Vec::new();
         for message in batch {
             if let Some((id, answer)) = dispatcher
-                .message(server, message, options.clone(), Connection::default())
+                .message(
+                    server,
+                    decode(message),
+                    options.clone(),
+                    Connection::default(),
+                )
                 .await
                 && let Some(reply) = reply_value(id, answer)
             {

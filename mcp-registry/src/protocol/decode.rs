@@ -74,6 +74,12 @@ pub(crate) fn decode(message: Value) -> Incoming {
     if exceeds_max_depth(&message) {
         return too_deep(message);
     }
+    decode_parsed(message)
+}
+
+/// [`decode`] for a value `serde_json` parsed from text, which never nests deeper than
+/// [`MAX_DEPTH`]: the depth walk is skipped.
+pub(crate) fn decode_parsed(message: Value) -> Incoming {
     let Value::Object(map) = message else {
         return Incoming::Invalid(Invalid::new(
             None,
