@@ -10,7 +10,8 @@ use serde_json::Value;
 pub const MAX_DEPTH: usize = 127;
 
 /// Whether `value` nests arrays and objects more than [`MAX_DEPTH`] levels deep (a scalar is
-/// depth 0, `[1]` depth 1). Iterative: safe on a value of any depth.
+/// depth 0, `[1]` depth 1). Safe on a value of any depth: the walk stops one level past the
+/// limit, so it never recurses more than `MAX_DEPTH + 1` frames deep.
 ///
 /// ```
 /// use mcp_registry::protocol::{exceeds_max_depth, MAX_DEPTH};
@@ -20,34 +21,17 @@ pub const MAX_DEPTH: usize = 127;
 /// assert!(exceeds_max_depth(&serde_json::json!([v])));
 /// ```
 pub fn exceeds_max_depth(value: &Value) -> bool {
-    fn container(value: &Value) -> bool {
-        matches!(value, Value::Array(_) | Value::Object(_))
-    }
-    // Only containers are pushed, each with its depth (counting itself).
-    let mut stack: Vec<(&Value, usize)> = Vec::new();
-    if container(value) {
-        stack.push((value, 1));
-    }
-    while let Some((value, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
-            return true;
+    /// Whether `value` nests more than `budget` levels.
+    fn deeper_than(value: &Value, budget: usize) -> bool {
+        match value {
+            Value::Array(items) => budget == 0 || items.iter().any(|v| deeper_than(v, budget - 1)),
+            Value::Object(members) => {
+                budget == 0 || members.values().any(|v| deeper_than(v, budget - 1))
+            }
+            _ => false,
         }
-        let children = match value {
-            Value::Array(items) => either(items.iter(), None),
-            Value::Object(members) => either([].iter(), Some(members.values())),
-            _ => continue,
-        };
-        stack.extend(children.filter(|v| container(v)).map(|v| (v, depth + 1)));
     }
-    false
-}
-
-/// The children of an array or an object as one iterator type.
-fn either<'a>(
-    items: std::slice::Iter<'a, Value>,
-    members: Option<serde_json::map::Values<'a>>,
-) -> impl Iterator<Item = &'a Value> {
-    items.chain(members.into_iter().flatten())
+    deeper_than(value, MAX_DEPTH)
 }
 
 /// Drops `value` without recursion (the default drop of a `Value` recurses once per level).
