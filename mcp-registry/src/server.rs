@@ -15,6 +15,7 @@ pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
 
 /// Why a server could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerBuildError {
     /// Two tools share a name.
     #[error(

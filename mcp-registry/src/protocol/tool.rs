@@ -61,6 +61,7 @@ pub struct ToolDescriptor {
 
 /// Why a tool name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolNameError {
     /// The name is empty.
     #[error("tool name is empty; a name has 1 to 128 characters of [A-Za-z0-9_.-]")]

@@ -106,6 +106,7 @@ impl fmt::Debug for NotificationSink {
 
 /// Why a progress report was not sent.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProgressError {
     /// Progress must increase with each report.
     #[error("progress must increase: {progress} is not greater than the previous {previous}")]

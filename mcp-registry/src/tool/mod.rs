@@ -60,6 +60,7 @@ where
 
 /// Why a tool could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolBuildError {
     /// The name breaks the naming rules.
     #[error(transparent)]

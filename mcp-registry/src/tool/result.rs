@@ -10,6 +10,7 @@ use crate::schema;
 
 /// Why a handler did not produce a result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The arguments did not match the tool's input schema.
     #[error("invalid arguments: {0}")]
