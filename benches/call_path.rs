@@ -17,6 +17,7 @@
 //! a no-op waker inside the runtime's context: what is timed is the path itself, not an
 //! executor's `block_on` round trip (which would add the same constant to every path).
 
+use std::future::IntoFuture;
 use std::task::{Context, Poll, Waker};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
@@ -77,8 +78,8 @@ struct FloorReply<'a> {
 }
 
 /// Polls a future that completes without waiting, once.
-fn now<F: Future>(fut: F) -> F::Output {
-    let mut fut = std::pin::pin!(fut);
+fn now<F: IntoFuture>(fut: F) -> F::Output {
+    let mut fut = std::pin::pin!(fut.into_future());
     match fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
         Poll::Ready(v) => v,
         Poll::Pending => panic!("the benchmarked path waited"),

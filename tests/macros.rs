@@ -884,7 +884,8 @@ async fn blocking_tools_time_out_while_their_thread_is_blocked() {
 
     let patient = mcp_registry::CallOptions::new().timeout(std::time::Duration::from_secs(60));
     let err = registry
-        .call_tool_by_name_with("blocking_panic", json!({"message": "boom"}), patient)
+        .call_tool_by_name("blocking_panic", json!({"message": "boom"}))
+        .options(patient)
         .await
         .unwrap_err();
     assert!(

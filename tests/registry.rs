@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::future::IntoFuture as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -220,21 +221,15 @@ async fn timeouts_drop_the_future_per_registry_and_per_call() {
     );
 
     let err = registry
-        .call_tool_by_name_with(
-            "sleep",
-            json!({"ms": 500}),
-            CallOptions::new().timeout(Duration::from_millis(100)),
-        )
+        .call_tool_by_name("sleep", json!({"ms": 500}))
+        .options(CallOptions::new().timeout(Duration::from_millis(100)))
         .await
         .unwrap_err();
     assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(100)));
     // A per-call limit can also lift the registry's.
     let ok = registry
-        .call_tool_by_name_with(
-            "sleep",
-            json!({"ms": 5000}),
-            CallOptions::new().without_timeout(),
-        )
+        .call_tool_by_name("sleep", json!({"ms": 5000}))
+        .options(CallOptions::new().without_timeout())
         .await
         .unwrap();
     assert_eq!(ok.first_text(), Some("sleep slept 5000"));
@@ -256,11 +251,9 @@ async fn cancellation_drops_the_future_even_if_the_tool_never_looks() {
     let dropped = Arc::new(AtomicBool::new(false));
     let registry = Registry::from_servers([hanging_server(dropped.clone())]);
     let token = CancellationToken::new();
-    let call = registry.call_tool_by_name_with(
-        "hang",
-        json!({}),
-        CallOptions::new().cancellation(token.clone()),
-    );
+    let call = registry
+        .call_tool_by_name("hang", json!({}))
+        .options(CallOptions::new().cancellation(token.clone()));
     let canceller = async {
         tokio::task::yield_now().await;
         token.cancel();
@@ -497,17 +490,20 @@ fn a_limited_call_that_waits_outside_a_runtime_fails_instead_of_running_unlimite
         "the handler's future was dropped"
     );
     let limited = CallOptions::new().timeout(Duration::from_secs(1));
-    let err =
-        futures_executor_block_on(registry.call_tool_by_name_with("wait_once", json!({}), limited))
-            .unwrap_err();
+    let err = futures_executor_block_on(
+        registry
+            .call_tool_by_name("wait_once", json!({}))
+            .options(limited),
+    )
+    .unwrap_err();
     assert!(matches!(err, CallError::NoTimer { limit, .. } if limit == Duration::from_secs(1)));
 
     // Without a limit, any executor runs calls that wait: per call, or for the registry.
-    let ok = futures_executor_block_on(registry.call_tool_by_name_with(
-        "wait_once",
-        json!({}),
-        CallOptions::new().without_timeout(),
-    ))
+    let ok = futures_executor_block_on(
+        registry
+            .call_tool_by_name("wait_once", json!({}))
+            .without_timeout(),
+    )
     .unwrap();
     assert_eq!(ok.first_text(), Some("resumed"));
     let unlimited = Registry::builder()
@@ -526,23 +522,28 @@ fn a_runtime_without_time_cannot_keep_a_limit_either() {
         .unwrap();
     let registry = Registry::from_servers([yielding_server()]);
     let err = runtime
-        .block_on(registry.call_tool_by_name("wait_once", json!({})))
+        .block_on(
+            registry
+                .call_tool_by_name("wait_once", json!({}))
+                .into_future(),
+        )
         .unwrap_err();
     assert!(matches!(err, CallError::NoTimer { .. }), "{err}");
     let ok = runtime
-        .block_on(registry.call_tool_by_name_with(
-            "wait_once",
-            json!({}),
-            CallOptions::new().without_timeout(),
-        ))
+        .block_on(
+            registry
+                .call_tool_by_name("wait_once", json!({}))
+                .without_timeout()
+                .into_future(),
+        )
         .unwrap();
     assert_eq!(ok.first_text(), Some("resumed"));
 }
 
 /// A minimal executor, so the test runs outside any Tokio runtime.
-fn futures_executor_block_on<F: std::future::Future>(fut: F) -> F::Output {
+fn futures_executor_block_on<F: std::future::IntoFuture>(fut: F) -> F::Output {
     use std::task::{Context, Poll, Waker};
-    let mut fut = std::pin::pin!(fut);
+    let mut fut = std::pin::pin!(fut.into_future());
     let mut cx = Context::from_waker(Waker::noop());
     loop {
         if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {

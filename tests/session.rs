@@ -172,11 +172,8 @@ async fn stateless_calls_deliver_progress_to_a_sink() {
     let mut meta = serde_json::Map::new();
     meta.insert("progressToken".into(), json!("p"));
     let result = registry
-        .call_tool_by_name_with(
-            "job",
-            json!({"steps": 2}),
-            CallOptions::new().notifications(sink.clone()).meta(meta),
-        )
+        .call_tool_by_name("job", json!({"steps": 2}))
+        .options(CallOptions::new().notifications(sink.clone()).meta(meta))
         .await
         .unwrap();
     assert_eq!(result.first_text(), Some("2 steps"));
@@ -217,11 +214,8 @@ async fn context_carries_identity_and_host_state() {
                "version": "2025-06-18", "db": "postgres://db", "user": null})
     );
     let result = registry
-        .call_tool_by_name_with(
-            "who",
-            json!({}),
-            CallOptions::new().extension(RequestUser("ada")),
-        )
+        .call_tool_by_name("who", json!({}))
+        .options(CallOptions::new().extension(RequestUser("ada")))
         .await
         .unwrap();
     let seen: Value = serde_json::from_str(result.first_text().unwrap()).unwrap();

@@ -54,8 +54,8 @@ pub mod transport;
 pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
 pub use protocol::{CallToolResult, Content};
 pub use registry::{
-    CallError, CallOptions, Registry, RegistryBuilder, RegistryChange, RegistryError, ServerStatus,
-    ToolDefinition, qualified_name,
+    CallError, CallOptions, CallRequest, Registry, RegistryBuilder, RegistryChange, RegistryError,
+    ServerStatus, ToolDefinition, qualified_name,
 };
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;

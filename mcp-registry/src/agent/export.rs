@@ -373,7 +373,8 @@ impl FilteredRegistry {
             Err(error) => return Err(error),
         };
         let result = self
-            .call_tool_by_name_with(&tool_use.name, tool_use.arguments, options)
+            .call_tool_by_name(&tool_use.name, tool_use.arguments)
+            .options(options)
             .await
             .unwrap_or_else(|e| e.into_call_tool_result());
         Ok(api.tool_result(&tool_use.id, &result))

@@ -1,6 +1,5 @@
 //! Allow and deny filters, and a registry view that enforces them on listing and on calling.
 
-use crate::registry::call::ListingFilter;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -11,9 +10,10 @@ use tokio::sync::watch;
 
 use super::qualify::{ToolCatalog, model_tool_name};
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, RequestId};
+use crate::registry::call::ListingFilter;
 use crate::registry::{
-    CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name,
-    split_qualified,
+    CallError, CallFuture, CallOptions, CallRequest, Registry, RegistryChange, ToolDefinition,
+    qualified_name, split_qualified,
 };
 
 /// One allow or deny rule: an exact tool name or every tool of a server.
@@ -538,6 +538,67 @@ impl fmt::Debug for FilteredRegistry {
     }
 }
 
+/// A call through a [`FilteredRegistry`] to configure and `.await`: a
+/// [`CallRequest`], or the filter's refusal, which awaiting returns.
+#[must_use = "a call does nothing until it is awaited"]
+pub struct FilteredCallRequest<'a>(Result<CallRequest<'a>, FilteredCallError>);
+
+impl FilteredCallRequest<'_> {
+    /// [`CallRequest::timeout`].
+    pub fn timeout(self, limit: std::time::Duration) -> Self {
+        Self(self.0.map(|c| c.timeout(limit)))
+    }
+
+    /// [`CallRequest::without_timeout`].
+    pub fn without_timeout(self) -> Self {
+        Self(self.0.map(CallRequest::without_timeout))
+    }
+
+    /// [`CallRequest::cancellation`].
+    pub fn cancellation(self, token: crate::CancellationToken) -> Self {
+        Self(self.0.map(|c| c.cancellation(token)))
+    }
+
+    /// [`CallRequest::options`]: every setting at once.
+    pub fn options(self, options: CallOptions) -> Self {
+        Self(self.0.map(|c| c.options(options)))
+    }
+}
+
+impl std::future::IntoFuture for FilteredCallRequest<'_> {
+    type Output = Result<CallToolResult, FilteredCallError>;
+    type IntoFuture = FilteredCallFuture;
+
+    fn into_future(self) -> FilteredCallFuture {
+        FilteredCallFuture(
+            self.0
+                .map(std::future::IntoFuture::into_future)
+                .map_err(Some),
+        )
+    }
+}
+
+/// A call through a [`FilteredRegistry`] in flight (or refused: it resolves to the refusal).
+pub struct FilteredCallFuture(Result<CallFuture, Option<FilteredCallError>>);
+
+impl std::future::Future for FilteredCallFuture {
+    type Output = Result<CallToolResult, FilteredCallError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            Ok(call) => std::pin::Pin::new(call).poll(cx).map_err(Into::into),
+            Err(refused) => match refused.take() {
+                Some(refused) => std::task::Poll::Ready(Err(refused)),
+                // A resolved future never resolves again.
+                None => std::task::Poll::Pending,
+            },
+        }
+    }
+}
+
 impl From<Registry> for FilteredRegistry {
     /// The registry with every tool allowed.
     fn from(registry: Registry) -> Self {
@@ -614,30 +675,32 @@ impl FilteredRegistry {
         self.view().resolve(name)
     }
 
-    /// Calls a tool by plain, qualified or model-facing name, refusing filtered-out tools.
-    pub async fn call_tool_by_name(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, FilteredCallError> {
-        self.call_tool_by_name_with(name, arguments, CallOptions::default())
-            .await
-    }
-
-    /// [`call_tool_by_name`](Self::call_tool_by_name) with per-call options.
-    pub async fn call_tool_by_name_with(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> Result<CallToolResult, FilteredCallError> {
-        let qualified = self.resolve(name)?;
-        // The filter judges names, so the verdict holds even if the registry changes now.
-        Ok(self
-            .inner
-            .registry
-            .call_tool_by_name_with(&qualified, arguments, options)
-            .await?)
+    /// Calls a tool by plain, qualified or model-facing name, refusing filtered-out tools:
+    /// the call to configure and `.await`, like [`Registry::call_tool_by_name`]'s. The filter
+    /// judges names when the call is made, so its verdict holds even if the registry changes
+    /// before the call runs.
+    ///
+    /// ```
+    /// # use mcp_registry::{Registry, Server, Tool};
+    /// # use mcp_registry::client::{FilteredRegistry, ToolFilter};
+    /// # use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let t = |n: &str| Tool::new(n, "t", json!({"type": "object"}), |_| async { "ok" }).unwrap();
+    /// let registry = Registry::from_servers([Server::new("fs", None, [t("read"), t("rm")])?]);
+    /// let filter = ToolFilter::builder().deny("mcp__fs__rm").build()?;
+    /// let view = FilteredRegistry::new(registry, filter);
+    /// let ok = view.call_tool_by_name("read", json!({})).await?;
+    /// assert_eq!(ok.first_text(), Some("ok"));
+    /// assert!(view.call_tool_by_name("rm", json!({})).await.is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn call_tool_by_name(&self, name: &str, arguments: Value) -> FilteredCallRequest<'_> {
+        FilteredCallRequest(
+            self.resolve(name)
+                .map(|qualified| CallRequest::owned(&self.inner.registry, qualified, arguments)),
+        )
     }
 
     /// [`Registry::handle_mcp_message`] through the filter: `tools/list` leaves out filtered

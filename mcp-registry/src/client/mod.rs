@@ -9,8 +9,8 @@ mod filter;
 mod qualify;
 
 pub use filter::{
-    FilterDecision, FilterPatternError, FilteredCallError, FilteredRegistry, ToolFilter,
-    ToolFilterBuilder, ToolPattern,
+    FilterDecision, FilterPatternError, FilteredCallError, FilteredCallFuture, FilteredCallRequest,
+    FilteredRegistry, ToolFilter, ToolFilterBuilder, ToolPattern,
 };
 pub use qualify::{
     CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,

@@ -1,4 +1,5 @@
 use std::any::Any;
+use std::future::IntoFuture;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,7 +21,8 @@ use crate::tool::{
     ToolContext, ToolError,
 };
 
-/// Per-call settings for [`Registry::call_tool_by_name_with`] and
+/// Per-call settings for [`Registry::call_tool_by_name`] (through
+/// [`CallRequest::options`]) and
 /// [`Registry::handle_mcp_message_with`](crate::Registry::handle_mcp_message_with).
 ///
 /// ```
@@ -120,6 +122,80 @@ impl CallOptions {
     }
 }
 
+/// A tool call to configure and `.await`: what [`Registry::call_tool_by_name`] returns. Each
+/// setter is [`CallOptions`]'s, for this call; [`options`](Self::options) sets them all.
+#[must_use = "a call does nothing until it is awaited"]
+pub struct CallRequest<'a> {
+    registry: &'a Registry,
+    name: std::borrow::Cow<'a, str>,
+    arguments: Value,
+    options: CallOptions,
+}
+
+impl<'a> CallRequest<'a> {
+    /// A call of the tool `name` (owned: a name computed by the caller).
+    pub(crate) fn owned(registry: &'a Registry, name: String, arguments: Value) -> Self {
+        CallRequest {
+            registry,
+            name: name.into(),
+            arguments,
+            options: CallOptions::default(),
+        }
+    }
+
+    /// The time limit for this call (overrides the registry's default).
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.options = self.options.timeout(limit);
+        self
+    }
+
+    /// No time limit for this call.
+    pub fn without_timeout(mut self) -> Self {
+        self.options = self.options.without_timeout();
+        self
+    }
+
+    /// Where the call's notifications (progress, ...) go, in order, before its result.
+    pub fn notifications(mut self, sink: NotificationSink) -> Self {
+        self.options = self.options.notifications(sink);
+        self
+    }
+
+    /// A token whose cancellation stops the call with [`CallError::Cancelled`].
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.options = self.options.cancellation(token);
+        self
+    }
+
+    /// A value the tool can read through [`ToolContext::get`] (ahead of registry values).
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.options = self.options.extension(value);
+        self
+    }
+
+    /// The request `_meta` the tool sees (e.g. `{"progressToken": 7}`).
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.options = self.options.meta(meta);
+        self
+    }
+
+    /// Every setting at once, replacing those made so far.
+    pub fn options(mut self, options: CallOptions) -> Self {
+        self.options = options;
+        self
+    }
+}
+
+impl IntoFuture for CallRequest<'_> {
+    type Output = Result<CallToolResult, CallError>;
+    type IntoFuture = CallFuture;
+
+    fn into_future(self) -> CallFuture {
+        self.registry
+            .start_by_name(&self.name, self.arguments, self.options)
+    }
+}
+
 /// Where a call came from, when it came in as a message.
 #[derive(Default)]
 pub(crate) struct RequestInfo {
@@ -137,31 +213,43 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 impl Registry {
     /// Calls a tool by plain name (when unique among enabled servers) or qualified name
-    /// (`mcp__<server>__<tool>`), with the registry's default timeout.
+    /// (`mcp__<server>__<tool>`). `arguments` must be a JSON object (or `null`, read as `{}`).
     ///
-    /// `arguments` must be a JSON object (or `null`, read as `{}`).
+    /// Returns the call to configure (a time limit, cancellation, progress notifications,
+    /// values for the tool; see [`CallRequest`]) and `.await`; by default it runs under the
+    /// registry's default timeout. The timeout needs a Tokio runtime with time enabled: a call
+    /// that waits outside one fails with [`CallError::NoTimer`] (see
+    /// [`RegistryBuilder::default_timeout`]).
     ///
-    /// The timeout needs a Tokio runtime with time enabled: a call that waits outside one
-    /// fails with [`CallError::NoTimer`] (see [`RegistryBuilder::default_timeout`]).
+    /// ```
+    /// # use mcp_registry::{Registry, Server, Tool};
+    /// # use serde_json::json;
+    /// # use std::time::Duration;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let add = Tool::new("add", "Add", json!({"type": "object"}), |a: serde_json::Value| async move {
+    /// #     (a["a"].as_i64().unwrap_or(0) + a["b"].as_i64().unwrap_or(0)).to_string()
+    /// # }).unwrap();
+    /// let registry = Registry::from_servers([Server::new("math", None, [add]).unwrap()]);
+    /// let sum = registry.call_tool_by_name("add", json!({"a": 1, "b": 2})).await.unwrap();
+    /// assert_eq!(sum.first_text(), Some("3"));
+    /// let sum = registry
+    ///     .call_tool_by_name("mcp__math__add", json!({"a": 2, "b": 2}))
+    ///     .timeout(Duration::from_secs(5))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(sum.first_text(), Some("4"));
+    /// # }
+    /// ```
     ///
     /// [`RegistryBuilder::default_timeout`]: crate::RegistryBuilder::default_timeout
-    pub async fn call_tool_by_name(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, CallError> {
-        self.start_by_name(name, arguments, CallOptions::default())
-            .await
-    }
-
-    /// [`call_tool_by_name`](Self::call_tool_by_name) with per-call options.
-    pub async fn call_tool_by_name_with(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> Result<CallToolResult, CallError> {
-        self.start_by_name(name, arguments, options).await
+    pub fn call_tool_by_name<'a>(&'a self, name: &'a str, arguments: Value) -> CallRequest<'a> {
+        CallRequest {
+            registry: self,
+            name: name.into(),
+            arguments,
+            options: CallOptions::default(),
+        }
     }
 
     /// Resolves `name` and starts the call. The snapshot is held only until the handler's
@@ -226,29 +314,32 @@ impl Registry {
         // Creating the future runs user code too (argument parsing, a closure's body).
         let handler = target.tool.handler();
         match std::panic::catch_unwind(AssertUnwindSafe(|| handler.call(ctx, arguments))) {
-            Ok(fut) => CallFuture::Start(Call {
+            Ok(fut) => CallFuture(CallState::Start(Call {
                 fut: AssertUnwindSafe(fut).catch_unwind(),
                 names,
                 completion,
                 limit,
                 cancellation,
-            }),
+            })),
             Err(payload) => {
                 completion.complete();
                 let failure = Failure::Panicked(panic_message(&*payload));
-                CallFuture::Done(Some(Err(failure.into_error(&names))))
+                CallFuture(CallState::Done(Some(Err(failure.into_error(&names)))))
             }
         }
     }
 }
 
-/// One tool call in flight, resolving to the call's result.
+/// One tool call in flight, resolving to the call's result: what awaiting a
+/// [`CallRequest`] runs.
 ///
 /// Most calls finish on their first poll, which is made here and costs neither a timer nor
 /// an allocation. A call that waits goes on as [`Call::wait`], which races it against the
 /// caller's cancellation and the time limit (counted from the first poll; with no Tokio
 /// timer to keep it, the call fails with [`CallError::NoTimer`]).
-pub(crate) enum CallFuture {
+pub struct CallFuture(CallState);
+
+enum CallState {
     /// Not polled yet.
     Start(Call),
     /// The first poll was pending.
@@ -260,30 +351,30 @@ pub(crate) enum CallFuture {
 /// A call that could not start: a future that fails at once.
 #[cold]
 fn failed(error: CallError) -> CallFuture {
-    CallFuture::Done(Some(Err(error)))
+    CallFuture(CallState::Done(Some(Err(error))))
 }
 
 impl Future for CallFuture {
     type Output = Result<CallToolResult, CallError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
+        let this = &mut self.get_mut().0;
         loop {
-            match std::mem::replace(this, CallFuture::Done(None)) {
-                CallFuture::Start(mut call) => match call.fut.poll_unpin(cx) {
+            match std::mem::replace(this, CallState::Done(None)) {
+                CallState::Start(mut call) => match call.fut.poll_unpin(cx) {
                     Poll::Ready(outcome) => return Poll::Ready(call.finish(outcome_of(outcome))),
                     // Polled again at once, as `Waiting`: that arms the timer.
-                    Poll::Pending => *this = CallFuture::Waiting(Box::pin(call.wait())),
+                    Poll::Pending => *this = CallState::Waiting(Box::pin(call.wait())),
                 },
-                CallFuture::Waiting(mut fut) => {
+                CallState::Waiting(mut fut) => {
                     let polled = fut.poll_unpin(cx);
                     if polled.is_pending() {
-                        *this = CallFuture::Waiting(fut);
+                        *this = CallState::Waiting(fut);
                     }
                     return polled;
                 }
                 // A resolved future never resolves again.
-                CallFuture::Done(outcome) => return outcome.map_or(Poll::Pending, Poll::Ready),
+                CallState::Done(outcome) => return outcome.map_or(Poll::Pending, Poll::Ready),
             }
         }
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
-pub use call::CallOptions;
+pub use call::{CallFuture, CallOptions, CallRequest};
 pub use error::{CallError, RegistryError};
 
 use crate::protocol;
