@@ -508,6 +508,28 @@ impl Serialize for ToolsWritten<'_> {
 pub(crate) fn reply_value(id: Option<RequestId>, answer: Answer) -> Option<Value> {
     let written = match answer {
         Answer::Suppressed => return None,
+        // The hot path: the call's result moved into the reply, not copied through serde.
+        Answer::Result(Outcome {
+            body: Body::Call(result),
+            result_type,
+            meta: None,
+        }) => {
+            let Some(id) = id else {
+                return Some(no_id_for_result());
+            };
+            let mut result = result.into_value();
+            if let (Some(result_type), Value::Object(members)) = (result_type, &mut result) {
+                members.insert(
+                    "resultType".to_owned(),
+                    serde_json::to_value(result_type).unwrap_or_default(),
+                );
+            }
+            let mut reply = Map::new();
+            reply.insert("jsonrpc".to_owned(), Value::from("2.0"));
+            reply.insert("id".to_owned(), Value::from(id));
+            reply.insert("result".to_owned(), result);
+            return Some(Value::Object(reply));
+        }
         Answer::Error(error) => serde_json::to_value(ErrorResponse::new(id, error)),
         Answer::Result(outcome) => match id {
             Some(id) => serde_json::to_value(ResultResponse::new(

@@ -163,6 +163,24 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 impl Content {
+    /// The block as a JSON value, as serializing it gives; a plain text block's text is moved,
+    /// not copied.
+    pub fn into_value(self) -> Value {
+        match self {
+            Content::Text(TextContent {
+                text,
+                annotations: None,
+            }) => {
+                let mut block = Map::new();
+                block.insert("type".to_owned(), Value::from("text"));
+                block.insert("text".to_owned(), Value::String(text));
+                Value::Object(block)
+            }
+            // Plain data with string keys: serializing it cannot fail.
+            other => serde_json::to_value(other).unwrap_or_default(),
+        }
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Content::Text(TextContent {
@@ -322,10 +340,23 @@ impl CallToolResult {
         }
     }
 
-    /// The result as a JSON value.
+    /// The result as a JSON value, exactly as serializing it gives, but moving its text and
+    /// structured content into the value instead of copying them (the `Value` reply of every
+    /// `tools/call`; a test keeps the two in step).
     pub fn into_value(self) -> Value {
-        // Plain data with string keys: serializing it cannot fail.
-        serde_json::to_value(self).unwrap_or_default()
+        let mut map = Map::new();
+        let content = self.content.into_iter().map(Content::into_value).collect();
+        map.insert("content".to_owned(), Value::Array(content));
+        if let Some(structured) = self.structured_content {
+            map.insert("structuredContent".to_owned(), structured);
+        }
+        if let Some(is_error) = self.is_error {
+            map.insert("isError".to_owned(), Value::Bool(is_error));
+        }
+        if let Some(meta) = self.meta {
+            map.insert("_meta".to_owned(), Value::Object(meta));
+        }
+        Value::Object(map)
     }
 
     /// Whether the result reports a failure.
@@ -336,5 +367,37 @@ impl CallToolResult {
     /// The first text block, if any.
     pub fn first_text(&self) -> Option<&str> {
         self.content.iter().find_map(Content::as_text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn into_value_is_what_serializing_gives() {
+        let results = [
+            CallToolResult::text("plain"),
+            CallToolResult::error("failed"),
+            CallToolResult::structured(serde_json::json!({"a": [1, 2]})),
+            CallToolResult::success(vec![
+                Content::text("t").with_annotations(Annotations {
+                    priority: Some(0.5),
+                    ..Default::default()
+                }),
+                Content::image(b"png", "image/png"),
+                Content::audio(b"wav", "audio/wav"),
+                Content::resource_link("file:///a", "a"),
+                Content::embedded_text("file:///b", "text/plain", "b"),
+                Content::embedded_blob("file:///c", "application/octet-stream", b"c"),
+            ]),
+            CallToolResult {
+                meta: Some(Map::from_iter([("k".to_owned(), Value::from(1))])),
+                ..CallToolResult::text("m")
+            },
+        ];
+        for r in results {
+            assert_eq!(r.clone().into_value(), serde_json::to_value(&r).unwrap());
+        }
     }
 }

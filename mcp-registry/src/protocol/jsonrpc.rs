@@ -70,6 +70,15 @@ impl fmt::Display for RequestId {
     }
 }
 
+impl From<RequestId> for Value {
+    fn from(id: RequestId) -> Value {
+        match id {
+            RequestId::Number(n) => Value::Number(n),
+            RequestId::String(s) => Value::String(s),
+        }
+    }
+}
+
 impl From<i64> for RequestId {
     fn from(n: i64) -> Self {
         RequestId::Number(n.into())
