@@ -71,16 +71,20 @@ fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
 
 /// The items standing for the tool: the struct, `add::tool()`, and the `ToolItem` impl whose
 /// `tool()` has the given body.
-pub(crate) fn tool_items(
-    tool: &ToolFn,
-    krate: &Path,
-    name: &str,
-    body: TokenStream,
-) -> TokenStream {
+/// The tool name is checked there too, by the runtime crate's rule in constant evaluation: a
+/// name it refuses is a compile error at the name.
+pub(crate) fn tool_items(tool: &ToolFn, krate: &Path, body: TokenStream) -> TokenStream {
     let ident = &tool.item.sig.ident;
     let vis = &tool.item.vis;
     let cfgs = cfgs(tool);
+    let (name, span) = tool.tool_name();
+    let name = syn::LitStr::new(&name, span);
+    let check = name_check(span, quote!(#krate::__private::tool_name_error(#name)));
     quote! {
+        #(#cfgs)*
+        #check
+
+
         #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
@@ -206,10 +210,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // Spanned on the function's name: a future that is not `Send` is reported there.
     let start = if item.sig.asyncness.is_some() {
         quote_spanned! {ident.span()=>
-            ::std::boxed::Box::pin(#krate::__private::CallAsync {
-                future: #ident(#(#values),*),
-                convert: #convert,
-            })
+            ::std::boxed::Box::pin(#krate::__private::call_async(#ident(#(#values),*), #convert))
         }
     } else if matches!(tool.attrs.blocking, Some((true, _))) {
         quote_spanned! {ident.span()=>
@@ -232,10 +233,34 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             #output_schema,
         )
     };
-    let items = tool_items(tool, &krate, &name, body);
+    let items = tool_items(tool, &krate, body);
     match &tool.original {
         Some(original) => quote!(#original #items),
         None => quote!(#item #items),
+    }
+}
+
+/// The compile-time check of a server's name, by the runtime crate's rule: a name it refuses
+/// is a compile error at the name.
+pub(crate) fn server_name_check(krate: &Path, name: Option<&syn::LitStr>) -> TokenStream {
+    match name {
+        Some(name) => name_check(
+            name.span(),
+            quote!(#krate::__private::server_name_error(#name)),
+        ),
+        None => TokenStream::new(),
+    }
+}
+
+/// A constant that panics with the message `error` (an `Option<Message>` computed in
+/// constant evaluation) returns, if any. Every token of the panic is spanned on the name, so
+/// rustc reports the error there and only there.
+fn name_check(span: Span, error: TokenStream) -> TokenStream {
+    quote_spanned! {span=>
+        const _: () = match #error {
+            ::core::option::Option::Some(error) => ::core::panic!("{}", error.as_str()),
+            ::core::option::Option::None => {}
+        };
     }
 }
 
@@ -249,6 +274,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         .map(syn::LitStr::value)
         .unwrap_or_default();
     let tools = server.tools.as_deref().unwrap_or_default();
+    let name_check = server_name_check(&krate, server.name.as_ref());
 
     let tool_item = |path: &Path| {
         quote_spanned! {path.span()=> <#path as #krate::__private::ToolItem>}
@@ -268,6 +294,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         }
     });
     let mut checks = vec![quote! {
+        #name_check
         const _: () = match #krate::__private::first_duplicate([#(#names),*]) {
             #(#arms)*
             _ => {}

@@ -11,48 +11,6 @@ use syn::{Pat, ReturnType, Type};
 use crate::ast::{ServerInput, ToolFn};
 use crate::ctxt::Errors;
 
-/// The MCP tool name rule: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
-pub(crate) fn tool_name_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("a tool name cannot be empty".to_owned());
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Some(format!(
-            "invalid tool name {name:?}: {c:?} is not allowed; use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
-        ));
-    }
-    if name.len() > 128 {
-        return Some(format!(
-            "invalid tool name: it is {} characters long; the limit is 128",
-            name.len()
-        ));
-    }
-    None
-}
-
-/// The server name rule (as `Server::builder` checks it at run time).
-fn server_name_problem(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("it is empty")
-    } else if name.len() > 128 {
-        Some("it is longer than 128 characters")
-    } else if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-    {
-        Some("only A-Z, a-z, 0-9, '_', '-' and '.' are allowed")
-    } else if name.contains("__") {
-        Some(
-            "it contains \"__\", which separates server and tool in qualified names (mcp__<server>__<tool>)",
-        )
-    } else {
-        None
-    }
-}
-
 /// Finds `impl Trait` inside a type.
 struct ImplTraitFinder(Option<Span>);
 
@@ -91,11 +49,6 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
     }
     if let Some(variadic) = &sig.variadic {
         errors.spanned(variadic, "#[mcp_tool] functions cannot be variadic");
-    }
-
-    let (name, span) = tool.tool_name();
-    if let Some(problem) = tool_name_problem(&name) {
-        errors.at(span, problem);
     }
 
     if let Some(extra) = tool.params.get(crate::expand::MAX_PARAMS) {
@@ -202,19 +155,12 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
 
 /// Checks a `server!`.
 pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
-    match &server.name {
-        Some(name) => {
-            if let Some(problem) = server_name_problem(&name.value()) {
-                errors.spanned(
-                    name,
-                    format_args!("invalid server name {:?}: {problem}", name.value()),
-                );
-            }
-        }
-        None => errors.at(
+    // The name's rule is checked in constant evaluation, by the runtime crate's own.
+    if server.name.is_none() {
+        errors.at(
             Span::call_site(),
             "server! needs a name: `server!(name = \"...\", tools = [...])`",
-        ),
+        );
     }
     match &server.tools {
         Some(tools) => {

@@ -38,11 +38,13 @@
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod client;
 pub mod dispatch;
+mod name;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
@@ -73,5 +75,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::name::{Message, server_name_error, tool_name_error};
     pub use crate::tool::param::support::*;
 }

@@ -426,37 +426,13 @@ pub mod support {
     /// One call of an `async fn` tool: the function's future, its output converted to a
     /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on the
     /// return type, so a type that cannot be returned is reported there and only there).
-    /// The macro boxes it as the call's [`CallFuture`].
-    ///
-    /// A small hand-written future rather than an `async` block: per tool, the compiler
-    /// generates one short `poll` and no state machine around the function's own.
-    pub struct CallAsync<F: Future> {
-        /// The function's future.
-        pub future: F,
-        /// Its output to a result.
-        pub convert: fn(F::Output) -> HandlerResult,
-    }
-
-    impl<F: Future> Future for CallAsync<F> {
-        type Output = HandlerResult;
-
-        fn poll(
-            self: std::pin::Pin<&mut Self>,
-            cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<HandlerResult> {
-            // SAFETY: `future` is structurally pinned: it is only ever used pinned, never
-            // moved out of `self` nor handed out unpinned; `CallAsync` has no `Drop` impl and
-            // is `Unpin` only when `F` is. (Written out rather than with a projection macro:
-            // this `poll` is compiled once per tool, and shorter is cheaper.)
-            let (future, convert) = unsafe {
-                let this = self.get_unchecked_mut();
-                (std::pin::Pin::new_unchecked(&mut this.future), this.convert)
-            };
-            match future.poll(cx) {
-                std::task::Poll::Ready(output) => std::task::Poll::Ready(convert(output)),
-                std::task::Poll::Pending => std::task::Poll::Pending,
-            }
-        }
+    /// The macro boxes it as the call's [`CallFuture`] itself, so that a future that is not
+    /// `Send` is reported on the function's name.
+    pub fn call_async<F: Future>(
+        future: F,
+        convert: fn(F::Output) -> HandlerResult,
+    ) -> futures_util::future::Map<F, fn(F::Output) -> HandlerResult> {
+        futures_util::FutureExt::map(future, convert)
     }
 
     /// The server `server!` describes: `builder` (name, version, ..) with the tools the
