@@ -38,25 +38,12 @@ fn static_lifetimes(ty: &syn::Type) -> syn::Type {
     ty
 }
 
-/// `text` as a JSON string.
-fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
+/// `Some("text")` or `None`, as an `Option<&'static str>` expression.
+fn option_str(text: Option<&str>) -> TokenStream {
+    match text {
+        Some(text) => quote!(::core::option::Option::Some(#text)),
+        None => quote!(::core::option::Option::None),
     }
-    out.push('"');
-    out
-}
-
-/// `text` as a JSON string, or `null`.
-fn json_option(text: Option<&str>) -> String {
-    text.map_or_else(|| "null".to_owned(), json_string)
 }
 
 /// The attributes copied from the function onto every generated item, so that
@@ -139,11 +126,8 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
                     .map(|a| a.text.clone())
             });
-        docs.push(format!(
-            "[{},{}]",
-            json_string(&property),
-            json_option(text.as_deref())
-        ));
+        let text = option_str(text.as_deref());
+        docs.push(quote!((#property, #text)));
         values.push(hidden(&format!("__mcp_arg{i}")));
     }
     // The parameter types as written (with their spans), through `ToolParamType`: a type
@@ -173,31 +157,34 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         })
         .collect();
 
-    let title = tool.attrs.title.as_ref().map(syn::LitStr::value);
+    let title = option_str(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
     let description = tool
         .attrs
         .description
         .as_ref()
         .map(syn::LitStr::value)
         .or_else(|| tool.docs.description.clone());
+    let description = option_str(description.as_deref());
     let hints = [
         tool.attrs.read_only,
         tool.attrs.destructive,
         tool.attrs.idempotent,
         tool.attrs.open_world,
     ]
-    .map(|hint| hint.map_or("null", |h| if h { "true" } else { "false" }));
-    // The metadata as one JSON string (see `cached_tool`): a string literal costs the
-    // compiler next to nothing, where a struct of options and slices in a `static` costs
-    // type checking and constant evaluation per tool.
-    let metadata = format!(
-        "{{\"name\":{},\"title\":{},\"description\":{},\"hints\":[{}],\"params\":[{}]}}",
-        json_string(&name),
-        json_option(title.as_deref()),
-        json_option(description.as_deref()),
-        hints.join(","),
-        docs.join(","),
-    );
+    .map(|hint| match hint {
+        Some(yes) => quote!(::core::option::Option::Some(#yes)),
+        None => quote!(::core::option::Option::None),
+    });
+    // The metadata as a constant expression (`&ToolMeta { .. }`, promoted to a `'static`):
+    // rustc checks its shape, and the runtime reads it without parsing.
+    let meta = quote! {
+        &#krate::__private::ToolMeta {
+            name: #name,
+            title: #title,
+            description: #description,
+            hints: [#(#hints),*],
+        }
+    };
 
     let output = tool.output();
     // Spanned on the return type: a type that cannot be returned is reported there.
@@ -228,8 +215,11 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         }
         #krate::__private::cached_tool(
             ::core::any::TypeId::of::<Self>(),
-            #metadata,
-            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)>(#call)),
+            #meta,
+            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)> {
+                start: #call,
+                docs: [#(#docs),*],
+            }),
             #output_schema,
         )
     };

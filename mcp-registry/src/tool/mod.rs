@@ -324,8 +324,14 @@ impl ToolBuilder {
                 found: input_schema.to_string(),
             });
         }
+        Ok(self.build_checked(input_schema, handler))
+    }
+
+    /// [`handler`](Self::handler) for a name and an object schema already known to be valid
+    /// (`#[mcp_tool]`'s, checked at compile time).
+    pub(crate) fn build_checked(self, input_schema: Arc<Value>, handler: impl ToolHandler) -> Tool {
         let name: Arc<str> = self.name.as_str().into();
-        Ok(Tool {
+        Tool {
             inner: Arc::new(ToolInner {
                 name,
                 descriptor: protocol::Tool {
@@ -339,6 +345,6 @@ impl ToolBuilder {
                 },
                 handler: Arc::new(handler),
             }),
-        })
+        }
     }
 }
