@@ -26,8 +26,17 @@ fn impl_trait_in(ty: &Type) -> Option<Span> {
     finder.0
 }
 
-/// Checks a tool function.
+/// Checks a tool function: its signature, its parameters, its `# Arguments` docs. (Its name
+/// is checked in constant evaluation, by the runtime crate's rule.)
 pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
+    check_signature(tool, errors);
+    check_params(tool, errors);
+    check_execution(tool, errors);
+    check_argument_docs(tool, errors);
+}
+
+/// The function itself: free, not generic, safe, not variadic.
+fn check_signature(tool: &ToolFn, errors: &mut Errors) {
     let sig = &tool.item.sig;
     if let Some(receiver) = &tool.receiver {
         errors.spanned(
@@ -50,7 +59,31 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
     if let Some(variadic) = &sig.variadic {
         errors.spanned(variadic, "#[mcp_tool] functions cannot be variadic");
     }
+}
 
+/// How it runs: `blocking` only on a plain `fn`, and a nameable return type for one.
+fn check_execution(tool: &ToolFn, errors: &mut Errors) {
+    let sig = &tool.item.sig;
+    if let (Some(asyncness), Some((true, _))) = (&sig.asyncness, tool.attrs.blocking) {
+        errors.spanned(
+            asyncness,
+            "`blocking` runs a plain `fn` on the blocking thread pool; remove `async`, or call `mcp_registry::run_blocking` inside the async fn",
+        );
+    }
+    if sig.asyncness.is_none()
+        && let ReturnType::Type(_, ty) = &sig.output
+        && let Some(span) = impl_trait_in(ty)
+    {
+        errors.at(
+            span,
+            "#[mcp_tool] needs a nameable return type; return a concrete type, or make the function `async`",
+        );
+    }
+}
+
+/// The parameters: at most [`MAX_PARAMS`](crate::expand::MAX_PARAMS), plain names, owned
+/// types without `impl Trait`, distinct property names.
+fn check_params(tool: &ToolFn, errors: &mut Errors) {
     if let Some(extra) = tool.params.get(crate::expand::MAX_PARAMS) {
         errors.spanned(
             &extra.pat,
@@ -99,24 +132,11 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
             }
         }
     }
+}
 
-    if let (Some(asyncness), Some((true, _))) = (&sig.asyncness, tool.attrs.blocking) {
-        errors.spanned(
-            asyncness,
-            "`blocking` runs a plain `fn` on the blocking thread pool; remove `async`, or call `mcp_registry::run_blocking` inside the async fn",
-        );
-    }
-
-    if sig.asyncness.is_none()
-        && let ReturnType::Type(_, ty) = &sig.output
-        && let Some(span) = impl_trait_in(ty)
-    {
-        errors.at(
-            span,
-            "#[mcp_tool] needs a nameable return type; return a concrete type, or make the function `async`",
-        );
-    }
-
+/// The `# Arguments` list: every entry names a parameter, once.
+fn check_argument_docs(tool: &ToolFn, errors: &mut Errors) {
+    let sig = &tool.item.sig;
     let mut described: HashMap<&str, Span> = HashMap::new();
     for entry in &tool.docs.arguments {
         let named = tool.params.iter().any(|p| {
