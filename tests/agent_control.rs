@@ -6,6 +6,10 @@ use mcp_registry::agent::{
 use mcp_registry::{Registry, Server, Tool};
 use serde_json::{Value, json};
 
+mod common;
+
+use common::control_mcp_message as mcp_message;
+
 fn registry() -> Registry {
     let echo = Tool::new(
         "echo",
@@ -18,11 +22,6 @@ fn registry() -> Registry {
         Server::new("util", None, [echo]).unwrap(),
         Server::new("idle", None, []).unwrap(),
     ])
-}
-
-fn mcp_message(request_id: &str, server: &str, message: Value) -> Value {
-    json!({"type": "control_request", "request_id": request_id,
-           "request": {"subtype": "mcp_message", "server_name": server, "message": message}})
 }
 
 #[tokio::test]

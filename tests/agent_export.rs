@@ -2,28 +2,14 @@
 
 use std::collections::HashSet;
 
+use mcp_registry::Registry;
 use mcp_registry::agent::{ModelApi, ToolUseError};
 use mcp_registry::client::{FilteredRegistry, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name};
-use mcp_registry::{Registry, Server, Tool};
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// A tool that answers with its own server and name, so a dispatch shows where it landed.
-fn server(name: &str, tools: &[&str]) -> Server {
-    let tools = tools.iter().map(|t| {
-        let label = format!("{name}/{t}");
-        Tool::new(
-            *t,
-            format!("{t} of {name}"),
-            json!({"type": "object"}),
-            move |_: Value| {
-                let label = label.clone();
-                async move { label }
-            },
-        )
-        .unwrap()
-    });
-    Server::new(name, None, tools).unwrap()
-}
+mod common;
+
+use common::labelled_server as server;
 
 fn odd_registry() -> Registry {
     let long_server = "s".repeat(120);

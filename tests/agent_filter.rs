@@ -7,7 +7,7 @@ use serde_json::json;
 
 mod common;
 
-use common::labelled_server as server;
+use common::{control_mcp_message, labelled_server as server};
 
 fn registry() -> Registry {
     Registry::from_servers([
@@ -203,8 +203,11 @@ async fn control_routing_and_tool_use_dispatch_enforce_the_filter() {
 
     // MCP path: hidden from tools/list, refused by tools/call with -32602 naming tool and filter.
     let router = ControlRouter::new(view.clone());
-    let list = json!({"type": "control_request", "request_id": "r1", "request": {"subtype": "mcp_message",
-        "server_name": "fs", "message": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}});
+    let list = control_mcp_message(
+        "r1",
+        "fs",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
     let reply = router.handle_control_request(&list).await.unwrap();
     let tools = &reply["response"]["response"]["mcp_response"]["result"]["tools"];
     let names: Vec<_> = tools
@@ -214,9 +217,12 @@ async fn control_routing_and_tool_use_dispatch_enforce_the_filter() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["read", "write"]);
-    let call = json!({"type": "control_request", "request_id": "r2", "request": {"subtype": "mcp_message",
-        "server_name": "fs", "message": {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "delete", "arguments": {}}}}});
+    let call = control_mcp_message(
+        "r2",
+        "fs",
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "delete", "arguments": {}}}),
+    );
     let reply = router.handle_control_request(&call).await.unwrap();
     let error = &reply["response"]["response"]["mcp_response"]["error"];
     assert_eq!(error["code"], -32602);

@@ -689,3 +689,67 @@ async fn over_deep_values_are_refused_on_every_path() {
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
     assert_eq!(reply["id"], 11);
 }
+
+/// Each revision gets tools and results as its schema defines them: `annotations` from
+/// 2025-03-26, `title`, `outputSchema` and `structuredContent` from 2025-06-18.
+#[tokio::test]
+async fn fields_follow_the_negotiated_revision() {
+    for (version, annotations, structured) in [
+        ("2024-11-05", false, false),
+        ("2025-03-26", true, false),
+        ("2025-06-18", true, true),
+        ("2025-11-25", true, true),
+    ] {
+        let (session, _out) = mcp_registry::ServerSession::new(registry(), "math");
+        let init = session
+            .handle(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+            .await
+            .unwrap();
+        assert_eq!(init["result"]["protocolVersion"], version);
+        let list = session
+            .handle(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await
+            .unwrap();
+        assert_reply(version, "ListToolsResult", &list);
+        let add = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "add")
+            .unwrap();
+        assert_eq!(
+            add.get("annotations").is_some(),
+            annotations,
+            "{version}: {add}"
+        );
+        assert_eq!(add.get("title").is_some(), structured, "{version}: {add}");
+        assert_eq!(
+            add.get("outputSchema").is_some(),
+            structured,
+            "{version}: {add}"
+        );
+        // The text path splices the same form.
+        let text = session
+            .handle_text(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&text).unwrap(),
+            list,
+            "{version}"
+        );
+        let call = session
+            .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}))
+            .await
+            .unwrap();
+        assert_reply(version, "CallToolResult", &call);
+        assert_eq!(
+            call["result"].get("structuredContent").is_some(),
+            structured,
+            "{version}: {call}"
+        );
+        assert_eq!(call["result"]["content"][0]["text"], r#"{"value":3}"#);
+    }
+}

@@ -10,7 +10,8 @@ use common::{hanging_tool, math_server, small_server};
 use mcp_registry::{
     CallError, CallOptions, CancellationToken, Registry, RegistryError, Server, Tool,
 };
-use serde_json::json;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 #[tokio::test]
 async fn calls_a_typed_tool_and_returns_structured_content() {
@@ -346,16 +347,41 @@ async fn clones_share_state_and_changes_are_published() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn toggles_do_not_disturb_running_calls() {
-    let registry = Registry::from_servers([math_server()]);
+    // The tool says when it has started and finishes only when released, so the toggle and
+    // the unregistration happen while the call is known to be running (no sleep decides it).
+    let started = Arc::new(Notify::new());
+    let release = Arc::new(Notify::new());
+    let gate = {
+        let (started, release) = (started.clone(), release.clone());
+        Tool::new(
+            "gate",
+            "Waits to be released",
+            json!({"type": "object"}),
+            move |_: Value| {
+                let (started, release) = (started.clone(), release.clone());
+                async move {
+                    started.notify_one();
+                    release.notified().await;
+                    "released"
+                }
+            },
+        )
+        .unwrap()
+    };
+    let registry = Registry::from_servers([Server::new("math", None, [gate]).unwrap()]);
     let running = {
         let r = registry.clone();
-        tokio::spawn(async move { r.call_tool_by_name("sleep", json!({"ms": 200})).await })
+        tokio::spawn(async move { r.call_tool_by_name("gate", json!({})).await })
     };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    started.notified().await;
     registry.toggle_server("math", false).unwrap();
     registry.unregister_server("math");
-    let result = running.await.unwrap().unwrap();
-    assert_eq!(result.first_text(), Some("sleep slept 200"));
+    release.notify_one();
+    let result = running
+        .await
+        .unwrap()
+        .expect("a call that started before the toggle finishes");
+    assert_eq!(result.first_text(), Some("released"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

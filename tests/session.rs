@@ -230,7 +230,9 @@ async fn context_carries_identity_and_host_state() {
     assert_eq!(seen["id"], Value::Null);
 }
 
-#[tokio::test]
+// Paused time: the cancel's sleep ends only once the runtime is idle, that is once the call is
+// running (parked in its tool), so the cancel always finds it in flight.
+#[tokio::test(start_paused = true)]
 async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
     let dropped = Arc::new(AtomicBool::new(false));
     let registry = Registry::from_servers([job_server(dropped.clone(), Default::default())]);
@@ -469,7 +471,9 @@ async fn several_requests_in_flight_at_once() {
     );
 }
 
-#[tokio::test]
+// Paused time: the sleep before "no more notifications" ends only once the runtime is idle,
+// that is once the watcher task has sent everything it will send.
+#[tokio::test(start_paused = true)]
 async fn list_changed_follows_registry_changes() {
     let registry = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
     let (session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
@@ -701,5 +705,34 @@ async fn batches_are_served_where_the_negotiated_version_has_them() {
         assert_eq!(refused["error"]["code"], -32600, "{version}: {refused}");
         let refused = session.handle(quiet.clone()).await.unwrap();
         assert_eq!(refused["error"]["code"], -32600, "{version}: {refused}");
+    }
+}
+
+/// Regression (found by tests/fuzz_messages.rs): a session refusing a batch, or a batch too
+/// deep, dropped it with the recursive default drop and overflowed the stack on a value
+/// nested a million levels. Both are refused with one -32600, and the process lives.
+#[tokio::test]
+async fn over_deep_batches_are_refused_without_overflowing() {
+    fn nested(levels: usize) -> Value {
+        let mut v = json!(1);
+        for _ in 0..levels {
+            v = Value::Array(vec![v]);
+        }
+        v
+    }
+    for version in ["2025-11-25", "2025-03-26"] {
+        let (session, _out) =
+            ready_session(Registry::from_servers([math_server()]), "math", version).await;
+        let reply = session
+            .handle(Value::Array(vec![nested(1_000_000)]))
+            .await
+            .unwrap();
+        assert_eq!(reply["error"]["code"], -32600, "{version}: {reply}");
+        // Just over the limit as a whole (a notification 127 deep inside the batch array).
+        let mut deep_note =
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}});
+        deep_note["params"]["x"] = nested(125);
+        let reply = session.handle(Value::Array(vec![deep_note])).await.unwrap();
+        assert_eq!(reply["error"]["code"], -32600, "{version}: {reply}");
     }
 }

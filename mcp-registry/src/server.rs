@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::protocol::{self, ProtocolVersion};
 use crate::tool::{CallNames, Tool};
 
 /// The version a server gets when none is given.
@@ -74,15 +75,35 @@ struct ServerInner {
     listing: ToolListing,
 }
 
-/// The serialized forms of a server's tool list, built once.
+/// A server's tool list in the forms `tools/list` sends, each serialized once: the full
+/// descriptors (2025-06-18 onward, and callers that name no version) built with the server,
+/// the older revisions' forms on first use.
 pub(crate) struct ToolListing {
+    full: ListingForm,
+    /// 2024-11-05 and 2025-03-26 (see [`protocol::Tool::for_version`]).
+    older: [std::sync::OnceLock<ListingForm>; 2],
+}
+
+/// One form of a tool list.
+pub(crate) struct ListingForm {
     /// Each tool's descriptor, in name order, as one JSON array value.
     pub(crate) array: Value,
     /// `array` as JSON text.
-    pub(crate) text: String,
+    pub(crate) text: Box<serde_json::value::RawValue>,
 }
 
-impl ToolListing {
+impl ListingForm {
+    fn new<'a>(descriptors: impl Iterator<Item = std::borrow::Cow<'a, protocol::Tool>>) -> Self {
+        let array = Value::Array(
+            descriptors
+                .map(|t| serde_json::to_value(&*t).unwrap_or(Value::Null))
+                .collect(),
+        );
+        // A `Value` always serializes (its keys are strings): this cannot fail.
+        let text = serde_json::value::to_raw_value(&array).expect("a JSON value serializes");
+        ListingForm { array, text }
+    }
+
     /// Each tool's descriptor, in name order.
     pub(crate) fn entries(&self) -> &[Value] {
         self.array.as_array().map_or(&[], Vec::as_slice)
@@ -164,8 +185,23 @@ impl Server {
         &self.inner.names
     }
 
-    pub(crate) fn listing(&self) -> &ToolListing {
-        &self.inner.listing
+    /// The tool list as protocol revision `version` describes tools (`None`: the full
+    /// descriptors, for callers that name no version).
+    pub(crate) fn listing(&self, version: Option<ProtocolVersion>) -> &ListingForm {
+        let older = match version {
+            Some(v) if v < ProtocolVersion::V2025_03_26 => 0,
+            Some(v) if v < ProtocolVersion::V2025_06_18 => 1,
+            _ => return &self.inner.listing.full,
+        };
+        self.inner.listing.older[older].get_or_init(|| {
+            let v = version.unwrap_or(ProtocolVersion::LATEST_LEGACY);
+            ListingForm::new(
+                self.inner
+                    .tools
+                    .iter()
+                    .map(|t| t.descriptor().for_version(v)),
+            )
+        })
     }
 
     /// Whether two handles are the same server value.
@@ -242,13 +278,11 @@ impl ServerBuilder {
             .enumerate()
             .map(|(i, t)| (t.shared_name().clone(), i))
             .collect();
-        let array = Value::Array(
+        let full = ListingForm::new(
             tools
                 .iter()
-                .map(|t| serde_json::to_value(t.descriptor()).unwrap_or(Value::Null))
-                .collect(),
+                .map(|t| std::borrow::Cow::Borrowed(t.descriptor())),
         );
-        let text = array.to_string();
         let name: Arc<str> = self.name.as_str().into();
         let names = tools
             .iter()
@@ -270,7 +304,10 @@ impl ServerBuilder {
                 tools,
                 index,
                 names,
-                listing: ToolListing { array, text },
+                listing: ToolListing {
+                    full,
+                    older: Default::default(),
+                },
             }),
         })
     }

@@ -1,9 +1,14 @@
-//! Shared test helpers: validation of replies against the official MCP JSON Schemas.
+//! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
+//! the servers and tools the tests register.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
+use mcp_registry::{Json, Server, Tool, ToolContext};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Compiled validators by (version, definition).
@@ -41,13 +46,18 @@ fn validator(version: &str, def: &str) -> Arc<jsonschema::Validator> {
     v
 }
 
-/// Asserts `value` is valid against definition `def` of the official schema of `version`.
-pub fn assert_valid(version: &str, def: &str, value: &Value) {
-    let v = validator(version, def);
-    let errors: Vec<String> = v
+/// Why `value` is not valid against definition `def` of the official schema of `version`
+/// (empty when it is).
+pub fn schema_errors(version: &str, def: &str, value: &Value) -> Vec<String> {
+    validator(version, def)
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
+        .collect()
+}
+
+/// Asserts `value` is valid against definition `def` of the official schema of `version`.
+pub fn assert_valid(version: &str, def: &str, value: &Value) {
+    let errors = schema_errors(version, def, value);
     assert!(
         errors.is_empty(),
         "not a valid {def} for {version}:\n{}\n{errors:#?}",
@@ -88,10 +98,6 @@ pub fn modern_meta() -> Value {
     })
 }
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use mcp_registry::{Json, Server, Tool, ToolContext};
-
 /// Sets its flag when dropped: observes that a timed-out or cancelled call's future was
 /// dropped.
 pub struct DropFlag(pub Arc<AtomicBool>);
@@ -101,8 +107,6 @@ impl Drop for DropFlag {
         self.0.store(true, Ordering::SeqCst);
     }
 }
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize, JsonSchema)]
 pub struct AddArgs {
@@ -198,17 +202,29 @@ pub fn small_server(name: &str, tool: &str, answer: &'static str) -> Server {
     Server::new(name, None, [t]).unwrap()
 }
 
-/// A server named `name` whose tools answer with `"<server>/<tool>"`.
+/// A server named `name` whose tools answer with `"<server>/<tool>"` (so a call shows where
+/// it landed) and are described as `"<tool> of <server>"`.
 pub fn labelled_server(name: &str, tools: &[&str]) -> Server {
     let tools = tools.iter().map(|t| {
         let label = format!("{name}/{t}");
-        Tool::new(*t, "", json!({"type": "object"}), move |_: Value| {
-            let label = label.clone();
-            async move { label }
-        })
+        Tool::new(
+            *t,
+            format!("{t} of {name}"),
+            json!({"type": "object"}),
+            move |_: Value| {
+                let label = label.clone();
+                async move { label }
+            },
+        )
         .unwrap()
     });
     Server::new(name, None, tools).unwrap()
+}
+
+/// An agent runtime's `control_request` carrying MCP `message` for the SDK server `server`.
+pub fn control_mcp_message(request_id: &str, server: &str, message: Value) -> Value {
+    json!({"type": "control_request", "request_id": request_id,
+           "request": {"subtype": "mcp_message", "server_name": server, "message": message}})
 }
 
 /// A tool named `hang` that never finishes and sets `dropped` when its future is dropped.

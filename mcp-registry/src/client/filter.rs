@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::qualify::{ToolCatalog, model_tool_name};
-use crate::dispatch::envelope;
-use crate::protocol::{CallToolResult, ErrorCode, ErrorObject};
+use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, RequestId};
 use crate::registry::{
     CallError, CallOptions, Registry, RegistryChange, ToolDefinition, qualified_name,
     split_qualified,
@@ -694,13 +693,13 @@ impl FilteredRegistry {
         {
             let decision = self.inner.filter.decide(server, tool);
             if !decision.is_allowed() {
-                let id = message.get("id")?.clone();
+                let id = RequestId::from_value(message.get("id")?);
                 let error = ErrorObject::new(
                     ErrorCode::INVALID_PARAMS,
                     format!("tool {tool:?} of MCP server {server:?} is refused by the tool filter: {decision}"),
                 )
                 .with_data(json!({ "server": server, "tool": tool, "filter": decision.to_string() }));
-                return Some(envelope::error_reply(id, error));
+                return Some(crate::dispatch::error_value(id, error));
             }
         }
         // `tools/list` is filtered by dispatch before it paginates, so pages stay full.

@@ -5,13 +5,19 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::envelope::{Incoming, Shell, decode, error_reply};
-use super::{Answer, Connection, served_as};
-use crate::protocol::{ErrorCode, ErrorObject, ProtocolVersion, RequestId};
+use super::{
+    Answer, Body, Connection, Dispatcher, Outcome, error_value, parse_error, reply_text,
+    reply_value,
+};
+use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode, too_deep};
+use crate::protocol::{
+    Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, drop_flat,
+    exceeds_max_depth, method,
+};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
@@ -157,10 +163,10 @@ impl ServerSession {
                         };
                         let Some(inner) = weak.upgrade() else { break };
                         if touched && ServerSession::lifecycle_of(&inner).is_initialized() {
-                            let _ = inner.outbox.send(json!({
-                                "jsonrpc": "2.0",
-                                "method": "notifications/tools/list_changed",
-                            }));
+                            let changed = Notification::<()>::new(method::TOOLS_LIST_CHANGED, None);
+                            let _ = inner
+                                .outbox
+                                .send(serde_json::to_value(changed).unwrap_or_default());
                         }
                     }
                 })
@@ -272,7 +278,7 @@ impl ServerSession {
     pub async fn handle_text(&self, text: &str) -> Option<String> {
         match serde_json::from_str::<Value>(text) {
             Ok(message) => self.handle_text_with(message, CallOptions::default()).await,
-            Err(e) => Some(super::envelope::parse_error(e).to_string()),
+            Err(e) => Some(parse_error(e).to_string()),
         }
     }
 
@@ -286,6 +292,8 @@ impl ServerSession {
     /// refused with one -32600.
     pub async fn handle_with(&self, message: Value, options: CallOptions) -> Option<Value> {
         match message {
+            // A batch too deep is refused whole (as its text would be), dropped flat.
+            Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
             Value::Array(batch) => self.handle_batch(batch, options).await,
             message => self.answer_to_value(self.respond(message, options).await),
         }
@@ -300,12 +308,14 @@ impl ServerSession {
 
     async fn handle_batch(&self, batch: Vec<Value>, options: CallOptions) -> Option<Value> {
         let refuse = |message: String| {
-            Some(error_reply(
-                Value::Null,
+            Some(error_value(
+                None,
                 ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
             ))
         };
         if !self.accepts_batches() {
+            // Dropped flat: a refused batch can be nested as deep as a caller made it.
+            batch.into_iter().for_each(drop_flat);
             let version = self
                 .protocol_version()
                 .map_or("none yet".to_owned(), |v| v.to_string());
@@ -333,7 +343,7 @@ impl ServerSession {
     fn answer_to_value(&self, response: Response) -> Option<Value> {
         match response {
             Response::Reply(reply) => reply,
-            Response::Answer(id, answer) => self.inner.registry.answer_to_value(id, answer),
+            Response::Answer(id, answer) => reply_value(Some(id), answer),
         }
     }
 
@@ -341,6 +351,9 @@ impl ServerSession {
     /// a `tools/list` reply splices the listing serialized once per registry change instead
     /// of copying and serializing it again.
     pub async fn handle_text_with(&self, message: Value, options: CallOptions) -> Option<String> {
+        if message.is_array() && exceeds_max_depth(&message) {
+            return refuse_too_deep(message).map(|v| v.to_string());
+        }
         if let Value::Array(batch) = message {
             return self
                 .handle_batch(batch, options)
@@ -349,11 +362,7 @@ impl ServerSession {
         }
         match self.respond(message, options).await {
             Response::Reply(reply) => reply.map(|v| v.to_string()),
-            Response::Answer(id, answer) => {
-                self.inner
-                    .registry
-                    .answer_to_text(id, answer, &mut Shell::default())
-            }
+            Response::Answer(id, answer) => reply_text(Some(id), answer),
         }
     }
 
@@ -361,36 +370,41 @@ impl ServerSession {
     /// notifications. The registry's answer is left for the caller to write as a value or
     /// as text.
     async fn respond(&self, message: Value, options: CallOptions) -> Response {
-        let (id, method, params) = match decode(message) {
-            Err(rejected) => {
-                return Response::Reply(Some(error_reply(rejected.id, rejected.error)));
+        let request = match decode(message) {
+            Incoming::Invalid(Invalid { id, error }) => {
+                return Response::Reply(Some(error_value(id, error)));
             }
-            Ok(Incoming::Response) => return Response::Reply(None),
-            Ok(Incoming::Notification { method, params }) => {
-                self.on_notification(&method, &params);
+            Incoming::Silent => return Response::Reply(None),
+            Incoming::Notification(n) => {
+                self.on_notification(&n.method, &n.params);
                 return Response::Reply(None);
             }
-            Ok(Incoming::Request { id, method, params }) => (id, method, params),
+            Incoming::Request(request) => request,
         };
-        let admitted_in = match self.admit(&method, &params) {
+        let id = request.id.clone();
+        let admitted_in = match self.admit(&request.method, &request.era) {
             Ok(lifecycle) => lifecycle,
-            Err(refusal) => return Response::Reply(Some(error_reply(id.to_value(), refusal))),
+            Err(refusal) => return Response::Reply(Some(error_value(Some(id), refusal))),
         };
-        let answer = self.dispatch(&id, &method, params, options).await;
-        if method == "initialize" {
+        let initialize = request.method == method::INITIALIZE;
+        let answer = self.dispatch(request, options).await;
+        if initialize {
             self.on_initialize_answered(&admitted_in, &answer);
         }
-        Response::Answer(id.to_value(), answer)
+        Response::Answer(id, answer)
     }
 
     /// The lifecycle gate: whether the session serves `method` in its current state. Returns
     /// the state it was admitted in.
-    fn admit(&self, method: &str, params: &Map<String, Value>) -> Result<Lifecycle, ErrorObject> {
+    fn admit(
+        &self,
+        method: &str,
+        era: &Result<Era, ErrorObject>,
+    ) -> Result<Lifecycle, ErrorObject> {
         // Only a legacy request goes through the handshake's gate. The others are served
         // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
         // version gets -32022, which a modern client's probe relies on).
-        let legacy = served_as(method, params.get("_meta").and_then(Value::as_object), None)
-            .is_ok_and(|served| !served.modern);
+        let legacy = matches!(era, Ok(Era::Legacy(_)));
         let lifecycle = self.lifecycle();
         let refusal = match (&lifecycle, method, legacy) {
             (Lifecycle::ShuttingDown, "ping", _) => return Ok(lifecycle),
@@ -422,14 +436,9 @@ impl ServerSession {
 
     /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
     /// while it runs, so `notifications/cancelled` can stop it.
-    async fn dispatch(
-        &self,
-        id: &RequestId,
-        method: &str,
-        params: Map<String, Value>,
-        mut options: CallOptions,
-    ) -> Answer {
-        let _in_flight = (method == "tools/call").then(|| self.track(id, &mut options));
+    async fn dispatch(&self, request: IncomingRequest, mut options: CallOptions) -> Answer {
+        let _in_flight =
+            (request.method == method::TOOLS_CALL).then(|| self.track(&request.id, &mut options));
         if options.notifications.is_none() {
             options = options.notifications(self.inner.notifications.clone());
         }
@@ -438,9 +447,8 @@ impl ServerSession {
             // Advertised only when the watcher that sends it runs.
             list_changed: self.inner.watcher.is_some(),
         };
-        self.inner
-            .registry
-            .answer_request(&self.inner.server, id, method, params, options, connection)
+        Dispatcher::new(&self.inner.registry)
+            .request(&self.inner.server, request, options, connection)
             .await
     }
 
@@ -470,13 +478,14 @@ impl ServerSession {
     /// (`Uninitialized`, or `Error` for a re-initialization) moves the session to
     /// `Initializing` under the negotiated version, unless the state changed meanwhile.
     fn on_initialize_answered(&self, admitted_in: &Lifecycle, answer: &Answer) {
-        let Answer::Result(result) = answer else {
+        let Answer::Result(Outcome {
+            body: Body::Initialize(result),
+            ..
+        }) = answer
+        else {
             return;
         };
-        let negotiated = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .and_then(ProtocolVersion::parse);
+        let negotiated = Some(result.protocol_version);
         let mut state = self.state();
         let before_handshake = matches!(
             state.lifecycle,
@@ -490,13 +499,13 @@ impl ServerSession {
 
     fn on_notification(&self, method: &str, params: &Map<String, Value>) {
         match method {
-            "notifications/initialized" => {
+            method::INITIALIZED => {
                 let mut state = self.state();
                 if state.lifecycle == Lifecycle::Initializing {
                     state.lifecycle = Lifecycle::Ready;
                 }
             }
-            "notifications/cancelled" => {
+            method::CANCELLED => {
                 if let Some(id) = params.get("requestId").and_then(RequestId::from_value) {
                     self.cancel(&id);
                 }
@@ -523,12 +532,20 @@ enum Response {
     /// The session answered by itself (`None`: nothing to send).
     Reply(Option<Value>),
     /// The registry's answer to the request with this id.
-    Answer(Value, Answer),
+    Answer(RequestId, Answer),
 }
 
 impl Lifecycle {
     /// Whether `initialize` has been answered (Initializing or Ready).
     pub fn is_initialized(&self) -> bool {
         matches!(self, Lifecycle::Initializing | Lifecycle::Ready)
+    }
+}
+
+/// The reply to a message nesting deeper than the limit (see `protocol::decode::too_deep`).
+fn refuse_too_deep(message: Value) -> Option<Value> {
+    match too_deep(message) {
+        Incoming::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
+        _ => None,
     }
 }

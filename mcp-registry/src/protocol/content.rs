@@ -2,8 +2,6 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dispatch::envelope::Spare;
-
 /// Who a piece of content is meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -324,40 +322,10 @@ impl CallToolResult {
         }
     }
 
-    /// The result as a JSON value, moving its strings instead of copying them through a
-    /// serializer (the hot path of every `tools/call` reply).
+    /// The result as a JSON value.
     pub fn into_value(self) -> Value {
-        self.into_value_in(Map::new(), &mut Spare::default())
-    }
-
-    /// [`into_value`](Self::into_value) into `map` (empty), taking member names from `spare`.
-    pub(crate) fn into_value_in(self, mut map: Map<String, Value>, spare: &mut Spare) -> Value {
-        // Collected into a new vector: reusing the content's (larger elements) would end in a
-        // shrinking reallocation.
-        let mut content = Vec::with_capacity(self.content.len());
-        content.extend(self.content.into_iter().map(|c| match c {
-            Content::Text(TextContent {
-                text,
-                annotations: None,
-            }) => {
-                let mut block = Map::new();
-                block.insert(spare.take("text"), Value::String(text));
-                block.insert(spare.take("type"), Value::String(spare.take("text")));
-                Value::Object(block)
-            }
-            other => serde_json::to_value(other).unwrap_or(Value::Null),
-        }));
-        map.insert(spare.take("content"), Value::Array(content));
-        if let Some(structured) = self.structured_content {
-            map.insert(spare.take("structuredContent"), structured);
-        }
-        if let Some(is_error) = self.is_error {
-            map.insert(spare.take("isError"), Value::Bool(is_error));
-        }
-        if let Some(meta) = self.meta {
-            map.insert(spare.take("_meta"), Value::Object(meta));
-        }
-        Value::Object(map)
+        // Plain data with string keys: serializing it cannot fail.
+        serde_json::to_value(self).unwrap_or_default()
     }
 
     /// Whether the result reports a failure.
@@ -368,37 +336,5 @@ impl CallToolResult {
     /// The first text block, if any.
     pub fn first_text(&self) -> Option<&str> {
         self.content.iter().find_map(Content::as_text)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn into_value_matches_serialization() {
-        let results = [
-            CallToolResult::text("plain"),
-            CallToolResult::error("failed"),
-            CallToolResult::structured(serde_json::json!({"a": [1, 2]})),
-            CallToolResult::success(vec![
-                Content::text("t").with_annotations(Annotations {
-                    priority: Some(0.5),
-                    ..Default::default()
-                }),
-                Content::image(b"png", "image/png"),
-                Content::audio(b"wav", "audio/wav"),
-                Content::resource_link("file:///a", "a"),
-                Content::embedded_text("file:///b", "text/plain", "b"),
-                Content::embedded_blob("file:///c", "application/octet-stream", b"c"),
-            ]),
-            CallToolResult {
-                meta: Some(Map::from_iter([("k".to_owned(), Value::from(1))])),
-                ..CallToolResult::text("m")
-            },
-        ];
-        for r in results {
-            assert_eq!(r.clone().into_value(), serde_json::to_value(&r).unwrap());
-        }
     }
 }

@@ -89,7 +89,8 @@ impl From<&str> for RequestId {
 }
 
 /// JSON-RPC and MCP error codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct ErrorCode(pub i32);
 
 impl ErrorCode {
@@ -114,7 +115,7 @@ impl ErrorCode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {
     /// The error code.
-    pub code: i32,
+    pub code: ErrorCode,
     /// A short description naming the problem.
     pub message: String,
     /// Extra structured detail.
@@ -126,7 +127,7 @@ impl ErrorObject {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ErrorObject {
-            code: code.0,
+            code,
             message: message.into(),
             data: None,
         }
@@ -141,6 +142,118 @@ impl ErrorObject {
 
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)
+        write!(f, "{} ({})", self.message, self.code.0)
+    }
+}
+
+/// The `"jsonrpc": "2.0"` member every message carries: serializes as `"2.0"` and accepts
+/// nothing else.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JsonRpcVersion;
+
+impl Serialize for JsonRpcVersion {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str("2.0")
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let v = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        if v == "2.0" {
+            Ok(JsonRpcVersion)
+        } else {
+            Err(serde::de::Error::custom(format_args!(
+                "`jsonrpc` must be \"2.0\", got {v:?}"
+            )))
+        }
+    }
+}
+
+/// A successful reply: `{"jsonrpc": "2.0", "id": .., "result": ..}`.
+///
+/// ```
+/// use mcp_registry::protocol::{RequestId, ResultResponse};
+/// let reply = ResultResponse::new(RequestId::from(7_i64), serde_json::json!({}));
+/// assert_eq!(
+///     serde_json::to_string(&reply).unwrap(),
+///     r#"{"jsonrpc":"2.0","id":7,"result":{}}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultResponse<T> {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request answered.
+    pub id: RequestId,
+    /// The method's result.
+    pub result: T,
+}
+
+impl<T> ResultResponse<T> {
+    /// The reply to request `id`.
+    pub fn new(id: RequestId, result: T) -> Self {
+        ResultResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }
+    }
+}
+
+/// An error reply: `{"jsonrpc": "2.0", "id": .., "error": {..}}`. The id is left out when
+/// the request's id could not be read: MCP's schema (2025-11-25 onward) makes it optional
+/// but does not allow `null`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request answered, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<RequestId>,
+    /// What went wrong.
+    pub error: ErrorObject,
+}
+
+impl ErrorResponse {
+    /// The error reply to request `id` (`None` when unknown).
+    pub fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        ErrorResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+/// A notification: `{"jsonrpc": "2.0", "method": .., "params": ..}`, never answered.
+///
+/// ```
+/// use mcp_registry::protocol::Notification;
+/// let n = Notification::new("notifications/tools/list_changed", None::<()>);
+/// assert_eq!(
+///     serde_json::to_string(&n).unwrap(),
+///     r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notification<P> {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The notification's method.
+    pub method: std::borrow::Cow<'static, str>,
+    /// Its parameters, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<P>,
+}
+
+impl<P> Notification<P> {
+    /// A notification of `method` with `params`.
+    pub fn new(method: impl Into<std::borrow::Cow<'static, str>>, params: Option<P>) -> Self {
+        Notification {
+            jsonrpc: JsonRpcVersion,
+            method: method.into(),
+            params,
+        }
     }
 }

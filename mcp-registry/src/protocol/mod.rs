@@ -4,8 +4,10 @@
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
 
 mod content;
+pub(crate) mod decode;
 mod depth;
 mod jsonrpc;
+mod messages;
 mod tool;
 mod version;
 
@@ -15,8 +17,18 @@ pub use content::{
 };
 pub(crate) use depth::drop_flat;
 pub use depth::{MAX_DEPTH, exceeds_max_depth};
-pub use jsonrpc::{ErrorCode, ErrorObject, RequestId};
+pub use jsonrpc::{
+    ErrorCode, ErrorObject, ErrorResponse, JsonRpcVersion, Notification, RequestId, ResultResponse,
+};
+pub use messages::{
+    CacheHints, CacheScope, CancelledNotificationParams, DiscoverResult, Implementation,
+    InitializeParams, InitializeResult, ListToolsParams, ProgressNotificationParams, ResultType,
+    ServerCapabilities, ToolsCapability, method,
+};
 pub use tool::{Tool, ToolAnnotations, ToolNameError, validate_tool_name};
+pub(crate) use version::Era;
+#[cfg(feature = "http")]
+pub(crate) use version::require_modern_meta;
 pub use version::{
     LATEST_LEGACY_VERSION, LEGACY_VERSIONS, MODERN_VERSION, ProtocolEra, ProtocolVersion,
     SUPPORTED_VERSIONS,

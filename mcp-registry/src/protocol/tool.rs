@@ -133,3 +133,39 @@ pub fn validate_tool_name(name: &str) -> Result<(), ToolNameError> {
         }),
     }
 }
+
+impl Tool {
+    /// This descriptor as protocol revision `version` defines a tool: `annotations` only
+    /// from 2025-03-26; `title`, `outputSchema` and `_meta` only from 2025-06-18. Revisions
+    /// whose schema has every member get the descriptor unchanged.
+    ///
+    /// ```
+    /// use mcp_registry::protocol::{ProtocolVersion, Tool, ToolAnnotations};
+    /// let tool = Tool {
+    ///     name: "t".into(),
+    ///     title: Some("T".into()),
+    ///     description: None,
+    ///     input_schema: serde_json::json!({"type": "object"}).into(),
+    ///     output_schema: Some(serde_json::json!({"type": "object"}).into()),
+    ///     annotations: ToolAnnotations { read_only_hint: Some(true), ..Default::default() },
+    ///     meta: None,
+    /// };
+    /// let old = tool.for_version(ProtocolVersion::V2024_11_05);
+    /// assert!(old.title.is_none() && old.output_schema.is_none() && old.annotations.is_empty());
+    /// assert_eq!(tool.for_version(ProtocolVersion::V2025_06_18).as_ref(), &tool);
+    /// ```
+    pub fn for_version(&self, version: super::ProtocolVersion) -> std::borrow::Cow<'_, Tool> {
+        use super::ProtocolVersion as V;
+        if version >= V::V2025_06_18 {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut tool = self.clone();
+        tool.title = None;
+        tool.output_schema = None;
+        tool.meta = None;
+        if version < V::V2025_03_26 {
+            tool.annotations = ToolAnnotations::default();
+        }
+        std::borrow::Cow::Owned(tool)
+    }
+}

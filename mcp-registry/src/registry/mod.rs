@@ -48,6 +48,15 @@ pub struct ToolDefinition {
     pub tool: protocol::Tool,
 }
 
+/// Why a server cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unavailable {
+    #[error("unknown MCP server {0:?}")]
+    Unknown(String),
+    #[error("MCP server {0:?} is disabled")]
+    Disabled(String),
+}
+
 /// What changed in a registry, as [`Registry::subscribe`] reports it.
 ///
 /// A `watch` receiver sees only the latest value: several changes in a row can arrive as
@@ -390,6 +399,15 @@ impl Registry {
 
     pub(crate) fn config(&self) -> &Config {
         &self.inner.config
+    }
+
+    /// The server named `name`, if registered and enabled: what dispatch serves.
+    pub(crate) fn enabled_server(&self, name: &str) -> Result<Server, Unavailable> {
+        match self.snapshot().server(name) {
+            None => Err(Unavailable::Unknown(name.to_owned())),
+            Some(e) if !e.enabled => Err(Unavailable::Disabled(name.to_owned())),
+            Some(e) => Ok(e.server.clone()),
+        }
     }
 
     /// Applies `change` to a copy of the server map and swaps it in; `f` returns the names of

@@ -4,10 +4,12 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{ProtocolVersion, RequestId};
+use crate::protocol::{
+    Notification, ProgressNotificationParams, ProtocolVersion, RequestId, method,
+};
 
 /// Typed values a host attaches to a registry or to one call, read by tools through
 /// [`ToolContext::get`]. Cloning is cheap (the map is shared).
@@ -274,20 +276,19 @@ impl ToolContext {
             return Err(ProgressError::NotIncreasing { progress, previous });
         }
         *last = Some(progress);
-        let mut params = Map::new();
-        params.insert("progressToken".to_owned(), state.token.clone());
-        params.insert("progress".to_owned(), json!(progress));
-        if let Some(total) = total {
-            params.insert("total".to_owned(), json!(total));
-        }
-        if let Some(message) = message {
-            params.insert("message".to_owned(), json!(message));
-        }
-        state.sink.send(json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/progress",
-            "params": params,
-        }));
+        let notification = Notification::new(
+            method::PROGRESS,
+            Some(ProgressNotificationParams {
+                progress_token: state.token.clone(),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            }),
+        );
+        // Plain data with string keys: serializing it cannot fail.
+        state
+            .sink
+            .send(serde_json::to_value(notification).unwrap_or_default());
         Ok(())
     }
 

@@ -43,9 +43,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::dispatch::{ServerSession, check_modern_meta, envelope};
+use crate::dispatch::{ServerSession, error_value, parse_error};
 use crate::protocol::{
     ErrorCode, ErrorObject, META_PROTOCOL_VERSION, MODERN_VERSION, ProtocolEra, ProtocolVersion,
+    RequestId, require_modern_meta,
 };
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
@@ -367,17 +368,13 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 fn error_response(
     status: StatusCode,
     id: Option<&Value>,
-    code: i32,
+    code: ErrorCode,
     message: impl Into<String>,
 ) -> Response {
-    let error = ErrorObject {
-        code,
-        message: message.into(),
-        data: None,
-    };
+    let error = ErrorObject::new(code, message);
     json_response(
         status,
-        &envelope::error_reply(id.cloned().unwrap_or(Value::Null), error),
+        &error_value(id.and_then(RequestId::from_value), error),
     )
 }
 
@@ -399,7 +396,7 @@ fn check_host_and_origin(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Op
         return Some(error_response(
             StatusCode::FORBIDDEN,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             format!("host {host:?} is not allowed"),
         ));
     }
@@ -415,7 +412,7 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
             _ => Some(error_response(
                 StatusCode::FORBIDDEN,
                 None,
-                ErrorCode::INVALID_REQUEST.0,
+                ErrorCode::INVALID_REQUEST,
                 format!("origin {origin:?} is not allowed"),
             )),
         },
@@ -515,17 +512,12 @@ async fn handle_post(
     let body = match Bytes::from_request(request, &()).await {
         Ok(body) => body,
         Err(e) => {
-            return error_response(
-                e.status(),
-                None,
-                ErrorCode::INVALID_REQUEST.0,
-                e.body_text(),
-            );
+            return error_response(e.status(), None, ErrorCode::INVALID_REQUEST, e.body_text());
         }
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(m) => m,
-        Err(e) => return json_response(StatusCode::BAD_REQUEST, &envelope::parse_error(e)),
+        Err(e) => return json_response(StatusCode::BAD_REQUEST, &parse_error(e)),
     };
     if message.is_array()
         && let Some(slot) = header_str(&headers, SESSION_HEADER).and_then(|id| state.session(id))
@@ -541,7 +533,7 @@ async fn handle_post(
         return error_response(
             StatusCode::BAD_REQUEST,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "the body must be one JSON-RPC message (an object); batches are accepted only in a session whose protocol version has them (2025-03-26)",
         );
     }
@@ -565,7 +557,7 @@ fn check_post_headers(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Optio
         return Some(error_response(
             StatusCode::NOT_ACCEPTABLE,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "the Accept header must list both application/json and text/event-stream",
         ));
     }
@@ -573,7 +565,7 @@ fn check_post_headers(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Optio
         return Some(error_response(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "the Content-Type must be application/json",
         ));
     }
@@ -584,7 +576,7 @@ fn check_post_headers(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Optio
         return Some(error_response(
             StatusCode::PAYLOAD_TOO_LARGE,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             format!("the body is over the limit of {max} bytes"),
         ));
     }
@@ -654,20 +646,20 @@ async fn post_modern(
         return error_response(
             StatusCode::BAD_REQUEST,
             id.as_ref(),
-            ErrorCode::HEADER_MISMATCH.0,
+            ErrorCode::HEADER_MISMATCH,
             mismatch,
         );
     }
     let modern = body_version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == ProtocolEra::Modern);
-    if body_version.is_none() || modern {
-        if let Err(e) = check_modern_meta(message_meta(&message).and_then(Value::as_object)) {
-            return json_response(
-                StatusCode::BAD_REQUEST,
-                &envelope::error_reply(id.unwrap_or(Value::Null), e),
-            );
-        }
+    if (body_version.is_none() || modern)
+        && let Err(e) = require_modern_meta(message_meta(&message).and_then(Value::as_object))
+    {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &error_value(id.as_ref().and_then(RequestId::from_value), e),
+        );
     }
     if !modern {
         // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
@@ -706,7 +698,7 @@ async fn post_legacy(state: &AppState, headers: &HeaderMap, message: Value) -> R
         return error_response(
             StatusCode::BAD_REQUEST,
             message.get("id"),
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
@@ -725,7 +717,7 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
         return error_response(
             StatusCode::BAD_REQUEST,
             id.as_ref(),
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
         );
     }
@@ -744,7 +736,7 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
         return error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             id.as_ref(),
-            ErrorCode::INTERNAL_ERROR.0,
+            ErrorCode::INTERNAL_ERROR,
             "too many open sessions",
         );
     };
@@ -762,7 +754,7 @@ async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) 
         return error_response(
             StatusCode::BAD_REQUEST,
             id,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "missing Mcp-Session-Id header: send initialize first, or use protocol version 2026-07-28 (stateless)",
         );
     };
@@ -770,7 +762,7 @@ async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) 
         return error_response(
             StatusCode::NOT_FOUND,
             id,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             format!("unknown session {session_id:?}; initialize a new one"),
         );
     };
@@ -867,7 +859,7 @@ async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: Heade
         return error_response(
             StatusCode::NOT_ACCEPTABLE,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "the Accept header must list text/event-stream",
         );
     }
@@ -875,7 +867,7 @@ async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: Heade
         return error_response(
             StatusCode::NOT_FOUND,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             format!("unknown session {session_id:?}"),
         );
     };
@@ -888,7 +880,7 @@ async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: Heade
         return error_response(
             StatusCode::CONFLICT,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             "this session's notification stream is already open",
         );
     };
@@ -922,7 +914,7 @@ async fn handle_delete(
         error_response(
             StatusCode::NOT_FOUND,
             None,
-            ErrorCode::INVALID_REQUEST.0,
+            ErrorCode::INVALID_REQUEST,
             format!("unknown session {session_id:?}"),
         )
     }

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use crate::dispatch::{ServerSession, envelope};
+use crate::dispatch::{ServerSession, parse_error};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
@@ -74,7 +74,7 @@ where
                 None => reading = false,
                 Some(Ok(Line::Text(line))) if line.trim_ascii().is_empty() => {}
                 Some(Ok(Line::Text(line))) => match serde_json::from_slice::<Value>(&line) {
-                    Err(e) => { let _ = out_tx.send(envelope::parse_error(e).to_string()); }
+                    Err(e) => { let _ = out_tx.send(parse_error(e).to_string()); }
                     // Notifications change session state (initialized, cancelled): apply them
                     // in arrival order, before reading on. Requests (alone or in a batch) run
                     // while reading goes on.
@@ -95,7 +95,7 @@ where
                     }
                 },
                 Some(Ok(Line::TooLong)) => {
-                    let _ = out_tx.send(envelope::parse_error(format_args!(
+                    let _ = out_tx.send(parse_error(format_args!(
                         "message longer than {MAX_LINE_BYTES} bytes"
                     )).to_string());
                 }

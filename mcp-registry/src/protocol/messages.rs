@@ -1,0 +1,173 @@
+//! Typed MCP requests, results and notifications (lifecycle, tools, utilities): what the
+//! server writes and reads, shared with the client side.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{ProtocolVersion, RequestId};
+
+/// The name and version of an MCP implementation (`serverInfo`, `clientInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// The programmatic name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// A display name (2025-06-18 onward; left out for older clients).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// `capabilities.tools` of a server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsCapability {
+    /// Whether the server sends `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_changed: Option<bool>,
+}
+
+/// What a server offers. Members this crate does not serve yet are kept as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    /// Tools, if offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsCapability>,
+    /// Other capabilities (`prompts`, `resources`, `logging`, `experimental`, ...).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// The params of `initialize` (legacy handshake). `protocolVersion` is kept as sent: an
+/// unsupported one is answered with the newest supported version, not refused.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// The version the client asks for.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+    /// The client's capabilities.
+    #[serde(default)]
+    pub capabilities: Map<String, Value>,
+    /// Who the client is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_info: Option<Implementation>,
+}
+
+/// The result of `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The version the session speaks.
+    pub protocol_version: ProtocolVersion,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// Guidance for the model using the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Who may cache a 2026-07-28 list or discover result (`cacheScope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// Any client or intermediary may cache and share it.
+    Public,
+    /// Only within the same authorization context.
+    Private,
+}
+
+/// The caching hints of a 2026-07-28 cacheable result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheHints {
+    /// How long the result may be reused, in milliseconds.
+    pub ttl_ms: u64,
+    /// Who may reuse it.
+    pub cache_scope: CacheScope,
+}
+
+/// The result of `server/discover` (2026-07-28).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// Every version the server speaks, newest first.
+    pub supported_versions: Vec<ProtocolVersion>,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// Guidance for the model using the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Caching hints.
+    #[serde(flatten)]
+    pub cache: CacheHints,
+}
+
+/// The params of `tools/list`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListToolsParams {
+    /// Where the previous page ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// The params of `notifications/progress`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressNotificationParams {
+    /// The token the request's `_meta.progressToken` gave.
+    pub progress_token: Value,
+    /// Progress so far; increases with each notification.
+    pub progress: f64,
+    /// The total, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A human-readable description of the progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The params of `notifications/cancelled`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelledNotificationParams {
+    /// The request to cancel.
+    pub request_id: RequestId,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The kind of a 2026-07-28 result (`resultType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultType {
+    /// The request completed; the result is final.
+    Complete,
+    /// The server needs more input from the client before it can complete.
+    InputRequired,
+}
+
+/// Method names of the messages this crate reads and writes.
+pub mod method {
+    /// `initialize` (legacy handshake).
+    pub const INITIALIZE: &str = "initialize";
+    /// `notifications/initialized`.
+    pub const INITIALIZED: &str = "notifications/initialized";
+    /// `ping`.
+    pub const PING: &str = "ping";
+    /// `server/discover` (2026-07-28).
+    pub const DISCOVER: &str = "server/discover";
+    /// `tools/list`.
+    pub const TOOLS_LIST: &str = "tools/list";
+    /// `tools/call`.
+    pub const TOOLS_CALL: &str = "tools/call";
+    /// `notifications/progress`.
+    pub const PROGRESS: &str = "notifications/progress";
+    /// `notifications/cancelled`.
+    pub const CANCELLED: &str = "notifications/cancelled";
+    /// `notifications/tools/list_changed`.
+    pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+}
