@@ -1,6 +1,6 @@
 //! Answering MCP in-process: one JSON-RPC message in, one reply out.
 //!
-//! [`Dispatcher`] serves a [`Registry`]'s servers through a narrow part of its API (find an
+//! `Dispatcher` serves a [`Registry`]'s servers through a narrow part of its API (find an
 //! enabled server, start a call, read the listing settings). The `Registry` methods defined
 //! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
 //! transports use the dispatcher directly.
