@@ -124,6 +124,27 @@ fn argument_error(name: &str, missing: bool, path: &str, inner: serde_json::Erro
     }
 }
 
+/// The first property `schema` requires that `arguments` lacks, as the error every kind of
+/// tool reports for a missing top-level argument (`ToolBuilder::typed` checks it before
+/// deserializing, so serde's own wording never reaches the caller for a top-level field).
+pub(crate) fn check_required(
+    schema: &Value,
+    arguments: &Map<String, Value>,
+) -> Result<(), ToolError> {
+    let required = schema.get("required").and_then(Value::as_array);
+    match required
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|name| !arguments.contains_key(*name))
+    {
+        Some(name) => Err(ToolError::InvalidArguments(format!(
+            "missing required field `{name}`"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The shallow check raw-schema tools get: required properties present, top-level property
 /// types as declared, under the type rules `#[mcp_tool]` arguments follow (serde's: `1.0`
 /// is a number, not an integer).
@@ -131,15 +152,7 @@ pub(crate) fn check_against_schema(
     schema: &Value,
     arguments: &Map<String, Value>,
 ) -> Result<(), ToolError> {
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !arguments.contains_key(name) {
-                return Err(ToolError::InvalidArguments(format!(
-                    "missing required field `{name}`"
-                )));
-            }
-        }
-    }
+    check_required(schema, arguments)?;
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };

@@ -254,6 +254,9 @@ impl ToolBuilder {
 
     /// Finishes with a closure over typed arguments; the input schema is `A`'s (generated once,
     /// cached) and the output schema comes from `R` (e.g. `Json<T>`).
+    ///
+    /// A missing required argument is reported as ``missing required field `name` ``, as
+    /// `#[mcp_tool]` and [`raw`](Self::raw) tools report it.
     pub fn typed<A, F, Fut, R>(self, handler: F) -> Result<Tool, ToolBuildError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
@@ -280,8 +283,10 @@ impl ToolBuilder {
         if self.output_schema.is_none() {
             self.output_schema = R::output_schema();
         }
+        let schema = input.clone();
         let handler = move |ctx: ToolContext, arguments: Map<String, Value>| {
-            let parsed = deserialize_arguments::<A>(arguments);
+            let parsed = args::check_required(&schema, &arguments)
+                .and_then(|()| deserialize_arguments::<A>(arguments));
             let fut = parsed.map(|args| handler(ctx, args));
             async move { fut?.await.into_tool_result() }
         };
