@@ -187,7 +187,10 @@ async fn tool_failures_are_results_with_is_error() {
     let r = registry();
     let cases = [
         (json!({"name": "add", "arguments": {"a": "x"}}), "`a`"),
-        (json!({"name": "add", "arguments": {}}), "missing field `a`"),
+        (
+            json!({"name": "add", "arguments": {}}),
+            "missing required field `a`",
+        ),
         (
             json!({"name": "divide", "arguments": {"a": 1, "b": 0}}),
             "division by zero",

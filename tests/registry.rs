@@ -111,7 +111,7 @@ async fn each_failure_is_told_apart() {
         .await
         .unwrap_err();
     assert!(
-        missing.to_string().contains("missing field `a`"),
+        missing.to_string().contains("missing required field `a`"),
         "{missing}"
     );
     let raw_missing = registry

@@ -38,25 +38,12 @@ fn static_lifetimes(ty: &syn::Type) -> syn::Type {
     ty
 }
 
-/// `text` as a JSON string.
-fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
+/// `Some("text")` or `None`, as an `Option<&'static str>` expression.
+fn option_str(text: Option<&str>) -> TokenStream {
+    match text {
+        Some(text) => quote!(::core::option::Option::Some(#text)),
+        None => quote!(::core::option::Option::None),
     }
-    out.push('"');
-    out
-}
-
-/// `text` as a JSON string, or `null`.
-fn json_option(text: Option<&str>) -> String {
-    text.map_or_else(|| "null".to_owned(), json_string)
 }
 
 /// The attributes copied from the function onto every generated item, so that
@@ -71,16 +58,20 @@ fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
 
 /// The items standing for the tool: the struct, `add::tool()`, and the `ToolItem` impl whose
 /// `tool()` has the given body.
-pub(crate) fn tool_items(
-    tool: &ToolFn,
-    krate: &Path,
-    name: &str,
-    body: TokenStream,
-) -> TokenStream {
+/// The tool name is checked there too, by the runtime crate's rule in constant evaluation: a
+/// name it refuses is a compile error at the name.
+pub(crate) fn tool_items(tool: &ToolFn, krate: &Path, body: TokenStream) -> TokenStream {
     let ident = &tool.item.sig.ident;
     let vis = &tool.item.vis;
     let cfgs = cfgs(tool);
+    let (name, span) = tool.tool_name();
+    let name = syn::LitStr::new(&name, span);
+    let check = name_check(span, quote!(#krate::__private::tool_name_error(#name)));
     quote! {
+        #(#cfgs)*
+        #check
+
+
         #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
@@ -135,11 +126,8 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
                     .map(|a| a.text.clone())
             });
-        docs.push(format!(
-            "[{},{}]",
-            json_string(&property),
-            json_option(text.as_deref())
-        ));
+        let text = option_str(text.as_deref());
+        docs.push(quote!((#property, #text)));
         values.push(hidden(&format!("__mcp_arg{i}")));
     }
     // The parameter types as written (with their spans), through `ToolParamType`: a type
@@ -169,31 +157,34 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         })
         .collect();
 
-    let title = tool.attrs.title.as_ref().map(syn::LitStr::value);
+    let title = option_str(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
     let description = tool
         .attrs
         .description
         .as_ref()
         .map(syn::LitStr::value)
         .or_else(|| tool.docs.description.clone());
+    let description = option_str(description.as_deref());
     let hints = [
         tool.attrs.read_only,
         tool.attrs.destructive,
         tool.attrs.idempotent,
         tool.attrs.open_world,
     ]
-    .map(|hint| hint.map_or("null", |h| if h { "true" } else { "false" }));
-    // The metadata as one JSON string (see `cached_tool`): a string literal costs the
-    // compiler next to nothing, where a struct of options and slices in a `static` costs
-    // type checking and constant evaluation per tool.
-    let metadata = format!(
-        "{{\"name\":{},\"title\":{},\"description\":{},\"hints\":[{}],\"params\":[{}]}}",
-        json_string(&name),
-        json_option(title.as_deref()),
-        json_option(description.as_deref()),
-        hints.join(","),
-        docs.join(","),
-    );
+    .map(|hint| match hint {
+        Some(yes) => quote!(::core::option::Option::Some(#yes)),
+        None => quote!(::core::option::Option::None),
+    });
+    // The metadata as a constant expression (`&ToolMeta { .. }`, promoted to a `'static`):
+    // rustc checks its shape, and the runtime reads it without parsing.
+    let meta = quote! {
+        &#krate::__private::ToolMeta {
+            name: #name,
+            title: #title,
+            description: #description,
+            hints: [#(#hints),*],
+        }
+    };
 
     let output = tool.output();
     // Spanned on the return type: a type that cannot be returned is reported there.
@@ -206,10 +197,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // Spanned on the function's name: a future that is not `Send` is reported there.
     let start = if item.sig.asyncness.is_some() {
         quote_spanned! {ident.span()=>
-            ::std::boxed::Box::pin(#krate::__private::CallAsync {
-                future: #ident(#(#values),*),
-                convert: #convert,
-            })
+            ::std::boxed::Box::pin(#krate::__private::call_async(#ident(#(#values),*), #convert))
         }
     } else if matches!(tool.attrs.blocking, Some((true, _))) {
         quote_spanned! {ident.span()=>
@@ -227,15 +215,42 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         }
         #krate::__private::cached_tool(
             ::core::any::TypeId::of::<Self>(),
-            #metadata,
-            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)>(#call)),
+            #meta,
+            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)> {
+                start: #call,
+                docs: [#(#docs),*],
+            }),
             #output_schema,
         )
     };
-    let items = tool_items(tool, &krate, &name, body);
+    let items = tool_items(tool, &krate, body);
     match &tool.original {
         Some(original) => quote!(#original #items),
         None => quote!(#item #items),
+    }
+}
+
+/// The compile-time check of a server's name, by the runtime crate's rule: a name it refuses
+/// is a compile error at the name.
+pub(crate) fn server_name_check(krate: &Path, name: Option<&syn::LitStr>) -> TokenStream {
+    match name {
+        Some(name) => name_check(
+            name.span(),
+            quote!(#krate::__private::server_name_error(#name)),
+        ),
+        None => TokenStream::new(),
+    }
+}
+
+/// A constant that panics with the message `error` (an `Option<Message>` computed in
+/// constant evaluation) returns, if any. Every token of the panic is spanned on the name, so
+/// rustc reports the error there and only there.
+fn name_check(span: Span, error: TokenStream) -> TokenStream {
+    quote_spanned! {span=>
+        const _: () = match #error {
+            ::core::option::Option::Some(error) => ::core::panic!("{}", error.as_str()),
+            ::core::option::Option::None => {}
+        };
     }
 }
 
@@ -249,6 +264,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         .map(syn::LitStr::value)
         .unwrap_or_default();
     let tools = server.tools.as_deref().unwrap_or_default();
+    let name_check = server_name_check(&krate, server.name.as_ref());
 
     let tool_item = |path: &Path| {
         quote_spanned! {path.span()=> <#path as #krate::__private::ToolItem>}
@@ -268,6 +284,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         }
     });
     let mut checks = vec![quote! {
+        #name_check
         const _: () = match #krate::__private::first_duplicate([#(#names),*]) {
             #(#arms)*
             _ => {}

@@ -18,11 +18,9 @@ pub(crate) fn tool(tool: &ToolFn, errors: &Errors) -> TokenStream {
         return quote!(#errors #item);
     }
     let krate = tool.krate();
-    let (name, _) = tool.tool_name();
     let stubs = expand::tool_items(
         tool,
         &krate,
-        &name,
         quote!(::core::unreachable!("this tool failed to compile")),
     );
     quote! {
@@ -32,13 +30,13 @@ pub(crate) fn tool(tool: &ToolFn, errors: &Errors) -> TokenStream {
     }
 }
 
-/// `server!` with mistakes: only the errors, and the named function if one was asked for.
-pub(crate) fn server(
-    getter: Option<&crate::ast::Getter>,
-    krate: &syn::Path,
-    errors: &Errors,
-) -> TokenStream {
+/// `server!` with mistakes: only the errors, the check of its name, and the named function
+/// if one was asked for.
+pub(crate) fn server(server: &crate::ast::ServerInput, errors: &Errors) -> TokenStream {
+    let krate = &server.krate();
+    let getter = server.getter.as_ref();
     let errors = errors.to_compile_errors();
+    let name_check = expand::server_name_check(krate, server.name.as_ref());
     let getter = getter.map(|g| {
         let (vis, ident) = (&g.vis, &g.ident);
         quote! {
@@ -48,5 +46,5 @@ pub(crate) fn server(
             }
         }
     });
-    quote!(#errors #getter)
+    quote!(#errors #name_check #getter)
 }

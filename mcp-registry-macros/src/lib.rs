@@ -172,6 +172,6 @@ pub fn server(input: TokenStream) -> TokenStream {
     if errors.is_empty() {
         expand::server(&server).into()
     } else {
-        fallback::server(server.getter.as_ref(), &server.krate(), &errors).into()
+        fallback::server(&server, &errors).into()
     }
 }

@@ -11,48 +11,6 @@ use syn::{Pat, ReturnType, Type};
 use crate::ast::{ServerInput, ToolFn};
 use crate::ctxt::Errors;
 
-/// The MCP tool name rule: 1 to 128 characters of `A-Z a-z 0-9 _ - .`.
-pub(crate) fn tool_name_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("a tool name cannot be empty".to_owned());
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Some(format!(
-            "invalid tool name {name:?}: {c:?} is not allowed; use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
-        ));
-    }
-    if name.len() > 128 {
-        return Some(format!(
-            "invalid tool name: it is {} characters long; the limit is 128",
-            name.len()
-        ));
-    }
-    None
-}
-
-/// The server name rule (as `Server::builder` checks it at run time).
-fn server_name_problem(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("it is empty")
-    } else if name.len() > 128 {
-        Some("it is longer than 128 characters")
-    } else if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-    {
-        Some("only A-Z, a-z, 0-9, '_', '-' and '.' are allowed")
-    } else if name.contains("__") {
-        Some(
-            "it contains \"__\", which separates server and tool in qualified names (mcp__<server>__<tool>)",
-        )
-    } else {
-        None
-    }
-}
-
 /// Finds `impl Trait` inside a type.
 struct ImplTraitFinder(Option<Span>);
 
@@ -68,8 +26,17 @@ fn impl_trait_in(ty: &Type) -> Option<Span> {
     finder.0
 }
 
-/// Checks a tool function.
+/// Checks a tool function: its signature, its parameters, its `# Arguments` docs. (Its name
+/// is checked in constant evaluation, by the runtime crate's rule.)
 pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
+    check_signature(tool, errors);
+    check_params(tool, errors);
+    check_execution(tool, errors);
+    check_argument_docs(tool, errors);
+}
+
+/// The function itself: free, not generic, safe, not variadic.
+fn check_signature(tool: &ToolFn, errors: &mut Errors) {
     let sig = &tool.item.sig;
     if let Some(receiver) = &tool.receiver {
         errors.spanned(
@@ -92,12 +59,31 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
     if let Some(variadic) = &sig.variadic {
         errors.spanned(variadic, "#[mcp_tool] functions cannot be variadic");
     }
+}
 
-    let (name, span) = tool.tool_name();
-    if let Some(problem) = tool_name_problem(&name) {
-        errors.at(span, problem);
+/// How it runs: `blocking` only on a plain `fn`, and a nameable return type for one.
+fn check_execution(tool: &ToolFn, errors: &mut Errors) {
+    let sig = &tool.item.sig;
+    if let (Some(asyncness), Some((true, _))) = (&sig.asyncness, tool.attrs.blocking) {
+        errors.spanned(
+            asyncness,
+            "`blocking` runs a plain `fn` on the blocking thread pool; remove `async`, or call `mcp_registry::run_blocking` inside the async fn",
+        );
     }
+    if sig.asyncness.is_none()
+        && let ReturnType::Type(_, ty) = &sig.output
+        && let Some(span) = impl_trait_in(ty)
+    {
+        errors.at(
+            span,
+            "#[mcp_tool] needs a nameable return type; return a concrete type, or make the function `async`",
+        );
+    }
+}
 
+/// The parameters: at most [`MAX_PARAMS`](crate::expand::MAX_PARAMS), plain names, owned
+/// types without `impl Trait`, distinct property names.
+fn check_params(tool: &ToolFn, errors: &mut Errors) {
     if let Some(extra) = tool.params.get(crate::expand::MAX_PARAMS) {
         errors.spanned(
             &extra.pat,
@@ -146,24 +132,11 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
             }
         }
     }
+}
 
-    if let (Some(asyncness), Some((true, _))) = (&sig.asyncness, tool.attrs.blocking) {
-        errors.spanned(
-            asyncness,
-            "`blocking` runs a plain `fn` on the blocking thread pool; remove `async`, or call `mcp_registry::run_blocking` inside the async fn",
-        );
-    }
-
-    if sig.asyncness.is_none()
-        && let ReturnType::Type(_, ty) = &sig.output
-        && let Some(span) = impl_trait_in(ty)
-    {
-        errors.at(
-            span,
-            "#[mcp_tool] needs a nameable return type; return a concrete type, or make the function `async`",
-        );
-    }
-
+/// The `# Arguments` list: every entry names a parameter, once.
+fn check_argument_docs(tool: &ToolFn, errors: &mut Errors) {
+    let sig = &tool.item.sig;
     let mut described: HashMap<&str, Span> = HashMap::new();
     for entry in &tool.docs.arguments {
         let named = tool.params.iter().any(|p| {
@@ -202,19 +175,12 @@ pub(crate) fn check_tool(tool: &ToolFn, errors: &mut Errors) {
 
 /// Checks a `server!`.
 pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
-    match &server.name {
-        Some(name) => {
-            if let Some(problem) = server_name_problem(&name.value()) {
-                errors.spanned(
-                    name,
-                    format_args!("invalid server name {:?}: {problem}", name.value()),
-                );
-            }
-        }
-        None => errors.at(
+    // The name's rule is checked in constant evaluation, by the runtime crate's own.
+    if server.name.is_none() {
+        errors.at(
             Span::call_site(),
             "server! needs a name: `server!(name = \"...\", tools = [...])`",
-        ),
+        );
     }
     match &server.tools {
         Some(tools) => {

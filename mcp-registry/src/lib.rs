@@ -38,12 +38,14 @@
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod client;
 pub mod dispatch;
+mod name;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
@@ -74,5 +76,6 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::name::{Message, server_name_error, tool_name_error};
     pub use crate::tool::param::support::*;
 }

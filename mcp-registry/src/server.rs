@@ -28,7 +28,7 @@ pub enum ServerBuildError {
         tool: String,
     },
     /// The server name is unusable.
-    #[error("server name {name:?} is invalid: {reason}")]
+    #[error("{}", crate::name::server_name_message(.name, .reason).as_str())]
     InvalidName {
         /// The refused name.
         name: String,
@@ -38,24 +38,13 @@ pub enum ServerBuildError {
 }
 
 fn validate_server_name(name: &str) -> Result<(), ServerBuildError> {
-    let reason = if name.is_empty() {
-        "it is empty"
-    } else if name.len() > 128 {
-        "it is longer than 128 characters"
-    } else if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-    {
-        "only A-Z, a-z, 0-9, '_', '-' and '.' are allowed"
-    } else if name.contains("__") {
-        "it contains \"__\", which separates server and tool in qualified names (mcp__<server>__<tool>)"
-    } else {
-        return Ok(());
-    };
-    Err(ServerBuildError::InvalidName {
-        name: name.to_owned(),
-        reason,
-    })
+    match crate::name::server_name_problem(name) {
+        None => Ok(()),
+        Some(reason) => Err(ServerBuildError::InvalidName {
+            name: name.to_owned(),
+            reason,
+        }),
+    }
 }
 
 /// A named, versioned group of tools. Immutable once built and cheap to clone; its

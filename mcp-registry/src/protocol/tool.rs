@@ -3,6 +3,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::name::{NameProblem, ToolNameProblem, name_problem, tool_name_message};
+
 /// Hints describing a tool's behaviour to clients (all optional; clients treat them as hints).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -59,15 +61,16 @@ pub struct ToolDescriptor {
     pub meta: Option<Map<String, Value>>,
 }
 
-/// Why a tool name was refused.
+/// Why a tool name was refused. The rule and the wording are the ones `#[mcp_tool]` applies
+/// at compile time (see `crate::name`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolNameError {
     /// The name is empty.
-    #[error("tool name is empty; a name has 1 to 128 characters of [A-Za-z0-9_.-]")]
+    #[error("{}", message("", ToolNameProblem::Empty))]
     Empty,
     /// The name is longer than 128 characters.
-    #[error("tool name {name:?} is {len} characters long; the limit is 128")]
+    #[error("{}", too_long(.name, .len))]
     TooLong {
         /// The refused name.
         name: String,
@@ -75,9 +78,7 @@ pub enum ToolNameError {
         len: usize,
     },
     /// The name holds a character outside `[A-Za-z0-9_.-]`.
-    #[error(
-        "tool name {name:?} contains {ch:?} at position {position}; only A-Z, a-z, 0-9, '_', '-' and '.' are allowed"
-    )]
+    #[error("{}", invalid_character(.name, .ch, .position))]
     InvalidCharacter {
         /// The refused name.
         name: String,
@@ -86,6 +87,25 @@ pub enum ToolNameError {
         /// Its position (0-based, in characters).
         position: usize,
     },
+}
+
+fn message(name: &str, problem: ToolNameProblem<'_>) -> String {
+    tool_name_message(name, problem).as_str().to_owned()
+}
+
+fn too_long(name: &str, len: &usize) -> String {
+    message(name, ToolNameProblem::TooLong { len: *len })
+}
+
+fn invalid_character(name: &str, ch: &char, position: &usize) -> String {
+    let ch = ch.encode_utf8(&mut [0; 4]).to_owned();
+    message(
+        name,
+        ToolNameProblem::Character {
+            ch: &ch,
+            position: *position,
+        },
+    )
 }
 
 /// Checks a tool name against the 2025-11-25 guidance: 1–128 characters of `[A-Za-z0-9_.-]`.
@@ -97,28 +117,23 @@ pub enum ToolNameError {
 /// assert!(err.to_string().contains("\"get weather\""));
 /// ```
 pub fn validate_tool_name(name: &str) -> Result<(), ToolNameError> {
-    if name.is_empty() {
-        return Err(ToolNameError::Empty);
-    }
-    if let Some((position, ch)) = name
-        .chars()
-        .enumerate()
-        .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
-        return Err(ToolNameError::InvalidCharacter {
+    match name_problem(name) {
+        None => Ok(()),
+        Some(NameProblem::Empty) => Err(ToolNameError::Empty),
+        Some(NameProblem::Character(at)) => Err(ToolNameError::InvalidCharacter {
             name: name.to_owned(),
-            ch,
-            position,
-        });
-    }
-    // Only ASCII remains, so bytes == characters.
-    if name.len() > 128 {
-        return Err(ToolNameError::TooLong {
+            // `at` is a character boundary and every character before it is ASCII.
+            ch: name[at..]
+                .chars()
+                .next()
+                .unwrap_or(char::REPLACEMENT_CHARACTER),
+            position: at,
+        }),
+        Some(NameProblem::TooLong(len)) => Err(ToolNameError::TooLong {
             name: name.to_owned(),
-            len: name.len(),
-        });
+            len,
+        }),
     }
-    Ok(())
 }
 
 impl ToolDescriptor {

@@ -334,7 +334,7 @@ impl Registry {
 /// [`CallRequest`] runs.
 ///
 /// Most calls finish on their first poll, which is made here and costs neither a timer nor
-/// an allocation. A call that waits goes on as [`Call::wait`], which races it against the
+/// an allocation. A call that waits goes on as a boxed future that races it against the
 /// caller's cancellation and the time limit (counted from the first poll; with no Tokio
 /// timer to keep it, the call fails with [`CallError::NoTimer`]).
 pub struct CallFuture(CallState);

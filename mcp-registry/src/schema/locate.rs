@@ -241,7 +241,9 @@ fn type_fits(expected: Option<&Value>, value: &Value) -> bool {
     }
 }
 
-fn is_type(expected: &str, value: &Value) -> bool {
+/// Whether `value` is of the JSON Schema type `expected` (unknown types fit). The one type
+/// predicate of the crate, for `#[mcp_tool]` arguments and raw-schema tools alike.
+pub(crate) fn is_type(expected: &str, value: &Value) -> bool {
     match expected {
         "null" => value.is_null(),
         "boolean" => value.is_boolean(),

@@ -3,8 +3,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::ToolError;
+use crate::schema::locate::is_type;
 
-fn describe(value: &Value) -> &'static str {
+/// How a value is named in messages ("a string", "an object", ..): the one wording for the
+/// kind of a JSON value, in argument errors and (soon) envelope errors alike.
+pub(crate) fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -93,7 +96,9 @@ pub(crate) fn read_argument<T: DeserializeOwned + JsonSchema>(
 }
 
 /// The error for argument `name`, whose value `found` failed to deserialize with `inner`;
-/// `schema` is a one-property object schema of the argument's type (`value`).
+/// `schema` is a one-property object schema of the argument's type (`value`). The offending
+/// field is where the value first departs from the schema, under the same type rules as
+/// serde's (`1.0` is no integer); serde's message is reported as it is, never parsed.
 fn located_error(
     name: &str,
     missing: bool,
@@ -101,22 +106,10 @@ fn located_error(
     inner: serde_json::Error,
     schema: &Value,
 ) -> ToolError {
-    use crate::schema::locate::{Departure, mismatch};
-    let located = schema
+    let path = schema
         .pointer("/properties/value")
-        .and_then(|property| mismatch(schema, property, found));
-    // The path is kept only when it tells the same story as serde's message: a missing field
-    // where serde missed one (the same one), a wrong value where serde found one.
-    let message = inner.to_string();
-    let path = match located {
-        Some((path, Departure::Missing)) => message
-            .strip_prefix("missing field `")
-            .and_then(|rest| rest.split('`').next())
-            .filter(|field| path == *field || path.ends_with(&format!(".{field}")))
-            .map(|_| path),
-        Some((path, _)) if !message.starts_with("missing field") => Some(path),
-        _ => None,
-    };
+        .and_then(|property| crate::schema::locate::mismatch(schema, property, found))
+        .map(|(path, _)| path);
     argument_error(name, missing, path.as_deref().unwrap_or_default(), inner)
 }
 
@@ -131,36 +124,35 @@ fn argument_error(name: &str, missing: bool, path: &str, inner: serde_json::Erro
     }
 }
 
-fn type_matches(expected: &str, value: &Value) -> bool {
-    match expected {
-        "string" => value.is_string(),
-        "integer" => {
-            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
-        "number" => value.is_number(),
-        "boolean" => value.is_boolean(),
-        "object" => value.is_object(),
-        "array" => value.is_array(),
-        "null" => value.is_null(),
-        _ => true,
+/// The first property `schema` requires that `arguments` lacks, as the error every kind of
+/// tool reports for a missing top-level argument (`ToolBuilder::typed` checks it before
+/// deserializing, so serde's own wording never reaches the caller for a top-level field).
+pub(crate) fn check_required(
+    schema: &Value,
+    arguments: &Map<String, Value>,
+) -> Result<(), ToolError> {
+    let required = schema.get("required").and_then(Value::as_array);
+    match required
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|name| !arguments.contains_key(*name))
+    {
+        Some(name) => Err(ToolError::InvalidArguments(format!(
+            "missing required field `{name}`"
+        ))),
+        None => Ok(()),
     }
 }
 
 /// The shallow check raw-schema tools get: required properties present, top-level property
-/// types as declared.
+/// types as declared, under the type rules `#[mcp_tool]` arguments follow (serde's: `1.0`
+/// is a number, not an integer).
 pub(crate) fn check_against_schema(
     schema: &Value,
     arguments: &Map<String, Value>,
 ) -> Result<(), ToolError> {
-    if let Some(required) = schema.get("required").and_then(Value::as_array) {
-        for name in required.iter().filter_map(Value::as_str) {
-            if !arguments.contains_key(name) {
-                return Err(ToolError::InvalidArguments(format!(
-                    "missing required field `{name}`"
-                )));
-            }
-        }
-    }
+    check_required(schema, arguments)?;
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
@@ -169,11 +161,11 @@ pub(crate) fn check_against_schema(
             continue;
         };
         let ok = match ty {
-            Value::String(t) => type_matches(t, value),
+            Value::String(t) => is_type(t, value),
             Value::Array(ts) => ts
                 .iter()
                 .filter_map(Value::as_str)
-                .any(|t| type_matches(t, value)),
+                .any(|t| is_type(t, value)),
             _ => true,
         };
         if !ok {
@@ -185,4 +177,31 @@ pub(crate) fn check_against_schema(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn raw_check(arguments: Value) -> Result<(), ToolError> {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments must be an object");
+        };
+        check_against_schema(&schema, &arguments)
+    }
+
+    /// `1.0` is no integer anywhere, as for serde (`1.0` does not deserialize into `i64`).
+    #[test]
+    fn one_point_zero_is_no_integer_for_raw_schemas_either() {
+        assert!(raw_check(json!({"n": 1})).is_ok());
+        let err = raw_check(json!({"n": 1.0})).unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::InvalidArguments("field `n`: expected integer, got a number".into())
+        );
+        assert!(serde_json::from_value::<i64>(json!(1.0)).is_err());
+    }
 }

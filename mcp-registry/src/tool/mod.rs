@@ -255,6 +255,9 @@ impl ToolBuilder {
 
     /// Finishes with a closure over typed arguments; the input schema is `A`'s (generated once,
     /// cached) and the output schema comes from `R` (e.g. `Json<T>`).
+    ///
+    /// A missing required argument is reported as ``missing required field `name` ``, as
+    /// `#[mcp_tool]` and [`raw`](Self::raw) tools report it.
     pub fn typed<A, F, Fut, R>(self, handler: F) -> Result<Tool, ToolBuildError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
@@ -281,8 +284,10 @@ impl ToolBuilder {
         if self.output_schema.is_none() {
             self.output_schema = R::output_schema();
         }
+        let schema = input.clone();
         let handler = move |ctx: ToolContext, arguments: Map<String, Value>| {
-            let parsed = deserialize_arguments::<A>(arguments);
+            let parsed = args::check_required(&schema, &arguments)
+                .and_then(|()| deserialize_arguments::<A>(arguments));
             let fut = parsed.map(|args| handler(ctx, args));
             async move { fut?.await.into_tool_result() }
         };
@@ -325,8 +330,14 @@ impl ToolBuilder {
                 found: input_schema.to_string(),
             });
         }
+        Ok(self.build_checked(input_schema, handler))
+    }
+
+    /// [`handler`](Self::handler) for a name and an object schema already known to be valid
+    /// (`#[mcp_tool]`'s, checked at compile time).
+    pub(crate) fn build_checked(self, input_schema: Arc<Value>, handler: impl ToolHandler) -> Tool {
         let name: Arc<str> = self.name.as_str().into();
-        Ok(Tool {
+        Tool {
             inner: Arc::new(ToolInner {
                 name,
                 descriptor: protocol::ToolDescriptor {
@@ -340,6 +351,6 @@ impl ToolBuilder {
                 },
                 handler: Arc::new(handler),
             }),
-        })
+        }
     }
 }

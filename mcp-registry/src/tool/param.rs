@@ -139,38 +139,36 @@ pub mod support {
         fn tool() -> Tool;
     }
 
-    /// Builds the tool from what `#[mcp_tool]` generated (see [`cached_tool`]). The macro
-    /// wrote the metadata and checked the name at compile time, and the input schema is
-    /// always an object schema, so a failure here is a bug in the macro.
+    /// A tool's metadata as `#[mcp_tool]` writes it: a constant expression, checked by rustc
+    /// and promoted to a `'static`, read as it is at run time. (The parameters' names and
+    /// descriptions sit in [`Params`], next to their types, so their count is checked too.)
+    pub struct ToolMeta {
+        /// The tool's name, already checked by the name rule at compile time.
+        pub name: &'static str,
+        /// `title = ".."`.
+        pub title: Option<&'static str>,
+        /// `description = ".."` or the doc comment.
+        pub description: Option<&'static str>,
+        /// The hints `read_only`, `destructive`, `idempotent`, `open_world`, in this order.
+        pub hints: [Option<bool>; 4],
+    }
+
+    /// Builds the tool from what `#[mcp_tool]` generated (see [`cached_tool`]).
     fn build_tool(
-        metadata: &'static str,
+        meta: &'static ToolMeta,
         signature: &'static dyn Signature,
         output_schema: fn() -> Option<Arc<Value>>,
     ) -> Tool {
-        let spec: ToolMetadata = match serde_json::from_str(metadata) {
-            Ok(spec) => spec,
-            Err(e) => panic!(
-                "#[mcp_tool] generated invalid metadata (a bug in mcp-registry): {e}: {}",
-                metadata
-            ),
-        };
-        if spec.params.len() != signature.arity() {
-            panic!(
-                "#[mcp_tool] described {} parameters of a function taking {} (a bug in mcp-registry)",
-                spec.params.len(),
-                signature.arity()
-            );
-        }
         let mut schema = ObjectSchemaBuilder::new();
-        signature.describe(&mut schema, &spec.params);
-        let mut builder = Tool::builder(spec.name);
-        if let Some(title) = spec.title {
+        signature.describe(&mut schema);
+        let mut builder = Tool::builder(meta.name);
+        if let Some(title) = meta.title {
             builder = builder.title(title);
         }
-        if let Some(description) = spec.description {
+        if let Some(description) = meta.description {
             builder = builder.description(description);
         }
-        let [read_only, destructive, idempotent, open_world] = spec.hints;
+        let [read_only, destructive, idempotent, open_world] = meta.hints;
         type SetHint = fn(ToolBuilder, bool) -> ToolBuilder;
         let hints: [(Option<bool>, SetHint); 4] = [
             (read_only, ToolBuilder::read_only),
@@ -186,29 +184,18 @@ pub mod support {
         if let Some(output) = output_schema() {
             builder = builder.output_schema(Arc::unwrap_or_clone(output));
         }
-        let handler = MacroHandler {
-            signature,
-            params: spec.params,
-        };
-        match builder.handler(Arc::new(schema.build()), handler) {
-            Ok(tool) => tool,
-            Err(e) => {
-                panic!("#[mcp_tool] generated an invalid tool (a bug in mcp-registry): {e}")
-            }
-        }
+        // The name was checked at compile time and `ObjectSchemaBuilder` builds an object
+        // schema: nothing is left to check.
+        builder.build_checked(Arc::new(schema.build()), MacroHandler(signature))
     }
 
     /// The tool `#[mcp_tool]` describes, built on first use and then shared; `key` is the
-    /// tool's generated type. `metadata` is a JSON object: `{"name": .., "title": ..,
-    /// "description": .., "hints": [readOnly, destructive, idempotent, openWorld], "params":
-    /// [[name, description], ..]}` (`title`, `description`, each hint and each parameter
-    /// description optional or `null`): a string literal costs the compiler next to nothing,
-    /// where a struct of options and slices would cost type checking per tool. No `static` per
-    /// tool either: a process-wide cache keyed by type keeps the generated code one plain
-    /// function call, cheaper to compile than a constant to evaluate.
+    /// tool's generated type. No `static` per tool: a process-wide cache keyed by type keeps
+    /// the generated code one plain function call, cheaper to compile than a constant to
+    /// evaluate.
     pub fn cached_tool(
         key: std::any::TypeId,
-        metadata: &'static str,
+        meta: &'static ToolMeta,
         signature: &'static dyn Signature,
         output_schema: fn() -> Option<Arc<Value>>,
     ) -> Tool {
@@ -217,27 +204,13 @@ pub mod support {
         if let Some(tool) = TOOLS.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return tool.clone();
         }
-        let built = build_tool(metadata, signature, output_schema);
+        let built = build_tool(meta, signature, output_schema);
         TOOLS
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .entry(key)
             .or_insert(built)
             .clone()
-    }
-
-    /// A tool's metadata as `#[mcp_tool]` writes it (see [`cached_tool`]).
-    #[derive(serde::Deserialize)]
-    struct ToolMetadata {
-        name: String,
-        #[serde(default)]
-        title: Option<String>,
-        #[serde(default)]
-        description: Option<String>,
-        #[serde(default)]
-        hints: [Option<bool>; 4],
-        #[serde(default)]
-        params: Vec<ParamDoc>,
     }
 
     /// A server built once per process.
@@ -263,59 +236,49 @@ pub mod support {
 
     /// A parameter of a tool, as `#[mcp_tool]` describes it: its property name and
     /// description.
-    #[derive(serde::Deserialize)]
-    pub struct ParamDoc(pub String, #[serde(default)] pub Option<String>);
+    pub type ParamDoc = (&'static str, Option<&'static str>);
 
     /// A tool function's parameter types, as a tuple `P`, with the function `#[mcp_tool]`
     /// generates to start a call once the arguments are read (`fn(A, B, ..) ->
-    /// CallFuture`). Its [`Signature`] impl is generic over the parameter types only, so one
-    /// instantiation serves every tool with the same signature.
-    pub struct Params<P: ParamTuple>(pub P::Start);
+    /// CallFuture`) and each parameter's [`ParamDoc`]. Its [`Signature`] impl is generic over
+    /// the parameter types only, so one instantiation serves every tool with the same
+    /// signature.
+    pub struct Params<P: ParamTuple> {
+        /// Starts a call with the parameters' values.
+        pub start: P::Start,
+        /// One per parameter, in order (an array of the tuple's length).
+        pub docs: P::Docs,
+    }
 
-    /// A tuple of parameter types, and the type of the function that starts a call with
-    /// them.
+    /// A tuple of parameter types, the type of the function that starts a call with them,
+    /// and an array of one [`ParamDoc`] each.
     pub trait ParamTuple {
         /// `fn(A, B, ..) -> CallFuture`.
         type Start: Copy + Send + Sync + 'static;
+        /// `[ParamDoc; N]`.
+        type Docs: Send + Sync + 'static;
     }
 
     impl ParamTuple for () {
         type Start = fn() -> CallFuture;
+        type Docs = [ParamDoc; 0];
     }
 
     /// What a tool function's parameter types know: how to describe them in the input
     /// schema and how to read them from a call's arguments.
     pub trait Signature: Sync {
-        /// How many parameters there are.
-        fn arity(&self) -> usize;
-
-        /// Adds the parameters to the input schema (`params`: their names and descriptions,
-        /// in order).
-        fn describe(&self, schema: &mut ObjectSchemaBuilder, params: &[ParamDoc]);
+        /// Adds the parameters to the input schema.
+        fn describe(&self, schema: &mut ObjectSchemaBuilder);
 
         /// Reads the parameters from `arguments` and `ctx` and starts the call.
-        fn call(&self, ctx: ToolContext, arguments: Arguments, params: &[ParamDoc]) -> CallFuture;
-    }
-
-    /// The name of parameter `i`.
-    fn name(params: &[ParamDoc], i: usize) -> &str {
-        params.get(i).map_or("", |p| p.0.as_str())
-    }
-
-    /// The description of parameter `i`.
-    fn description(params: &[ParamDoc], i: usize) -> Option<&str> {
-        params.get(i).and_then(|p| p.1.as_deref())
+        fn call(&self, ctx: ToolContext, arguments: Arguments) -> CallFuture;
     }
 
     impl Signature for Params<()> {
-        fn arity(&self) -> usize {
-            0
-        }
+        fn describe(&self, _: &mut ObjectSchemaBuilder) {}
 
-        fn describe(&self, _: &mut ObjectSchemaBuilder, _: &[ParamDoc]) {}
-
-        fn call(&self, _: ToolContext, _: Arguments, _: &[ParamDoc]) -> CallFuture {
-            (self.0)()
+        fn call(&self, _: ToolContext, _: Arguments) -> CallFuture {
+            (self.start)()
         }
     }
 
@@ -337,23 +300,20 @@ pub mod support {
 
             impl<$($T: 'static),+> ParamTuple for ($($T,)+) {
                 type Start = fn($($T),+) -> CallFuture;
+                type Docs = [ParamDoc; $n];
             }
 
             impl<$($T: ToolParam + 'static),+> Signature for Params<($($T,)+)> {
-                fn arity(&self) -> usize {
-                    $n
+                fn describe(&self, schema: &mut ObjectSchemaBuilder) {
+                    $($T::describe(schema, self.docs[$i].0, self.docs[$i].1);)+
                 }
 
-                fn describe(&self, schema: &mut ObjectSchemaBuilder, params: &[ParamDoc]) {
-                    $($T::describe(schema, name(params, $i), description(params, $i));)+
-                }
-
-                fn call(&self, ctx: ToolContext, mut arguments: Arguments, params: &[ParamDoc]) -> CallFuture {
+                fn call(&self, ctx: ToolContext, mut arguments: Arguments) -> CallFuture {
                     let read = (|| -> Result<($($T,)+), ToolError> {
-                        Ok(($($T::from_call(&ctx, &mut arguments, name(params, $i))?,)+))
+                        Ok(($($T::from_call(&ctx, &mut arguments, self.docs[$i].0)?,)+))
                     })();
                     match read {
-                        Ok(($($v,)+)) => (self.0)($($v),+),
+                        Ok(($($v,)+)) => (self.start)($($v),+),
                         Err(error) => call_failed(error),
                     }
                 }
@@ -389,14 +349,11 @@ pub mod support {
     /// The handler of every `#[mcp_tool]` tool: `ToolBuilder::handler` is instantiated for
     /// this one type instead of once per tool, which keeps the compile time of many tools
     /// down.
-    struct MacroHandler {
-        signature: &'static dyn Signature,
-        params: Vec<ParamDoc>,
-    }
+    struct MacroHandler(&'static dyn Signature);
 
     impl ToolHandler for MacroHandler {
         fn call(&self, ctx: ToolContext, arguments: Arguments) -> CallFuture {
-            self.signature.call(ctx, arguments, &self.params)
+            self.0.call(ctx, arguments)
         }
     }
 
@@ -423,18 +380,23 @@ pub mod support {
         Box::pin(std::future::ready(result))
     }
 
-    /// One call of an `async fn` tool: the function's future, its output converted to a
-    /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on the
-    /// return type, so a type that cannot be returned is reported there and only there).
-    /// The macro boxes it as the call's [`CallFuture`].
-    ///
-    /// A small hand-written future rather than an `async` block: per tool, the compiler
-    /// generates one short `poll` and no state machine around the function's own.
-    pub struct CallAsync<F: Future> {
-        /// The function's future.
-        pub future: F,
-        /// Its output to a result.
-        pub convert: fn(F::Output) -> HandlerResult,
+    pin_project_lite::pin_project! {
+        /// One call of an `async fn` tool: the function's future, its output converted to a
+        /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on
+        /// the return type, so a type that cannot be returned is reported there and only
+        /// there). The macro boxes it as the call's [`CallFuture`] itself, so that a future
+        /// that is not `Send` is reported on the function's name.
+        ///
+        /// A small future of its own rather than an `async` block or `FutureExt::map`: its
+        /// `poll` is compiled once per tool, and this one is the shortest (measured with
+        /// `benches/compile_time`: `FutureExt::map`'s state enum and `project_replace`
+        /// cost about 0.3 s on 100 tools, an `async` block about 0.1 s). The pin projection
+        /// is `pin_project_lite`'s, so this crate keeps `#![forbid(unsafe_code)]`.
+        pub struct CallAsync<F: Future> {
+            #[pin]
+            future: F,
+            convert: fn(F::Output) -> HandlerResult,
+        }
     }
 
     impl<F: Future> Future for CallAsync<F> {
@@ -444,19 +406,20 @@ pub mod support {
             self: std::pin::Pin<&mut Self>,
             cx: &mut std::task::Context<'_>,
         ) -> std::task::Poll<HandlerResult> {
-            // SAFETY: `future` is structurally pinned: it is only ever used pinned, never
-            // moved out of `self` nor handed out unpinned; `CallAsync` has no `Drop` impl and
-            // is `Unpin` only when `F` is. (Written out rather than with a projection macro:
-            // this `poll` is compiled once per tool, and shorter is cheaper.)
-            let (future, convert) = unsafe {
-                let this = self.get_unchecked_mut();
-                (std::pin::Pin::new_unchecked(&mut this.future), this.convert)
-            };
-            match future.poll(cx) {
-                std::task::Poll::Ready(output) => std::task::Poll::Ready(convert(output)),
+            let this = self.project();
+            match this.future.poll(cx) {
+                std::task::Poll::Ready(output) => std::task::Poll::Ready((this.convert)(output)),
                 std::task::Poll::Pending => std::task::Poll::Pending,
             }
         }
+    }
+
+    /// The [`CallAsync`] of `future`, its output converted by `convert`.
+    pub fn call_async<F: Future>(
+        future: F,
+        convert: fn(F::Output) -> HandlerResult,
+    ) -> CallAsync<F> {
+        CallAsync { future, convert }
     }
 
     /// The server `server!` describes: `builder` (name, version, ..) with the tools the
