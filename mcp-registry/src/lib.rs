@@ -38,6 +38,8 @@
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
+//! | a message nested deeper than [`protocol::MAX_DEPTH`] levels | -32600 |
+//! | a response, or a notification (even a malformed one) | no reply |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
