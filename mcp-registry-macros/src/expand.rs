@@ -101,39 +101,10 @@ pub(crate) fn tool_items(tool: &ToolFn, krate: &Path, body: TokenStream) -> Toke
 /// `#[mcp_tool]`: the function, unchanged, and the tool next to it.
 pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let krate = tool.krate();
-    let item = &tool.item;
-    let ident = &item.sig.ident;
-    let (name, _) = tool.tool_name();
     let call = hidden("__mcp_start");
-
-    let mut docs = Vec::new();
-    let mut values = Vec::new();
-    for (i, param) in tool.params.iter().enumerate() {
-        let property = param.property().unwrap_or_default();
-        let text = param
-            .attrs
-            .description
-            .as_ref()
-            .map(syn::LitStr::value)
-            .or_else(|| {
-                let ident = param
-                    .ident
-                    .as_ref()
-                    .map(|i| syn::ext::IdentExt::unraw(i).to_string());
-                tool.docs
-                    .arguments
-                    .iter()
-                    .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
-                    .map(|a| a.text.clone())
-            });
-        let text = option_str(text.as_deref());
-        docs.push(quote!((#property, #text)));
-        values.push(hidden(&format!("__mcp_arg{i}")));
-    }
-    // The parameter types as written (with their spans), through `ToolParamType`: a type
-    // that is no `ToolParam` is reported on the parameter, once. `Params<(A, B, ..)>` reads
-    // and describes them with code generic over the types only, compiled once per
-    // signature rather than once per tool.
+    let values: Vec<Ident> = (0..tool.params.len())
+        .map(|i| hidden(&format!("__mcp_arg{i}")))
+        .collect();
     // `'_` in a parameter's type is `'static` for the start function: the call's future owns
     // its arguments, so they cannot borrow from anything shorter.
     let plain: Vec<syn::Type> = tool
@@ -141,8 +112,74 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         .iter()
         .map(|p| static_lifetimes(&p.ty))
         .collect();
-    let types: Vec<TokenStream> = tool
-        .params
+    let docs = param_docs(tool);
+    let types = checked_types(tool, &krate);
+    let meta = tool_meta(tool, &krate);
+    let output = tool.output();
+    // Spanned on the return type: a type that cannot be returned is reported there.
+    let output_schema = quote_spanned! {output.span()=>
+        <#output as #krate::IntoToolResult>::output_schema
+    };
+    let start = start_call(tool, &krate, &values);
+    let signature = hidden(&format!("signature{}", tool.params.len()));
+    let body = quote! {
+        // Starts a call once the arguments are read (by the shared code of `Params`).
+        fn #call(#(#values: #plain),*) -> #krate::__private::CallFuture {
+            #start
+        }
+        #krate::__private::cached_tool(
+            ::core::any::TypeId::of::<Self>(),
+            #meta,
+            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)> {
+                start: #call,
+                docs: [#(#docs),*],
+            }),
+            #output_schema,
+        )
+    };
+    let items = tool_items(tool, &krate, body);
+    let item = &tool.item;
+    match &tool.original {
+        Some(original) => quote!(#original #items),
+        None => quote!(#item #items),
+    }
+}
+
+/// Each parameter's `(property, description)`: the description from `#[arg(description)]`,
+/// else from the doc comment's `# Arguments` entry naming the parameter or its property.
+fn param_docs(tool: &ToolFn) -> Vec<TokenStream> {
+    tool.params
+        .iter()
+        .map(|param| {
+            let property = param.property().unwrap_or_default();
+            let text = param
+                .attrs
+                .description
+                .as_ref()
+                .map(syn::LitStr::value)
+                .or_else(|| {
+                    let ident = param
+                        .ident
+                        .as_ref()
+                        .map(|i| syn::ext::IdentExt::unraw(i).to_string());
+                    tool.docs
+                        .arguments
+                        .iter()
+                        .find(|a| Some(&a.name) == ident.as_ref() || a.name == property)
+                        .map(|a| a.text.clone())
+                });
+            let text = option_str(text.as_deref());
+            quote!((#property, #text))
+        })
+        .collect()
+}
+
+/// The parameter types as written (with their spans), through `ToolParamType`: a type that
+/// is no `ToolParam` is reported on the parameter, once. `Params<(A, B, ..)>` reads and
+/// describes them with code generic over the types only, compiled once per signature rather
+/// than once per tool.
+fn checked_types(tool: &ToolFn, krate: &Path) -> Vec<TokenStream> {
+    tool.params
         .iter()
         .map(|p| {
             // `<` on the type's first token and `>::Checked` on its last, so an error on the
@@ -155,8 +192,13 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             let close = quote_spanned!(last=> as #krate::tool::param::ToolParamType>::Checked);
             quote!(#open #ty #close)
         })
-        .collect();
+        .collect()
+}
 
+/// The metadata as a constant expression (`&ToolMeta { .. }`, promoted to a `'static`):
+/// rustc checks its shape, and the runtime reads it without parsing.
+fn tool_meta(tool: &ToolFn, krate: &Path) -> TokenStream {
+    let (name, _) = tool.tool_name();
     let title = option_str(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
     let description = tool
         .attrs
@@ -175,27 +217,27 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         Some(yes) => quote!(::core::option::Option::Some(#yes)),
         None => quote!(::core::option::Option::None),
     });
-    // The metadata as a constant expression (`&ToolMeta { .. }`, promoted to a `'static`):
-    // rustc checks its shape, and the runtime reads it without parsing.
-    let meta = quote! {
+    quote! {
         &#krate::__private::ToolMeta {
             name: #name,
             title: #title,
             description: #description,
             hints: [#(#hints),*],
         }
-    };
+    }
+}
 
+/// The call of the function with its arguments, as a `CallFuture`: boxed for an `async fn`,
+/// on the blocking pool for `blocking`, else run at once. Spanned on the function's name, so
+/// a future that is not `Send` is reported there; the output's conversion is spanned on the
+/// return type.
+fn start_call(tool: &ToolFn, krate: &Path, values: &[Ident]) -> TokenStream {
+    let ident = &tool.item.sig.ident;
     let output = tool.output();
-    // Spanned on the return type: a type that cannot be returned is reported there.
-    let output_schema = quote_spanned! {output.span()=>
-        <#output as #krate::IntoToolResult>::output_schema
-    };
     let convert = quote_spanned! {output.span()=>
         <#output as #krate::IntoToolResult>::into_tool_result
     };
-    // Spanned on the function's name: a future that is not `Send` is reported there.
-    let start = if item.sig.asyncness.is_some() {
+    if tool.item.sig.asyncness.is_some() {
         quote_spanned! {ident.span()=>
             ::std::boxed::Box::pin(#krate::__private::call_async(#ident(#(#values),*), #convert))
         }
@@ -205,28 +247,6 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         }
     } else {
         quote_spanned!(ident.span()=> #krate::__private::call_sync(#ident(#(#values),*), #convert))
-    };
-
-    let signature = hidden(&format!("signature{}", tool.params.len()));
-    let body = quote! {
-        // Starts a call once the arguments are read (by the shared code of `Params`).
-        fn #call(#(#values: #plain),*) -> #krate::__private::CallFuture {
-            #start
-        }
-        #krate::__private::cached_tool(
-            ::core::any::TypeId::of::<Self>(),
-            #meta,
-            #krate::__private::#signature::<#(#types),*>(&#krate::__private::Params::<(#(#plain,)*)> {
-                start: #call,
-                docs: [#(#docs),*],
-            }),
-            #output_schema,
-        )
-    };
-    let items = tool_items(tool, &krate, body);
-    match &tool.original {
-        Some(original) => quote!(#original #items),
-        None => quote!(#item #items),
     }
 }
 
