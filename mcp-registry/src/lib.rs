@@ -48,6 +48,7 @@ pub mod agent;
 pub mod client;
 pub mod dispatch;
 mod name;
+mod private;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
@@ -79,5 +80,5 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::name::{Message, server_name_error, tool_name_error};
-    pub use crate::tool::param::support::*;
+    pub use crate::private::*;
 }
