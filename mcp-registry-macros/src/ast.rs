@@ -191,73 +191,92 @@ impl Parse for ServerInput {
         };
         let mut seen: Vec<String> = Vec::new();
         while !input.is_empty() {
-            let (key, span) = if input.peek(Token![fn]) {
-                let f: Token![fn] = input.parse()?;
-                ("fn".to_owned(), f.span)
-            } else {
-                let ident = Ident::parse_any(input)?;
-                (ident.to_string(), ident.span())
-            };
+            let (key, span) = parse_key(input)?;
             input.parse::<Token![=]>()?;
+            // A repeated key is reported here; its value is parsed, and the first one stands.
             let repeated = seen.contains(&key);
             if repeated {
                 out.errors
                     .at(span, format_args!("duplicate attribute `{key}`"));
             }
             seen.push(key.clone());
-            match key.as_str() {
-                "tools" => {
-                    let content;
-                    syn::bracketed!(content in input);
-                    let paths = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
-                    if !repeated {
-                        out.tools = Some(paths.into_iter().collect());
-                    }
-                }
-                "fn" => {
-                    let vis: Visibility = input.parse()?;
-                    let ident: Ident = input.parse()?;
-                    if !repeated {
-                        out.getter = Some(Getter { vis, ident });
-                    }
-                }
-                _ => {
-                    let value: Expr = input.parse()?;
-                    if repeated {
-                        // Reported above; the first value stands.
-                    } else if key == "name" {
-                        out.name = lit_str(value, &key, &mut out.errors);
-                    } else if key == "version" {
-                        out.version = Some(value);
-                    } else if key == "title" {
-                        out.title = lit_str(value, &key, &mut out.errors);
-                    } else if key == "instructions" {
-                        out.instructions = lit_str(value, &key, &mut out.errors);
-                    } else if key == "collect" {
-                        match value {
-                            Expr::Lit(ExprLit {
-                                lit: Lit::Bool(b), ..
-                            }) => out.collect = Some(b),
-                            other => out
-                                .errors
-                                .spanned(other, "`collect` takes `true` or `false`"),
-                        }
-                    } else if key == "crate" {
-                        out.krate = attr::crate_path(&value, &mut out.errors);
-                    } else {
-                        out.errors.at(
-                            span,
-                            format_args!("unknown attribute `{key}`; server! takes {SERVER_KEYS}"),
-                        );
-                    }
-                }
-            }
+            out.parse_value(input, &key, span, repeated)?;
             if input.is_empty() {
                 break;
             }
             input.parse::<Token![,]>()?;
         }
         Ok(out)
+    }
+}
+
+/// A `server!` key: an identifier, or `fn`.
+fn parse_key(input: ParseStream) -> syn::Result<(String, Span)> {
+    if input.peek(Token![fn]) {
+        let f: Token![fn] = input.parse()?;
+        Ok(("fn".to_owned(), f.span))
+    } else {
+        let ident = Ident::parse_any(input)?;
+        Ok((ident.to_string(), ident.span()))
+    }
+}
+
+impl ServerInput {
+    /// The value after `key =`: a list of tool paths, a function to define, or an expression.
+    fn parse_value(
+        &mut self,
+        input: ParseStream,
+        key: &str,
+        span: Span,
+        repeated: bool,
+    ) -> syn::Result<()> {
+        match key {
+            "tools" => {
+                let content;
+                syn::bracketed!(content in input);
+                let paths = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
+                if !repeated {
+                    self.tools = Some(paths.into_iter().collect());
+                }
+            }
+            "fn" => {
+                let vis: Visibility = input.parse()?;
+                let ident: Ident = input.parse()?;
+                if !repeated {
+                    self.getter = Some(Getter { vis, ident });
+                }
+            }
+            _ => {
+                let value: Expr = input.parse()?;
+                if !repeated {
+                    self.set(key, span, value);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Records `key = value` for the keys whose value is an expression.
+    fn set(&mut self, key: &str, span: Span, value: Expr) {
+        match key {
+            "name" => self.name = lit_str(value, key, &mut self.errors),
+            "version" => self.version = Some(value),
+            "title" => self.title = lit_str(value, key, &mut self.errors),
+            "instructions" => self.instructions = lit_str(value, key, &mut self.errors),
+            "collect" => match value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Bool(b), ..
+                }) => self.collect = Some(b),
+                other => self
+                    .errors
+                    .spanned(other, "`collect` takes `true` or `false`"),
+            },
+            "crate" => self.krate = attr::crate_path(&value, &mut self.errors),
+            _ => self.errors.at(
+                span,
+                format_args!("unknown attribute `{key}`; server! takes {SERVER_KEYS}"),
+            ),
+        }
     }
 }
 
