@@ -159,20 +159,23 @@ start_server conformance_server "$CONF_PORT"
 RESULTS=$E2E_DIR/conformance-results
 BASELINES=$ROOT/tests/e2e/conformance
 rm -rf "$RESULTS"
-for rev in "${CONFORMANCE_REVISIONS[@]}"; do
-    # The suite's own verdict against the baseline: non-zero on a regression or a stale entry.
-    # Its per-scenario lines ("x: 0 passed, 1 failed", expected failures too) stay in its log;
-    # the scoreboard below is the summary.
-    log=$LOGS/conformance-$rev-server.log
-    status=0
-    (cd "$E2E_DIR" && timeout 600 "$NODE" "$CONFORMANCE" server \
-        --url "http://127.0.0.1:$CONF_PORT/mcp" --requirements "$rev" \
-        --expected-failures "$BASELINES/server-$rev.yml" -o "$RESULTS/$rev-server") >"$log" 2>&1 || status=$?
-    echo "conformance $rev server: exit status $status (log: $log; per-scenario checks: $RESULTS/$rev-server)"
+# conformance_leg LEG REV ARGS...: runs the suite's LEG (server or client) for revision REV
+# with ARGS, against its baseline. The suite's own verdict: non-zero on a regression or a
+# stale entry. Its per-scenario lines ("x: 0 passed, 1 failed", expected failures too) stay
+# in its log; the scoreboard below is the summary.
+conformance_leg() {
+    local leg=$1 rev=$2 log=$LOGS/conformance-$2-$1.log status=0
+    shift 2
+    (cd "$E2E_DIR" && timeout 900 "$NODE" "$CONFORMANCE" "$leg" "$@" --requirements "$rev" \
+        --expected-failures "$BASELINES/$leg-$rev.yml" -o "$RESULTS/$rev-$leg") >"$log" 2>&1 || status=$?
+    echo "conformance $rev $leg: exit status $status (log: $log; per-scenario checks: $RESULTS/$rev-$leg)"
     if ((status != 0)); then
         tail -n 30 "$log"
-        FAILED+=("conformance $rev server (exit $status: a regression or a stale expected failure)")
+        FAILED+=("conformance $rev $leg (exit $status: a regression or a stale expected failure)")
     fi
+}
+for rev in "${CONFORMANCE_REVISIONS[@]}"; do
+    conformance_leg server "$rev" --url "http://127.0.0.1:$CONF_PORT/mcp"
 done
 
 # The client leg runs `conformance client --command examples/conformance_client` once that
@@ -180,16 +183,7 @@ done
 CLIENT_SKIP=()
 if [[ -x $EXAMPLES/conformance_client ]]; then
     for rev in "${CONFORMANCE_REVISIONS[@]}"; do
-        log=$LOGS/conformance-$rev-client.log
-        status=0
-        (cd "$E2E_DIR" && timeout 900 "$NODE" "$CONFORMANCE" client \
-            --command "$EXAMPLES/conformance_client" --requirements "$rev" \
-            --expected-failures "$BASELINES/client-$rev.yml" -o "$RESULTS/$rev-client") >"$log" 2>&1 || status=$?
-        echo "conformance $rev client: exit status $status (log: $log)"
-        if ((status != 0)); then
-            tail -n 30 "$log"
-            FAILED+=("conformance $rev client (exit $status: a regression or a stale expected failure)")
-        fi
+        conformance_leg client "$rev" --command "$EXAMPLES/conformance_client"
     done
 else
     echo "conformance client leg: skipped, there is no examples/conformance_client yet (the MCP client issue adds it)"

@@ -105,6 +105,14 @@ async fn ready_session(
     (session, outgoing)
 }
 
+/// The next message the session sends on its own (5 s at most).
+async fn next_sent(rx: &mut UnboundedReceiver<Value>) -> Value {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a message from the session within 5 s")
+        .expect("the session's channel is open")
+}
+
 fn drain(rx: &mut UnboundedReceiver<Value>) -> Vec<Value> {
     std::iter::from_fn(|| rx.try_recv().ok()).collect()
 }
@@ -472,10 +480,7 @@ async fn list_changed_follows_registry_changes() {
     let registry = Registry::from_servers([math_server(), small_server("other", "t", "x")]);
     let (session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
     registry.toggle_server("math", false).unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let n = next_sent(&mut outgoing).await;
     assert_eq!(
         n,
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -484,10 +489,7 @@ async fn list_changed_follows_registry_changes() {
     // Another server's change is not this session's business.
     registry.toggle_server("other", false).unwrap();
     registry.register_server(math_server());
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let n = next_sent(&mut outgoing).await;
     assert_eq!(n["method"], "notifications/tools/list_changed");
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(
@@ -495,10 +497,7 @@ async fn list_changed_follows_registry_changes() {
         "one notification per change of this server"
     );
     registry.unregister_server("math");
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let n = next_sent(&mut outgoing).await;
     assert_eq!(n["method"], "notifications/tools/list_changed");
     drop(session);
 }
@@ -513,19 +512,13 @@ async fn list_changed_survives_coalesced_changes() {
     // No await in between: the watcher task (same thread) sees both as one change.
     registry.toggle_server("math", false).unwrap();
     registry.toggle_server("other", false).unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
-        .await
-        .expect("a list_changed notification")
-        .unwrap();
+    let n = next_sent(&mut outgoing).await;
     assert_eq!(n["method"], "notifications/tools/list_changed");
     // Only the other server changes now: nothing more for this session, and the next
     // notification is the one for the next change of this server.
     registry.toggle_server("other", true).unwrap();
     registry.toggle_server("math", true).unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(5), outgoing.recv())
-        .await
-        .expect("a list_changed notification")
-        .unwrap();
+    let n = next_sent(&mut outgoing).await;
     assert_eq!(n["method"], "notifications/tools/list_changed");
     tokio::task::yield_now().await;
     assert!(drain(&mut outgoing).is_empty());

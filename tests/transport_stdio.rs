@@ -138,6 +138,16 @@ async fn a_whole_session_over_stdio() {
 
 /// Replies in any order, collected until `n` have arrived, keyed by id (`null` for errors
 /// without one).
+/// Closes the client's side of stdin and waits (10 s at most) for the server to exit cleanly.
+async fn close_and_join(mut c: Client, server: tokio::task::JoinHandle<std::io::Result<()>>) {
+    c.writer.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .unwrap()
+        .unwrap()
+        .expect("a clean exit");
+}
+
 async fn recv_n(c: &mut Client, n: usize) -> Vec<Value> {
     let mut got = Vec::new();
     for _ in 0..n {
@@ -177,12 +187,7 @@ async fn an_invalid_utf8_line_is_a_parse_error_and_the_server_goes_on() {
         assert_eq!(e["error"]["code"], -32700);
         assert_valid("2025-11-25", "JSONRPCErrorResponse", e);
     }
-    c.writer.shutdown().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server)
-        .await
-        .unwrap()
-        .unwrap()
-        .expect("a clean exit");
+    close_and_join(c, server).await;
 }
 
 #[tokio::test]
@@ -228,12 +233,7 @@ async fn an_over_long_line_is_skipped_and_the_next_request_answered() {
     );
     c.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
     assert_eq!(c.recv().await["id"], 2);
-    c.writer.shutdown().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    close_and_join(c, server).await;
 }
 
 #[tokio::test]
@@ -253,10 +253,5 @@ async fn a_2025_03_26_client_may_send_batches() {
     assert_eq!(replies[1]["id"], 4);
     c.send("[]").await;
     assert_eq!(c.recv().await["error"]["code"], -32600);
-    c.writer.shutdown().await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    close_and_join(c, server).await;
 }
