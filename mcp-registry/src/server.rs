@@ -74,6 +74,9 @@ struct ServerInner {
     /// Each tool's call names (server and tool), in `tools` order, shared by every call.
     names: Vec<Arc<CallNames>>,
     listing: ToolListing,
+    /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
+    /// every 2026-07-28 result carries it in `_meta`.
+    info: Value,
 }
 
 /// A server's tool list in the forms `tools/list` sends, each serialized once: the full
@@ -188,6 +191,11 @@ impl Server {
         &self.inner.names
     }
 
+    /// The server's identity as 2026-07-28 results carry it in `_meta` (built once).
+    pub(crate) fn info(&self) -> &Value {
+        &self.inner.info
+    }
+
     /// The tool list as protocol revision `version` describes tools (`None`: the full
     /// descriptors, for callers that name no version).
     pub(crate) fn listing(&self, version: Option<ProtocolVersion>) -> &ListingForm {
@@ -296,12 +304,19 @@ impl ServerBuilder {
                 })
             })
             .collect();
+        let version = self
+            .version
+            .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned());
+        let info = serde_json::to_value(protocol::Implementation {
+            name: self.name.clone(),
+            version: version.clone(),
+            title: self.title.clone(),
+        })
+        .unwrap_or_default();
         Ok(Server {
             inner: Arc::new(ServerInner {
                 name,
-                version: self
-                    .version
-                    .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned()),
+                version,
                 title: self.title,
                 instructions: self.instructions,
                 tools,
@@ -311,6 +326,7 @@ impl ServerBuilder {
                     full,
                     older: Default::default(),
                 },
+                info,
             }),
         })
     }

@@ -98,19 +98,6 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
         .ok()
 }
 
-/// The server's identity, as 2026-07-28 results carry it in `_meta` and `initialize`
-/// answers it (`title` only for revisions that have it).
-fn implementation(server: &Server, version: Option<ProtocolVersion>) -> Implementation {
-    Implementation {
-        name: server.name().to_owned(),
-        version: server.version().to_owned(),
-        title: server
-            .title()
-            .filter(|_| version.is_none_or(ProtocolVersion::has_titles))
-            .map(str::to_owned),
-    }
-}
-
 /// Answers requests for the servers of one registry.
 #[derive(Clone, Copy)]
 pub(crate) struct Dispatcher<'r> {
@@ -229,7 +216,7 @@ impl<'r> Dispatcher<'r> {
                 meta: None,
             };
         }
-        let info = serde_json::to_value(implementation(server, version)).unwrap_or_default();
+        let info = server.info().clone();
         let mut meta = None;
         match &mut body {
             Body::Call(result) => {
@@ -255,10 +242,8 @@ impl<'r> Dispatcher<'r> {
     }
 
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
-        let mut supported = ProtocolVersion::ALL.to_vec();
-        supported.reverse();
         DiscoverResult {
-            supported_versions: supported,
+            supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
             capabilities: capabilities(connection),
             instructions: server.instructions().map(str::to_owned),
             cache: self.cache_hints(),
@@ -389,7 +374,15 @@ fn initialize(
     InitializeResult {
         protocol_version: version,
         capabilities: capabilities(connection),
-        server_info: implementation(server, Some(version)),
+        // `title` only for revisions that have it.
+        server_info: Implementation {
+            name: server.name().to_owned(),
+            version: server.version().to_owned(),
+            title: server
+                .title()
+                .filter(|_| version.has_titles())
+                .map(str::to_owned),
+        },
         instructions: server.instructions().map(str::to_owned),
     }
 }
@@ -570,6 +563,23 @@ pub(crate) fn error_value(id: Option<RequestId>, error: ErrorObject) -> Value {
     reply_value(id, Answer::Error(error)).unwrap_or_default()
 }
 
+/// The reply to a batch nesting deeper than [`MAX_DEPTH`](crate::protocol::MAX_DEPTH): it is
+/// refused whole, as its text would be (a single message is checked by `decode`).
+pub(crate) fn refuse_too_deep(message: Value) -> Option<Value> {
+    match too_deep(message) {
+        Incoming::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
+        _ => None,
+    }
+}
+
+/// -32600 for `[]`.
+pub(crate) fn empty_batch() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_REQUEST,
+        "an empty batch is not a valid request",
+    )
+}
+
 /// -32700 for text that is not JSON.
 pub(crate) fn parse_error(detail: impl std::fmt::Display) -> Value {
     error_value(
@@ -639,11 +649,7 @@ impl Registry {
         options: CallOptions,
     ) -> Option<Value> {
         match message {
-            // A batch too deep is refused whole, as its text would be.
-            Value::Array(_) if exceeds_max_depth(&message) => match too_deep(message) {
-                Incoming::Invalid(Invalid { id, error }) => reply_value(id, Answer::Error(error)),
-                _ => None,
-            },
+            Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
             Value::Array(batch) => self.handle_batch(server, batch, options).await,
             message => {
                 let (id, answer) = Dispatcher::new(self)
@@ -697,13 +703,7 @@ impl Registry {
         options: CallOptions,
     ) -> Option<Value> {
         if batch.is_empty() {
-            return Some(error_value(
-                None,
-                ErrorObject::new(
-                    ErrorCode::INVALID_REQUEST,
-                    "an empty batch is not a valid request",
-                ),
-            ));
+            return Some(error_value(None, empty_batch()));
         }
         let dispatcher = Dispatcher::new(self);
         let mut replies = Vec::new();

@@ -10,10 +10,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Answer, Body, Connection, Dispatcher, Outcome, error_value, parse_error, reply_text,
-    reply_value,
+    Answer, Body, Connection, Dispatcher, Outcome, empty_batch, error_value, parse_error,
+    refuse_too_deep, reply_text, reply_value,
 };
-use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode, too_deep};
+use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode};
 use crate::protocol::{
     Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, drop_flat,
     exceeds_max_depth, method,
@@ -324,7 +324,7 @@ impl ServerSession {
             ));
         }
         if batch.is_empty() {
-            return refuse("an empty batch is not a valid request".to_owned());
+            return Some(error_value(None, empty_batch()));
         }
         // An element that is itself an array is refused by `respond` (not an object).
         let replies = futures_util::future::join_all(
@@ -539,13 +539,5 @@ impl Lifecycle {
     /// Whether `initialize` has been answered (Initializing or Ready).
     pub fn is_initialized(&self) -> bool {
         matches!(self, Lifecycle::Initializing | Lifecycle::Ready)
-    }
-}
-
-/// The reply to a message nesting deeper than the limit (see `protocol::decode::too_deep`).
-fn refuse_too_deep(message: Value) -> Option<Value> {
-    match too_deep(message) {
-        Incoming::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
-        _ => None,
     }
 }
