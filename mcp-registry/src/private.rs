@@ -243,8 +243,11 @@ pub type CallFuture = BoxFuture<'static, HandlerResult>;
 struct MacroHandler(&'static dyn Signature);
 
 impl ToolHandler for MacroHandler {
-    fn call(&self, ctx: ToolContext, arguments: Arguments) -> CallFuture {
-        self.0.call(ctx, arguments)
+    fn call(&self, ctx: ToolContext, arguments: crate::tool::Arguments<'_>) -> CallFuture {
+        match arguments.into_map() {
+            Ok(arguments) => self.0.call(ctx, arguments),
+            Err(error) => call_failed(error),
+        }
     }
 }
 

@@ -13,8 +13,11 @@ use base64::Engine as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use std::borrow::Cow;
+
 use crate::protocol::decode::{
-    Incoming, IncomingRequest, Invalid, decode, decode_parsed, kind, too_deep,
+    CallText, Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text, kind, raw_kind,
+    too_deep,
 };
 use crate::protocol::{
     CacheHints, CacheScope, CallToolResult, DiscoverResult, Era, ErrorCode, ErrorObject,
@@ -25,6 +28,7 @@ use crate::protocol::{
 use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
+use crate::tool::{Arguments, BoxFuture};
 
 /// Per-connection facts the stateless entry points do not have.
 #[derive(Clone, Copy, Default)]
@@ -56,9 +60,9 @@ pub(crate) struct Outcome {
 pub(crate) enum Body {
     /// `{}` (`ping`).
     Empty,
-    Initialize(InitializeResult),
-    Discover(DiscoverResult),
-    Tools(ToolsPage),
+    Initialize(Box<InitializeResult>),
+    Discover(Box<DiscoverResult>),
+    Tools(Box<ToolsPage>),
     Call(CallToolResult),
 }
 
@@ -114,19 +118,30 @@ impl<'r> Dispatcher<'r> {
     pub(crate) async fn message(
         self,
         server: &str,
-        message: Incoming,
+        message: Incoming<'_>,
         options: CallOptions,
         connection: Connection,
     ) -> Option<(Option<RequestId>, Answer)> {
+        let (id, step) = self.start_message(server, message, options, connection)?;
+        Some((id, step.answer().await))
+    }
+
+    /// [`message`](Self::message) up to the tool call to await, if any.
+    pub(crate) fn start_message(
+        self,
+        server: &str,
+        message: Incoming<'_>,
+        options: CallOptions,
+        connection: Connection,
+    ) -> Option<(Option<RequestId>, Step)> {
         match message {
             Incoming::Request(request) => {
                 let id = request.id.clone();
-                Some((
-                    Some(id),
-                    self.request(server, request, options, connection).await,
-                ))
+                Some((Some(id), self.start(server, request, options, connection)))
             }
-            Incoming::Invalid(Invalid { id, error }) => Some((id, Answer::Error(error))),
+            Incoming::Invalid(Invalid { id, error }) => {
+                Some((id, Step::Answered(Answer::Error(error))))
+            }
             Incoming::Notification(_) | Incoming::Silent => None,
         }
     }
@@ -135,42 +150,60 @@ impl<'r> Dispatcher<'r> {
     pub(crate) async fn request(
         self,
         server_name: &str,
-        request: IncomingRequest,
-        mut options: CallOptions,
+        request: IncomingRequest<'_>,
+        options: CallOptions,
         connection: Connection,
     ) -> Answer {
+        self.start(server_name, request, options, connection)
+            .answer()
+            .await
+    }
+
+    /// Serves one decoded request up to the tool call to await, if any: everything but the
+    /// call runs here, synchronously, so what is awaited stays small.
+    pub(crate) fn start(
+        self,
+        server_name: &str,
+        request: IncomingRequest<'_>,
+        mut options: CallOptions,
+        connection: Connection,
+    ) -> Step {
         let IncomingRequest {
             id,
             method,
             params,
+            call_text,
             meta,
             era,
         } = request;
         let era = match era {
             Ok(era) => era,
-            Err(e) => return Answer::Error(e),
+            Err(e) => return Step::Answered(Answer::Error(e)),
         };
         let server = match self.registry.enabled_server(server_name) {
             Ok(server) => server,
             Err(e) => {
-                return Answer::Error(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, e.to_string()));
+                return Step::Answered(Answer::Error(ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    e.to_string(),
+                )));
             }
         };
         let version = match era {
             Era::Modern => Some(ProtocolVersion::MODERN),
             Era::Legacy(named) => named.or(connection.legacy_version),
         };
-        let body = match (method.as_str(), era) {
-            (method::INITIALIZE, Era::Legacy(_)) => {
-                Ok(Body::Initialize(initialize(&server, params, connection)))
-            }
+        let body = match (&*method, era) {
+            (method::INITIALIZE, Era::Legacy(_)) => Ok(Body::Initialize(Box::new(initialize(
+                &server, params, connection,
+            )))),
             (method::PING, Era::Legacy(_)) => Ok(Body::Empty),
             (method::DISCOVER, Era::Modern) => {
-                Ok(Body::Discover(self.discover(&server, connection)))
+                Ok(Body::Discover(Box::new(self.discover(&server, connection))))
             }
             (method::TOOLS_LIST, _) => self
                 .list_tools(&server, version, &params, options.listing_filter.as_ref())
-                .map(Body::Tools),
+                .map(|page| Body::Tools(Box::new(page))),
             (method::TOOLS_CALL, _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -179,59 +212,27 @@ impl<'r> Dispatcher<'r> {
                     id: Some(id),
                     protocol_version: version,
                 };
-                match self.call_tool(&server, params, options, request) {
-                    Ok(call) => match call.await {
-                        Ok(result) => Ok(Body::Call(result)),
-                        Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
-                        Err(e) => Ok(Body::Call(e.into_call_tool_result())),
-                    },
+                let call = match call_text {
+                    Some(text) => call_from_text(text),
+                    None => call_from_params(params),
+                };
+                match call.and_then(|call| self.call_tool(&server, call, options, request)) {
+                    Ok(call) => {
+                        return Step::Calling(PendingCall {
+                            call,
+                            server,
+                            version,
+                        });
+                    }
                     Err(e) => Err(e),
                 }
             }
             (other, era) => Err(method_not_found(other, era)),
         };
-        match body {
-            Ok(body) => Answer::Result(self.outcome(&server, version, body)),
+        Step::Answered(match body {
+            Ok(body) => Answer::Result(outcome(&server, version, body)),
             Err(e) => Answer::Error(e),
-        }
-    }
-
-    /// `body` as its revision sends it: fields the revision lacks removed, what 2026-07-28
-    /// adds to every result added.
-    fn outcome(
-        &self,
-        server: &Server,
-        version: Option<ProtocolVersion>,
-        mut body: Body,
-    ) -> Outcome {
-        if let Body::Call(result) = &mut body
-            && version.is_some_and(|v| !v.has_structured_content())
-        {
-            result.structured_content = None;
-        }
-        if version.is_none_or(|v| v.era() == ProtocolEra::Legacy) {
-            return Outcome {
-                body,
-                result_type: None,
-                meta: None,
-            };
-        }
-        let info = server.info().clone();
-        let mut meta = None;
-        match &mut body {
-            Body::Call(result) => {
-                result
-                    .meta
-                    .get_or_insert_with(Map::new)
-                    .insert(META_SERVER_INFO.to_owned(), info);
-            }
-            _ => meta = Some(Map::from_iter([(META_SERVER_INFO.to_owned(), info)])),
-        }
-        Outcome {
-            body,
-            result_type: Some(ResultType::Complete),
-            meta,
-        }
+        })
     }
 
     fn cache_hints(&self) -> CacheHints {
@@ -309,40 +310,169 @@ impl<'r> Dispatcher<'r> {
     fn call_tool(
         &self,
         server: &Server,
-        mut params: Map<String, Value>,
+        call: ToolCall<'_>,
         options: CallOptions,
         request: RequestInfo,
     ) -> Result<CallFuture, ErrorObject> {
-        let name = match params.remove("name") {
-            Some(Value::String(n)) => n,
-            Some(other) => {
-                return Err(invalid_params(format!(
-                    "`params.name` must be a string, got {}",
-                    kind(&other)
-                )));
-            }
-            None => {
-                return Err(invalid_params(
-                    "tools/call requires `params.name`, the tool to call",
-                ));
-            }
-        };
-        let arguments = match params.remove("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(a)) => a,
-            Some(other) => {
-                return Err(invalid_params(format!(
-                    "`params.arguments` of tool {name:?} must be an object, got {}",
-                    kind(&other)
-                )));
-            }
-        };
-        let Some((tool, names)) = server.tool_entry(&name) else {
-            return Err(invalid_params(format!("Unknown tool: {name}")));
+        let Some((tool, names)) = server.tool_entry(&call.name) else {
+            return Err(invalid_params(format!("Unknown tool: {}", call.name)));
         };
         Ok(self
             .registry
-            .invoke(Target { tool, names }, arguments, options, request))
+            .invoke(Target { tool, names }, call.arguments, options, request))
+    }
+}
+
+/// What a `tools/call` names: the tool and its arguments.
+struct ToolCall<'a> {
+    name: Cow<'a, str>,
+    arguments: Arguments<'a>,
+}
+
+/// A `tools/call`'s params as parsed members.
+fn call_from_params(mut params: Map<String, Value>) -> Result<ToolCall<'static>, ErrorObject> {
+    let name = match params.remove("name") {
+        Some(Value::String(n)) => n,
+        Some(other) => return Err(name_not_a_string(kind(&other))),
+        None => return Err(name_missing()),
+    };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(a)) => a,
+        Some(other) => return Err(arguments_not_an_object(&name, kind(&other))),
+    };
+    Ok(ToolCall {
+        name: Cow::Owned(name),
+        arguments: arguments.into(),
+    })
+}
+
+/// A `tools/call`'s params as text: the arguments stay text for the tool to read.
+fn call_from_text(call: CallText<'_>) -> Result<ToolCall<'_>, ErrorObject> {
+    let name = match call.name {
+        Some(raw) if raw.get().starts_with('"') => {
+            // Borrowed unless it has escapes. The text parsed as part of its message.
+            serde_json::from_str::<Cow<'_, str>>(raw.get())
+                .map_err(|e| invalid_params(format!("`params.name`: {e}")))?
+        }
+        Some(raw) => return Err(name_not_a_string(raw_kind(raw))),
+        None => return Err(name_missing()),
+    };
+    let arguments = match call.arguments {
+        None => Arguments::from(Map::new()),
+        Some(raw) if raw.get() == "null" => Arguments::from(Map::new()),
+        Some(raw) if raw.get().starts_with('{') => Arguments::text(raw.get()),
+        Some(raw) => return Err(arguments_not_an_object(&name, raw_kind(raw))),
+    };
+    Ok(ToolCall { name, arguments })
+}
+
+fn name_missing() -> ErrorObject {
+    invalid_params("tools/call requires `params.name`, the tool to call")
+}
+
+fn name_not_a_string(kind: &str) -> ErrorObject {
+    invalid_params(format!("`params.name` must be a string, got {kind}"))
+}
+
+fn arguments_not_an_object(tool: &str, kind: &str) -> ErrorObject {
+    invalid_params(format!(
+        "`params.arguments` of tool {tool:?} must be an object, got {kind}"
+    ))
+}
+
+/// What starting a request gives: its answer, or the tool call to await for it.
+pub(crate) enum Step {
+    Answered(Answer),
+    Calling(PendingCall),
+}
+
+impl Step {
+    /// The request's answer, once its call (if any) has run. (Hot paths match on the step
+    /// themselves and await the call directly: one future less around it.)
+    pub(crate) async fn answer(self) -> Answer {
+        match self {
+            Step::Answered(answer) => answer,
+            Step::Calling(mut call) => {
+                let result = (&mut call.call).await;
+                call.finish(result)
+            }
+        }
+    }
+}
+
+/// A `tools/call` under way, with what its answer needs.
+pub(crate) struct PendingCall {
+    pub(crate) call: CallFuture,
+    server: Server,
+    version: Option<ProtocolVersion>,
+}
+
+impl PendingCall {
+    /// The answer to a call that ended with `result`.
+    pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
+        let result = match result {
+            Ok(result) => result,
+            // A cancelled call gets no reply.
+            Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+            Err(e) => e.into_call_tool_result(),
+        };
+        Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
+    }
+}
+
+fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) -> Outcome {
+    if let Body::Call(result) = &mut body
+        && version.is_some_and(|v| !v.has_structured_content())
+    {
+        result.structured_content = None;
+    }
+    if version.is_none_or(|v| v.era() == ProtocolEra::Legacy) {
+        return Outcome {
+            body,
+            result_type: None,
+            meta: None,
+        };
+    }
+    let info = server.info().clone();
+    let mut meta = None;
+    match &mut body {
+        Body::Call(result) => {
+            result
+                .meta
+                .get_or_insert_with(Map::new)
+                .insert(META_SERVER_INFO.to_owned(), info);
+        }
+        _ => meta = Some(Map::from_iter([(META_SERVER_INFO.to_owned(), info)])),
+    }
+    Outcome {
+        body,
+        result_type: Some(ResultType::Complete),
+        meta,
+    }
+}
+
+/// A message taken as far as it goes without waiting, its reply written as `R` (a `Value`
+/// or text).
+enum Started<R> {
+    /// The reply, if any.
+    Done(Option<R>),
+    /// A batch, to serve element by element.
+    Batch(Vec<Value>, CallOptions),
+    /// A tool call to await, then to answer under this id.
+    Calling(Option<RequestId>, PendingCall),
+}
+
+impl<R> Started<R> {
+    fn new(
+        started: Option<(Option<RequestId>, Step)>,
+        write: fn(Option<RequestId>, Answer) -> Option<R>,
+    ) -> Self {
+        match started {
+            None => Started::Done(None),
+            Some((id, Step::Answered(answer))) => Started::Done(write(id, answer)),
+            Some((id, Step::Calling(call))) => Started::Calling(id, call),
+        }
     }
 }
 
@@ -648,15 +778,33 @@ impl Registry {
         message: Value,
         options: CallOptions,
     ) -> Option<Value> {
-        match message {
-            Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
-            Value::Array(batch) => self.handle_batch(server, batch, options).await,
-            message => {
-                let (id, answer) = Dispatcher::new(self)
-                    .message(server, decode(message), options, Connection::default())
-                    .await?;
-                reply_value(id, answer)
+        match self.start_value(server, message, options) {
+            Started::Done(reply) => reply,
+            Started::Batch(batch, options) => self.handle_batch(server, batch, options).await,
+            Started::Calling(id, mut call) => {
+                let result = (&mut call.call).await;
+                reply_value(id, call.finish(result))
             }
+        }
+    }
+
+    /// [`handle_mcp_message_with`](Self::handle_mcp_message_with) as far as it goes without
+    /// waiting: what is awaited after it stays small.
+    fn start_value(&self, server: &str, message: Value, options: CallOptions) -> Started<Value> {
+        match message {
+            Value::Array(_) if exceeds_max_depth(&message) => {
+                Started::Done(refuse_too_deep(message))
+            }
+            Value::Array(batch) => Started::Batch(batch, options),
+            message => Started::new(
+                Dispatcher::new(self).start_message(
+                    server,
+                    decode(message),
+                    options,
+                    Connection::default(),
+                ),
+                reply_value,
+            ),
         }
     }
 
@@ -675,52 +823,62 @@ impl Registry {
         text: &str,
         options: CallOptions,
     ) -> Option<String> {
-        let message: Value = match serde_json::from_str(text) {
-            Ok(v) => v,
-            Err(e) => return Some(parse_error(e).to_string()),
-        };
-        if message.is_array() {
-            return self
-                .handle_mcp_message_with(server, message, options)
+        match self.start_text(server, text, options) {
+            Started::Done(reply) => reply,
+            Started::Batch(batch, options) => self
+                .handle_batch(server, batch, options)
                 .await
-                .map(|v| v.to_string());
-        }
-        let (id, answer) = Dispatcher::new(self)
-            .message(
-                server,
-                decode_parsed(message),
-                options,
-                Connection::default(),
-            )
-            .await?;
-        reply_text(id, answer)
-    }
-
-    async fn handle_batch(
-        &self,
-        server: &str,
-        batch: Vec<Value>,
-        options: CallOptions,
-    ) -> Option<Value> {
-        if batch.is_empty() {
-            return Some(error_value(None, empty_batch()));
-        }
-        let dispatcher = Dispatcher::new(self);
-        let mut replies = Vec::new();
-        for message in batch {
-            if let Some((id, answer)) = dispatcher
-                .message(
-                    server,
-                    decode(message),
-                    options.clone(),
-                    Connection::default(),
-                )
-                .await
-                && let Some(reply) = reply_value(id, answer)
-            {
-                replies.push(reply);
+                .map(|v| v.to_string()),
+            Started::Calling(id, mut call) => {
+                let result = (&mut call.call).await;
+                reply_text(id, call.finish(result))
             }
         }
-        (!replies.is_empty()).then_some(Value::Array(replies))
+    }
+
+    /// [`handle_mcp_text_with`](Self::handle_mcp_text_with) as far as it goes without
+    /// waiting.
+    fn start_text(&self, server: &str, text: &str, options: CallOptions) -> Started<String> {
+        let message = match decode_text(text) {
+            Ok(TextMessage::One(message)) => message,
+            Ok(TextMessage::Batch(batch)) => return Started::Batch(batch, options),
+            Err(e) => return Started::Done(Some(parse_error(e).to_string())),
+        };
+        Started::new(
+            Dispatcher::new(self).start_message(server, message, options, Connection::default()),
+            reply_text,
+        )
+    }
+
+    /// Serves a batch element by element. Boxed: a batch is rare, and its future (a
+    /// message's, for each element) would otherwise size every single message's.
+    fn handle_batch<'a>(
+        &'a self,
+        server: &'a str,
+        batch: Vec<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'a, Option<Value>> {
+        Box::pin(async move {
+            if batch.is_empty() {
+                return Some(error_value(None, empty_batch()));
+            }
+            let dispatcher = Dispatcher::new(self);
+            let mut replies = Vec::new();
+            for message in batch {
+                if let Some((id, answer)) = dispatcher
+                    .message(
+                        server,
+                        decode(message),
+                        options.clone(),
+                        Connection::default(),
+                    )
+                    .await
+                    && let Some(reply) = reply_value(id, answer)
+                {
+                    replies.push(reply);
+                }
+            }
+            (!replies.is_empty()).then_some(Value::Array(replies))
+        })
     }
 }

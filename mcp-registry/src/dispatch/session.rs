@@ -13,13 +13,15 @@ use super::{
     Answer, Body, Connection, Dispatcher, Outcome, empty_batch, error_value, parse_error,
     refuse_too_deep, reply_text, reply_value,
 };
-use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, decode};
+use crate::protocol::decode::{
+    Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text,
+};
 use crate::protocol::{
     Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, drop_flat,
     exceeds_max_depth, method,
 };
 use crate::registry::{CallOptions, Registry};
-use crate::tool::NotificationSink;
+use crate::tool::{BoxFuture, NotificationSink};
 
 /// Where a session is in the MCP lifecycle.
 ///
@@ -276,10 +278,7 @@ impl ServerSession {
 
     /// Handles a JSON text; unparseable text is answered with -32700.
     pub async fn handle_text(&self, text: &str) -> Option<String> {
-        match serde_json::from_str::<Value>(text) {
-            Ok(message) => self.handle_text_with(message, CallOptions::default()).await,
-            Err(e) => Some(parse_error(e).to_string()),
-        }
+        self.handle_text_with(text, CallOptions::default()).await
     }
 
     /// [`handle`](Self::handle) with per-request options. When `options` carries no
@@ -295,7 +294,7 @@ impl ServerSession {
             // A batch too deep is refused whole (as its text would be), dropped flat.
             Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
             Value::Array(batch) => self.handle_batch(batch, options).await,
-            message => self.answer_to_value(self.respond(message, options).await),
+            message => self.answer_to_value(self.respond(decode(message), options).await),
         }
     }
 
@@ -306,38 +305,46 @@ impl ServerSession {
         state.lifecycle.is_initialized() && state.version.is_some_and(ProtocolVersion::has_batches)
     }
 
-    async fn handle_batch(&self, batch: Vec<Value>, options: CallOptions) -> Option<Value> {
-        let refuse = |message: String| {
-            Some(error_value(
-                None,
-                ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
-            ))
-        };
-        if !self.accepts_batches() {
-            // Dropped flat: a refused batch can be nested as deep as a caller made it.
-            batch.into_iter().for_each(drop_flat);
-            let version = self
-                .protocol_version()
-                .map_or("none yet".to_owned(), |v| v.to_string());
-            return refuse(format!(
-                "JSON-RPC batches are served only in a session initialized with a protocol version that has them (2025-03-26); negotiated: {version}"
-            ));
-        }
-        if batch.is_empty() {
-            return Some(error_value(None, empty_batch()));
-        }
-        // An element that is itself an array is refused by `respond` (not an object).
-        let replies = futures_util::future::join_all(
-            batch
+    /// Serves (or refuses) a batch. Boxed: a batch is rare, and its future would otherwise
+    /// size every single message's.
+    fn handle_batch(
+        &self,
+        batch: Vec<Value>,
+        options: CallOptions,
+    ) -> BoxFuture<'_, Option<Value>> {
+        Box::pin(async move {
+            let refuse = |message: String| {
+                Some(error_value(
+                    None,
+                    ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
+                ))
+            };
+            if !self.accepts_batches() {
+                // Dropped flat: a refused batch can be nested as deep as a caller made it.
+                batch.into_iter().for_each(drop_flat);
+                let version = self
+                    .protocol_version()
+                    .map_or("none yet".to_owned(), |v| v.to_string());
+                return refuse(format!(
+                    "JSON-RPC batches are served only in a session initialized with a protocol version that has them (2025-03-26); negotiated: {version}"
+                ));
+            }
+            if batch.is_empty() {
+                return Some(error_value(None, empty_batch()));
+            }
+            // An element that is itself an array is refused by `respond` (not an object).
+            let replies = futures_util::future::join_all(
+                batch
+                    .into_iter()
+                    .map(|message| self.respond(decode(message), options.clone())),
+            )
+            .await;
+            let replies: Vec<Value> = replies
                 .into_iter()
-                .map(|message| self.respond(message, options.clone())),
-        )
-        .await;
-        let replies: Vec<Value> = replies
-            .into_iter()
-            .filter_map(|response| self.answer_to_value(response))
-            .collect();
-        (!replies.is_empty()).then_some(Value::Array(replies))
+                .filter_map(|response| self.answer_to_value(response))
+                .collect();
+            (!replies.is_empty()).then_some(Value::Array(replies))
+        })
     }
 
     fn answer_to_value(&self, response: Response) -> Option<Value> {
@@ -347,19 +354,21 @@ impl ServerSession {
         }
     }
 
-    /// [`handle_with`](Self::handle_with), answering as JSON text (what a transport writes):
-    /// a `tools/list` reply splices the listing serialized once per registry change instead
-    /// of copying and serializing it again.
-    pub async fn handle_text_with(&self, message: Value, options: CallOptions) -> Option<String> {
-        if message.is_array() && exceeds_max_depth(&message) {
-            return refuse_too_deep(message).map(|v| v.to_string());
-        }
-        if let Value::Array(batch) = message {
-            return self
-                .handle_batch(batch, options)
-                .await
-                .map(|v| v.to_string());
-        }
+    /// [`handle_with`](Self::handle_with) for a JSON text, answering as JSON text (what a
+    /// transport reads and writes). Unparseable text is answered with -32700. A `tools/call`
+    /// is read in place, its arguments deserialized by the tool straight from the text; a
+    /// `tools/list` reply splices the listing serialized once per registry change.
+    pub async fn handle_text_with(&self, text: &str, options: CallOptions) -> Option<String> {
+        let message = match decode_text(text) {
+            Ok(TextMessage::One(message)) => message,
+            Ok(TextMessage::Batch(batch)) => {
+                return self
+                    .handle_batch(batch, options)
+                    .await
+                    .map(|v| v.to_string());
+            }
+            Err(e) => return Some(parse_error(e).to_string()),
+        };
         match self.respond(message, options).await {
             Response::Reply(reply) => reply.map(|v| v.to_string()),
             Response::Answer(id, answer) => reply_text(Some(id), answer),
@@ -369,8 +378,8 @@ impl ServerSession {
     /// The session's part of handling one message: its lifecycle, cancellation and
     /// notifications. The registry's answer is left for the caller to write as a value or
     /// as text.
-    async fn respond(&self, message: Value, options: CallOptions) -> Response {
-        let request = match decode(message) {
+    async fn respond(&self, message: Incoming<'_>, options: CallOptions) -> Response {
+        let request = match message {
             Incoming::Invalid(Invalid { id, error }) => {
                 return Response::Reply(Some(error_value(id, error)));
             }
@@ -436,7 +445,7 @@ impl ServerSession {
 
     /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
     /// while it runs, so `notifications/cancelled` can stop it.
-    async fn dispatch(&self, request: IncomingRequest, mut options: CallOptions) -> Answer {
+    async fn dispatch(&self, request: IncomingRequest<'_>, mut options: CallOptions) -> Answer {
         let _in_flight =
             (request.method == method::TOOLS_CALL).then(|| self.track(&request.id, &mut options));
         if options.notifications.is_none() {

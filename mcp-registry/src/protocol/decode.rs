@@ -2,15 +2,20 @@
 //! notification, a response, or a message to refuse. Every path (the stateless entry points,
 //! sessions, transports) decodes with this one function.
 
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::method;
 use super::version::{Era, classify};
 use super::{ErrorCode, ErrorObject, MAX_DEPTH, RequestId, drop_flat, exceeds_max_depth};
 
 /// One decoded incoming message.
 #[derive(Debug)]
-pub(crate) enum Incoming {
-    Request(IncomingRequest),
+pub(crate) enum Incoming<'a> {
+    Request(IncomingRequest<'a>),
     Notification(IncomingNotification),
     /// Nothing to answer: a response to something sent (whatever its id), or a notification
     /// that cannot be read (a notification is never answered, even when invalid).
@@ -21,16 +26,35 @@ pub(crate) enum Incoming {
 
 /// A request, taken apart.
 #[derive(Debug)]
-pub(crate) struct IncomingRequest {
+pub(crate) struct IncomingRequest<'a> {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
-    /// The params without `_meta`.
+    pub(crate) method: Cow<'static, str>,
+    /// The params without `_meta` (empty when the request is a [`CallText`]).
     pub(crate) params: Map<String, Value>,
+    /// A `tools/call` read from text: its tool name and arguments still text.
+    pub(crate) call_text: Option<CallText<'a>>,
     /// `params._meta`, when it is an object.
     pub(crate) meta: Option<Map<String, Value>>,
     /// How it is to be served, from the version `_meta` names: computed once, read by
     /// dispatch, sessions and transports alike. An error is the request's answer.
     pub(crate) era: Result<Era, ErrorObject>,
+}
+
+/// The members of a `tools/call`'s params that the call reads, as the text they came in:
+/// present members (`null` included) are `Some`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct CallText<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) name: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    pub(crate) arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
+    meta: Option<&'a RawValue>,
+}
+
+/// A member that is present, `null` or not.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// A notification, taken apart.
@@ -70,7 +94,7 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 
 /// Decodes one message (not a batch: an array is refused here; callers that serve batches
 /// split them first), moving its members out rather than copying them.
-pub(crate) fn decode(message: Value) -> Incoming {
+pub(crate) fn decode(message: Value) -> Incoming<'static> {
     if exceeds_max_depth(&message) {
         return too_deep(message);
     }
@@ -79,7 +103,7 @@ pub(crate) fn decode(message: Value) -> Incoming {
 
 /// [`decode`] for a value `serde_json` parsed from text, which never nests deeper than
 /// [`MAX_DEPTH`]: the depth walk is skipped.
-pub(crate) fn decode_parsed(message: Value) -> Incoming {
+pub(crate) fn decode_parsed(message: Value) -> Incoming<'static> {
     let Value::Object(map) = message else {
         return Incoming::Invalid(Invalid::new(
             None,
@@ -140,7 +164,7 @@ fn request(
     jsonrpc: Option<Value>,
     method: Option<Value>,
     params: Option<Value>,
-) -> Result<IncomingRequest, ErrorObject> {
+) -> Result<IncomingRequest<'static>, ErrorObject> {
     let invalid = |message: String| ErrorObject::new(ErrorCode::INVALID_REQUEST, message);
     match jsonrpc {
         Some(Value::String(v)) if v == "2.0" => {}
@@ -148,7 +172,7 @@ fn request(
         None => return Err(invalid("`jsonrpc` is missing; it must be \"2.0\"".into())),
     }
     let method = match method {
-        Some(Value::String(m)) => m,
+        Some(Value::String(m)) => Cow::Owned(m),
         Some(other) => {
             return Err(invalid(format!(
                 "`method` must be a string, got {}",
@@ -188,6 +212,7 @@ fn request(
         id,
         method,
         params,
+        call_text: None,
         meta,
         era,
     })
@@ -213,7 +238,7 @@ fn notification(
 /// A message nesting deeper than [`MAX_DEPTH`]: a request (or a batch) is refused with
 /// -32600 under its id when readable; a notification or response is dropped unanswered.
 /// Dropped without recursion, before any recursive code can overflow the stack on it.
-pub(crate) fn too_deep(message: Value) -> Incoming {
+pub(crate) fn too_deep(message: Value) -> Incoming<'static> {
     let request =
         message.is_array() || (message.get("method").is_some() && message.get("id").is_some());
     let id = message.get("id").and_then(RequestId::from_value);
@@ -226,4 +251,195 @@ pub(crate) fn too_deep(message: Value) -> Incoming {
         ErrorCode::INVALID_REQUEST,
         format!("the message nests arrays and objects deeper than {MAX_DEPTH} levels"),
     ))
+}
+
+/// Decodes one message from its text, answering exactly as [`decode`] would answer the value
+/// it parses to. A well-formed `tools/call` is read in place: its envelope borrowed from
+/// `text`, its arguments left as text for the tool to read into its own types. Any other
+/// message is parsed into a value first. `Err` when `text` is not JSON (or nests deeper
+/// than [`MAX_DEPTH`]).
+pub(crate) fn decode_text(text: &str) -> Result<TextMessage<'_>, serde_json::Error> {
+    if let Some(request) = call_from_text(text) {
+        return Ok(TextMessage::One(Incoming::Request(request)));
+    }
+    Ok(match serde_json::from_str(text)? {
+        Value::Array(batch) => TextMessage::Batch(batch),
+        message => TextMessage::One(decode_parsed(message)),
+    })
+}
+
+/// A message read from text: one message, or a batch for the caller to serve (it knows
+/// whether its revision has batches).
+pub(crate) enum TextMessage<'a> {
+    One(Incoming<'a>),
+    Batch(Vec<Value>),
+}
+
+/// A request's envelope, its params read as a `tools/call`'s. Only these members: a message
+/// with others takes the value path (which answers it, whatever they hold).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow)]
+    params: Option<ObjectOnly<CallText<'a>>>,
+}
+
+/// `T` read from a JSON object only (a derived struct also reads an array, by position).
+struct ObjectOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Members(std::marker::PhantomData))
+            .map(ObjectOnly)
+    }
+}
+
+/// `text` as a `tools/call` request read in place, or `None` for anything else (and for
+/// a call that is not plainly written: those take the value path, which answers them).
+///
+/// Read in one pass: members the call does not read are skipped without being built,
+/// and the arguments are kept as text. So that this path refuses exactly the messages a
+/// parse into a value refuses, a text long enough to nest deeper than [`MAX_DEPTH`] is
+/// scanned for its depth first.
+fn call_from_text(text: &str) -> Option<IncomingRequest<'_>> {
+    if !text.trim_start().starts_with('{')
+        // Nesting `d` levels takes at least `2 * d` bytes.
+        || (text.len() > 2 * MAX_DEPTH && nesting(text) > MAX_DEPTH)
+    {
+        return None;
+    }
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+    let plain =
+        envelope.jsonrpc?.get() == r#""2.0""# && envelope.method?.get() == r#""tools/call""#;
+    if !plain {
+        return None;
+    }
+    let id = request_id(envelope.id?)?;
+    let ObjectOnly(call) = envelope.params?;
+    let (meta, era) = match call.meta.map(RawValue::get) {
+        None | Some("null") => (None, classify(method::TOOLS_CALL, None)),
+        Some(meta) => match serde_json::from_str(meta).ok()? {
+            Value::Object(meta) => {
+                let era = classify(method::TOOLS_CALL, Some(&meta));
+                (Some(meta), era)
+            }
+            _ => (
+                None,
+                Err(ErrorObject::new(
+                    ErrorCode::INVALID_PARAMS,
+                    "`params._meta` must be an object",
+                )),
+            ),
+        },
+    };
+    Some(IncomingRequest {
+        id,
+        method: Cow::Borrowed(method::TOOLS_CALL),
+        params: Map::new(),
+        call_text: Some(call),
+        meta,
+        era,
+    })
+}
+
+/// A request id written as text: a string or an integer.
+fn request_id(raw: &RawValue) -> Option<RequestId> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        return serde_json::from_str(text).ok().map(RequestId::String);
+    }
+    let number: serde_json::Number = serde_json::from_str(text).ok()?;
+    (number.is_i64() || number.is_u64()).then_some(RequestId::Number(number))
+}
+
+/// How deep the JSON text `text` (valid JSON) nests arrays and objects.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// How a JSON value written as `raw` reads in a message: [`kind`] without parsing it.
+pub(crate) fn raw_kind(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'n') => "null",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'"') => "a string",
+        Some(b'[') => "an array",
+        Some(b'{') => "an object",
+        _ => "a number",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_counts_brackets_outside_strings() {
+        assert_eq!(nesting("1"), 0);
+        assert_eq!(nesting(r#"{"a": [1, {"b": "[[[\"{"}]}"#), 3);
+        assert_eq!(nesting(r#"["\\", [[]]]"#), 3);
+    }
+
+    #[test]
+    fn only_plain_object_calls_take_the_text_path() {
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}"#;
+        assert!(call_from_text(call).is_some());
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["a",{}]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"x":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{}}"#,
+        ] {
+            assert!(call_from_text(text).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn raw_kind_matches_kind() {
+        for text in ["null", "true", "false", "\"s\"", "[1]", "{}", "1", "-2.5"] {
+            let raw: &RawValue = serde_json::from_str(text).unwrap();
+            let value: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(raw_kind(raw), kind(&value), "{text}");
+        }
+    }
 }

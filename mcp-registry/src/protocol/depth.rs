@@ -23,11 +23,14 @@ pub const MAX_DEPTH: usize = 127;
 pub fn exceeds_max_depth(value: &Value) -> bool {
     /// Whether `value` nests more than `budget` levels.
     fn deeper_than(value: &Value, budget: usize) -> bool {
+        // Scalars are looked at in place: only arrays and objects cost a call.
+        let nested = |v: &Value| match v {
+            Value::Array(_) | Value::Object(_) => budget == 1 || deeper_than(v, budget - 1),
+            _ => false,
+        };
         match value {
-            Value::Array(items) => budget == 0 || items.iter().any(|v| deeper_than(v, budget - 1)),
-            Value::Object(members) => {
-                budget == 0 || members.values().any(|v| deeper_than(v, budget - 1))
-            }
+            Value::Array(items) => budget == 0 || items.iter().any(nested),
+            Value::Object(members) => budget == 0 || members.values().any(nested),
             _ => false,
         }
     }

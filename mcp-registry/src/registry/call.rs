@@ -17,8 +17,8 @@ use crate::protocol::{
     CallToolResult, MAX_DEPTH, ProtocolVersion, RequestId, drop_flat, exceeds_max_depth,
 };
 use crate::tool::{
-    BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult, NotificationSink,
-    ToolContext, ToolError,
+    Arguments, BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult,
+    NotificationSink, ToolContext, ToolError,
 };
 
 /// Per-call settings for [`Registry::call_tool_by_name`] (through
@@ -281,7 +281,7 @@ impl Registry {
                 });
             }
         };
-        self.invoke(target, arguments, options, RequestInfo::default())
+        self.invoke(target, arguments.into(), options, RequestInfo::default())
     }
 
     /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
@@ -289,7 +289,7 @@ impl Registry {
     pub(crate) fn invoke(
         &self,
         target: Target<'_>,
-        arguments: Map<String, Value>,
+        arguments: Arguments<'_>,
         options: CallOptions,
         request: RequestInfo,
     ) -> CallFuture {

@@ -32,11 +32,37 @@ pub(crate) fn describe(value: &Value) -> &'static str {
 pub fn deserialize_arguments<A: DeserializeOwned>(
     arguments: Map<String, Value>,
 ) -> Result<A, ToolError> {
-    let value = Value::Object(arguments);
+    let arguments = Value::Object(arguments);
     // The fast path reads the object by reference; only a failure pays for path tracking,
     // to name the offending field.
-    A::deserialize(&value).or_else(|_| {
-        serde_path_to_error::deserialize(&value).map_err(|e| {
+    A::deserialize(&arguments).map_err(|_| path_error::<A>(&arguments))
+}
+
+/// [`deserialize_arguments`] for a typed tool whose input schema is `schema`: a missing
+/// required property is reported as every kind of tool reports it (looked for only once
+/// deserializing failed, so a good call pays nothing for it).
+pub(crate) fn deserialize_checked<A: DeserializeOwned>(
+    schema: &Value,
+    arguments: Map<String, Value>,
+) -> Result<A, ToolError> {
+    let arguments = Value::Object(arguments);
+    A::deserialize(&arguments).map_err(|_| {
+        if let Value::Object(members) = &arguments
+            && let Err(missing) = check_required(schema, members)
+        {
+            return missing;
+        }
+        path_error::<A>(&arguments)
+    })
+}
+
+/// Deserializes `value` again as `A`, tracking the path, for the error naming the
+/// offending field.
+#[cold]
+pub(crate) fn path_error<A: DeserializeOwned>(arguments: &Value) -> ToolError {
+    match serde_path_to_error::deserialize::<_, A>(arguments) {
+        Ok(_) => ToolError::InvalidArguments("the arguments could not be read".into()),
+        Err(e) => {
             let path = e.path().to_string();
             let inner = e.into_inner();
             if path == "." || path.is_empty() {
@@ -44,8 +70,8 @@ pub fn deserialize_arguments<A: DeserializeOwned>(
             } else {
                 ToolError::InvalidArguments(format!("field `{path}`: {inner}"))
             }
-        })
-    })
+        }
+    }
 }
 
 /// Takes argument `name` out of the arguments object and deserializes it as `T`, for a

@@ -1,6 +1,7 @@
 //! Tools: metadata plus an async handler, built at run time or by `#[mcp_tool]`.
 
 mod args;
+mod arguments;
 mod blocking;
 mod context;
 pub mod param;
@@ -16,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use args::{deserialize_arguments, take_argument};
+pub use arguments::Arguments;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
@@ -30,18 +32,17 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// What a handler resolves to.
 pub type HandlerResult = Result<protocol::CallToolResult, ToolError>;
 
-/// The type-erased function behind a tool. Arguments arrive as a JSON object.
+/// The type-erased function behind a tool.
 ///
 /// Implemented for every `Fn(ToolContext, Map<String, Value>) -> impl Future<Output =
-/// HandlerResult>`; most users never name it (use [`ToolBuilder::typed`],
-/// [`ToolBuilder::raw`] or `#[mcp_tool]`).
+/// HandlerResult>` (the arguments read as a map); most users never name it (use
+/// [`ToolBuilder::typed`], [`ToolBuilder::raw`] or `#[mcp_tool]`). Implement it yourself to
+/// read [`Arguments`] from a message's text without building a map.
 pub trait ToolHandler: Send + Sync + 'static {
-    /// Runs the tool.
-    fn call(
-        &self,
-        ctx: ToolContext,
-        arguments: Map<String, Value>,
-    ) -> BoxFuture<'static, HandlerResult>;
+    /// Starts the tool: reads the arguments (they are not kept: only what the returned
+    /// future owns lives on) and returns the call's future.
+    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>)
+    -> BoxFuture<'static, HandlerResult>;
 }
 
 impl<F, Fut> ToolHandler for F
@@ -52,9 +53,37 @@ where
     fn call(
         &self,
         ctx: ToolContext,
-        arguments: Map<String, Value>,
+        arguments: Arguments<'_>,
     ) -> BoxFuture<'static, HandlerResult> {
-        Box::pin(self(ctx, arguments))
+        let started = arguments.into_map().map(|map| self(ctx, map));
+        Box::pin(async move { started?.await })
+    }
+}
+
+/// The handler of a [`ToolBuilder::typed_with_context`] tool: the arguments deserialized
+/// into `A` (from their text, when they came as text), then the closure.
+struct Typed<A, F> {
+    schema: Arc<Value>,
+    f: F,
+    arguments: std::marker::PhantomData<fn() -> A>,
+}
+
+impl<A, F, Fut, R> ToolHandler for Typed<A, F>
+where
+    A: DeserializeOwned + 'static,
+    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    fn call(
+        &self,
+        ctx: ToolContext,
+        arguments: Arguments<'_>,
+    ) -> BoxFuture<'static, HandlerResult> {
+        let started = arguments
+            .deserialize_checked::<A>(&self.schema)
+            .map(|args| (self.f)(ctx, args));
+        Box::pin(async move { started?.await.into_tool_result() })
     }
 }
 
@@ -284,12 +313,10 @@ impl ToolBuilder {
         if self.output_schema.is_none() {
             self.output_schema = R::output_schema();
         }
-        let schema = input.clone();
-        let handler = move |ctx: ToolContext, arguments: Map<String, Value>| {
-            let parsed = args::check_required(&schema, &arguments)
-                .and_then(|()| deserialize_arguments::<A>(arguments));
-            let fut = parsed.map(|args| handler(ctx, args));
-            async move { fut?.await.into_tool_result() }
+        let handler = Typed {
+            schema: input.clone(),
+            f: handler,
+            arguments: std::marker::PhantomData,
         };
         self.handler(input, handler)
     }

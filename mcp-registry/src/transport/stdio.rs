@@ -9,6 +9,8 @@ use std::io;
 
 use bytes::BytesMut;
 use futures_util::StreamExt as _;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
@@ -73,13 +75,13 @@ where
             line = lines.next(), if reading && calls.len() < MAX_IN_FLIGHT => match line {
                 None => reading = false,
                 Some(Ok(Line::Text(line))) if line.trim_ascii().is_empty() => {}
-                Some(Ok(Line::Text(line))) => match serde_json::from_slice::<Value>(&line) {
-                    Err(e) => { let _ = out_tx.send(parse_error(e).to_string()); }
+                Some(Ok(Line::Text(line))) => match String::from_utf8(Vec::from(line)) {
+                    Err(e) => { let _ = out_tx.send(not_utf8(e.as_bytes()).to_string()); }
                     // Notifications change session state (initialized, cancelled): apply them
                     // in arrival order, before reading on. Requests (alone or in a batch) run
                     // while reading goes on.
                     Ok(message) if !holds_request(&message) => {
-                        if let Some(reply) = session.handle_text_with(message, CallOptions::new()).await {
+                        if let Some(reply) = session.handle_text_with(&message, CallOptions::new()).await {
                             let _ = out_tx.send(reply);
                         }
                     }
@@ -88,7 +90,7 @@ where
                         let out = out_tx.clone();
                         let sink = notifications.clone();
                         calls.spawn(async move {
-                            if let Some(reply) = session.handle_text_with(message, CallOptions::new().notifications(sink)).await {
+                            if let Some(reply) = session.handle_text_with(&message, CallOptions::new().notifications(sink)).await {
                                 let _ = out.send(reply);
                             }
                         });
@@ -125,12 +127,31 @@ where
     read_error.map_or(Ok(()), Err)
 }
 
-/// Whether `message` is a request or a batch holding one: something answered while reading
-/// goes on. Anything else is applied, or refused, before the next line is read.
-fn holds_request(message: &Value) -> bool {
-    match message {
-        Value::Array(batch) => batch.iter().any(|m| m.get("id").is_some()),
-        message => message.get("id").is_some(),
+/// Whether the message `text` is a request or a batch holding one (a member `id`):
+/// something answered while reading goes on. Anything else (a notification, a response, text
+/// that is no JSON-RPC message) is applied, or refused, before the next line is read.
+fn holds_request(text: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default, deserialize_with = "present")]
+        id: Option<IgnoredAny>,
+    }
+    fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IgnoredAny>, D::Error> {
+        IgnoredAny::deserialize(d).map(Some)
+    }
+    if text.trim_start().starts_with('[') {
+        // A batch with elements that are no objects is refused element by element.
+        return serde_json::from_str::<Vec<Probe>>(text)
+            .map_or(true, |batch| batch.iter().any(|probe| probe.id.is_some()));
+    }
+    serde_json::from_str::<Probe>(text).is_ok_and(|probe| probe.id.is_some())
+}
+
+/// The -32700 for a line that is not UTF-8, worded as the JSON parser words it.
+fn not_utf8(line: &[u8]) -> Value {
+    match serde_json::from_slice::<IgnoredAny>(line) {
+        Err(e) => parse_error(e),
+        Ok(_) => parse_error("the message is not UTF-8"),
     }
 }
 
