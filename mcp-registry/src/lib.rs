@@ -49,6 +49,7 @@ pub mod client;
 pub mod dispatch;
 mod name;
 mod private;
+pub mod prompt;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
@@ -57,10 +58,11 @@ pub mod tool;
 pub mod transport;
 
 pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
-pub use protocol::{CallToolResult, Content};
+pub use prompt::{IntoPromptResult, Prompt, PromptBuildError, PromptBuilder, PromptError};
+pub use protocol::{CallToolResult, Content, GetPromptResult, PromptMessage};
 pub use registry::{
-    CallError, CallOptions, CallRequest, Registry, RegistryBuilder, RegistryChange, RegistryError,
-    ServerStatus, ToolDefinition, qualified_name,
+    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, Registry,
+    RegistryBuilder, RegistryChange, RegistryError, ServerStatus, ToolDefinition, qualified_name,
 };
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;

@@ -5,6 +5,7 @@
 //! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
 //! transports use the dispatcher directly.
 
+mod prompts;
 mod session;
 
 pub use session::{Lifecycle, LifecycleError, ServerSession};
@@ -60,6 +61,7 @@ pub(crate) enum Body {
     Discover(DiscoverResult),
     Tools(ToolsPage),
     Call(CallToolResult),
+    Prompts(prompts::PromptsBody),
 }
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -171,6 +173,10 @@ impl<'r> Dispatcher<'r> {
             (method::TOOLS_LIST, _) => self
                 .list_tools(&server, version, &params, options.listing_filter.as_ref())
                 .map(Body::Tools),
+            (method::PROMPTS_LIST, _) => self
+                .list_prompts(&server, version, params)
+                .map(Body::Prompts),
+            (method::PROMPTS_GET, _) => self.get_prompt(&server, params).await.map(Body::Prompts),
             (method::TOOLS_CALL, _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -225,6 +231,12 @@ impl<'r> Dispatcher<'r> {
                     .get_or_insert_with(Map::new)
                     .insert(META_SERVER_INFO.to_owned(), info);
             }
+            Body::Prompts(prompts::PromptsBody::Get(result)) => {
+                result
+                    .meta
+                    .get_or_insert_with(Map::new)
+                    .insert(META_SERVER_INFO.to_owned(), info);
+            }
             _ => meta = Some(Map::from_iter([(META_SERVER_INFO.to_owned(), info)])),
         }
         Outcome {
@@ -244,7 +256,7 @@ impl<'r> Dispatcher<'r> {
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            capabilities: capabilities(connection),
+            capabilities: capabilities(server, connection),
             instructions: server.instructions().map(str::to_owned),
             cache: self.cache_hints(),
         }
@@ -346,11 +358,12 @@ impl<'r> Dispatcher<'r> {
     }
 }
 
-fn capabilities(connection: Connection) -> ServerCapabilities {
+fn capabilities(server: &Server, connection: Connection) -> ServerCapabilities {
     ServerCapabilities {
         tools: Some(ToolsCapability {
             list_changed: Some(connection.list_changed),
         }),
+        prompts: prompts::capability(server, connection),
         other: Map::new(),
     }
 }
@@ -373,7 +386,7 @@ fn initialize(
         .unwrap_or(ProtocolVersion::LATEST_LEGACY);
     InitializeResult {
         protocol_version: version,
-        capabilities: capabilities(connection),
+        capabilities: capabilities(server, connection),
         // `title` only for revisions that have it.
         server_info: Implementation {
             name: server.name().to_owned(),
@@ -418,6 +431,7 @@ impl Serialize for Written<'_> {
             Body::Initialize(r) => write(r, outcome, serializer),
             Body::Discover(r) => write(r, outcome, serializer),
             Body::Call(r) => write(r, outcome, serializer),
+            Body::Prompts(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,
