@@ -7,7 +7,8 @@ mod common;
 use common::{LEGACY, MODERN, assert_reply, modern_meta};
 use mcp_registry::protocol::Role;
 use mcp_registry::{
-    Content, GetPromptError, GetPromptResult, Prompt, PromptMessage, Registry, Server,
+    Content, GetPromptError, GetPromptResult, Prompt, PromptMessage, Registry, Server, mcp_prompt,
+    mcp_tool, server,
 };
 use serde_json::{Value, json};
 
@@ -436,4 +437,128 @@ async fn sessions_announce_prompt_list_changes() {
         .await
         .unwrap();
     assert_eq!(names(&list), ["simple"]);
+}
+
+/// Review a change.
+///
+/// Shown to the user as a slash command.
+///
+/// # Arguments
+/// * `diff` - the change to review
+/// * `focus` - what to look at first
+#[mcp_prompt(title = "Code review")]
+async fn review(diff: String, focus: Option<String>) -> Vec<PromptMessage> {
+    let focus = focus.unwrap_or_else(|| "correctness".to_owned());
+    vec![
+        PromptMessage::user(format!("Review this change for {focus}:\n{diff}")),
+        PromptMessage::assistant("Reading it now."),
+    ]
+}
+
+/// Greet someone, synchronously.
+#[mcp_prompt(name = "hello")]
+fn greet(#[arg(rename = "who", description = "who to greet")] r#name: String) -> String {
+    format!("Say hello to {name}")
+}
+
+mod more {
+    /// Fails on purpose.
+    #[mcp_registry::mcp_prompt]
+    pub async fn broken() -> Result<String, std::io::Error> {
+        Err(std::io::Error::other("no template"))
+    }
+}
+
+/// A tool beside the prompts.
+#[mcp_tool]
+async fn ping() -> &'static str {
+    "pong"
+}
+
+server!(name = "macro-prompts", tools = [ping], prompts = [review, greet, more::broken], fn = macro_prompts);
+server!(name = "prompts-only", prompts = [review], fn = prompts_only, collect = false);
+
+#[tokio::test]
+async fn mcp_prompt_functions_stay_functions() {
+    assert_eq!(greet("Ada".into()), "Say hello to Ada");
+    let messages = review("+x".into(), None).await;
+    assert_eq!(messages[1], PromptMessage::assistant("Reading it now."));
+}
+
+#[tokio::test]
+async fn mcp_prompt_metadata_from_the_signature_and_docs() {
+    let prompt = review::prompt();
+    let d = prompt.descriptor();
+    assert_eq!(d.name, "review");
+    assert_eq!(d.title.as_deref(), Some("Code review"));
+    assert_eq!(
+        d.description.as_deref(),
+        Some("Review a change.\n\nShown to the user as a slash command.")
+    );
+    assert_eq!(
+        serde_json::to_value(&d.arguments).unwrap(),
+        json!([
+            {"name": "diff", "description": "the change to review", "required": true},
+            {"name": "focus", "description": "what to look at first", "required": false},
+        ])
+    );
+    let hello = greet::prompt();
+    assert_eq!(hello.name(), "hello");
+    assert_eq!(
+        serde_json::to_value(&hello.descriptor().arguments).unwrap(),
+        json!([{"name": "who", "description": "who to greet", "required": true}])
+    );
+    assert!(more::broken::prompt().descriptor().arguments.is_empty());
+}
+
+#[tokio::test]
+async fn server_macro_serves_prompts() {
+    let server = macro_prompts();
+    assert_eq!(
+        server.prompt_names().collect::<Vec<_>>(),
+        ["broken", "hello", "review"]
+    );
+    assert_eq!(server.tool_names().collect::<Vec<_>>(), ["ping"]);
+    assert!(Registry::collected().server("macro-prompts").is_some());
+    assert!(Registry::collected().server("prompts-only").is_none());
+    assert_eq!(prompts_only().tools().len(), 0);
+
+    let r = Registry::from_servers([server]);
+    let reply = r
+        .handle_mcp_message(
+            "macro-prompts",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+                "name": "review", "arguments": {"diff": "+x", "focus": "style"}, "_meta": modern_meta()}}),
+        )
+        .await
+        .unwrap();
+    assert_reply(MODERN, "GetPromptResult", &reply);
+    assert_eq!(
+        reply["result"]["messages"][0]["content"]["text"],
+        "Review this change for style:\n+x"
+    );
+    let hello = r
+        .get_prompt_by_name("hello", json!({"who": "Ada"}))
+        .await
+        .unwrap();
+    assert_eq!(hello.messages, [PromptMessage::user("Say hello to Ada")]);
+    let missing = r
+        .get_prompt_by_name("mcp__macro-prompts__hello", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        missing.to_string(),
+        "invalid arguments for prompt \"hello\": missing required argument `who`"
+    );
+    let broken = r
+        .handle_mcp_message(
+            "macro-prompts",
+            json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "broken"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        broken["error"],
+        json!({"code": -32603, "message": "prompt \"broken\" failed: no template"})
+    );
 }

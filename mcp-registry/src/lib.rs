@@ -49,6 +49,7 @@ pub mod client;
 pub mod dispatch;
 mod name;
 mod private;
+mod private_prompt;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
@@ -71,7 +72,7 @@ pub use tool::{
     ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
-pub use mcp_registry_macros::{mcp_tool, server};
+pub use mcp_registry_macros::{mcp_prompt, mcp_tool, server};
 
 /// Items the macros expand to. Not public API: no stability guarantees.
 #[doc(hidden)]
@@ -81,6 +82,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::name::{Message, server_name_error, tool_name_error};
+    pub use crate::name::{Message, prompt_name_error, server_name_error, tool_name_error};
     pub use crate::private::*;
+    pub use crate::private_prompt::*;
 }
