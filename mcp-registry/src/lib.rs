@@ -1,8 +1,9 @@
 //! In-process MCP (Model Context Protocol) tool registry.
 //!
-//! Annotate plain async functions with [`macro@mcp_tool`], group them with [`server!`], and a
-//! [`Registry`] calls them by name ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC
-//! for them ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
+//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`]), group
+//! them with [`server!`], and a [`Registry`] calls them by name
+//! ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC for them
+//! ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
 //!
 //! Tools can also be built at run time without macros:
 //!
@@ -35,6 +36,8 @@
 //! | not an object, `jsonrpc` not `"2.0"`, method not a string, bad id | -32600 |
 //! | unknown method | -32601 |
 //! | unknown tool, missing tool name, arguments not an object, bad cursor | -32602 |
+//! | unknown prompt, missing required prompt argument, a prompt argument not a string | -32602 |
+//! | a prompt that fails or panics | -32603 |
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
