@@ -1,5 +1,6 @@
 //! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
-//! the tools its server scenarios call, over Streamable HTTP at `http://127.0.0.1:<port>/mcp`.
+//! the tools and prompts its server scenarios call, over Streamable HTTP at
+//! `http://127.0.0.1:<port>/mcp`.
 //!
 //! ```text
 //! cargo run --example conformance_server -- 3001      # or MCP_CONFORMANCE_PORT=3001
@@ -8,15 +9,19 @@
 //! ```
 //!
 //! `.ci/e2e.sh` runs the suite's requirement sets for 2025-11-25 and 2026-07-28 against it on
-//! every CI run. Scenarios about features this library does not offer yet (resources, prompts,
-//! completion, logging, sampling, elicitation, multi round-trip requests) have no tools here;
+//! every CI run, with the prompts its `prompts-*` scenarios get. Scenarios about features this
+//! library does not offer yet (resources, completion, logging, sampling, elicitation, multi
+//! round-trip requests) have no fixtures here;
 //! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mcp_registry::protocol::Role;
 use mcp_registry::transport::http::HttpConfig;
-use mcp_registry::{CallToolResult, Content, Registry, Server, Tool, ToolContext, mcp_tool};
+use mcp_registry::{
+    CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext, mcp_tool,
+};
 use serde_json::{Value, json};
 
 /// A 1x1 red PNG.
@@ -173,6 +178,56 @@ fn json_schema_2020_12_tool() -> Tool {
     .expect("a valid tool")
 }
 
+/// The prompts the suite's `prompts-*` scenarios get, named as in its reference server.
+fn prompts() -> Vec<Prompt> {
+    let simple = Prompt::builder("test_simple_prompt")
+        .title("Simple Test Prompt")
+        .description("A simple prompt without arguments")
+        .handler(|_| async { "This is a simple prompt for testing." });
+    let with_arguments = Prompt::builder("test_prompt_with_arguments")
+        .title("Prompt With Arguments")
+        .description("A prompt with required arguments")
+        .required_argument("arg1", "First test argument")
+        .required_argument("arg2", "Second test argument")
+        .handler(|args| async move {
+            format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                args["arg1"], args["arg2"]
+            )
+        });
+    let embedded = Prompt::builder("test_prompt_with_embedded_resource")
+        .title("Prompt With Embedded Resource")
+        .description("A prompt that includes an embedded resource")
+        .required_argument("resourceUri", "URI of the resource to embed")
+        .handler(|args| async move {
+            let uri = args.get("resourceUri").cloned().unwrap_or_default();
+            vec![
+                PromptMessage::new(
+                    Role::User,
+                    Content::embedded_text(
+                        uri,
+                        "text/plain",
+                        "Embedded resource content for testing.",
+                    ),
+                ),
+                PromptMessage::user("Please process the embedded resource above."),
+            ]
+        });
+    let image = Prompt::builder("test_prompt_with_image")
+        .title("Prompt With Image")
+        .description("A prompt that includes image content")
+        .handler(|_| async {
+            vec![
+                PromptMessage::new(Role::User, Content::image(&RED_PIXEL_PNG, "image/png")),
+                PromptMessage::user("Please analyze the image above."),
+            ]
+        });
+    [simple, with_arguments, embedded, image]
+        .into_iter()
+        .map(|p| p.expect("a valid prompt"))
+        .collect()
+}
+
 fn conformance_server() -> Server {
     Server::builder("mcp-registry-conformance")
         .version(env!("CARGO_PKG_VERSION"))
@@ -189,6 +244,7 @@ fn conformance_server() -> Server {
             test_logging_tool::tool(),
             json_schema_2020_12_tool(),
         ])
+        .prompts(prompts())
         .build()
         .expect("a valid server")
 }

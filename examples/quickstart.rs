@@ -1,9 +1,9 @@
-//! Quickstart: plain async functions become MCP tools, `server!` groups them, and a
-//! `Registry` calls them by name and answers MCP JSON-RPC in-process.
+//! Quickstart: plain async functions become MCP tools (and prompts), `server!` groups them,
+//! and a `Registry` calls them by name and answers MCP JSON-RPC in-process.
 //!
 //! Run with `cargo run --example quickstart`.
 
-use mcp_registry::{CallError, Json, Registry, mcp_tool, server};
+use mcp_registry::{CallError, Json, PromptMessage, Registry, mcp_prompt, mcp_tool, server};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -46,8 +46,19 @@ async fn greet(name: String) -> String {
     format!("Hello, {name}!")
 }
 
+/// Write a greeting card.
+///
+/// # Arguments
+/// * `name` - who the card is for
+#[mcp_prompt]
+async fn card(name: String) -> Vec<PromptMessage> {
+    vec![PromptMessage::user(format!(
+        "Write a short greeting card for {name}."
+    ))]
+}
+
 server!(name = "math", version = "1.2.0", tools = [add, divide]);
-server!(name = "greeter", tools = [greet]);
+server!(name = "greeter", tools = [greet], prompts = [card]);
 
 fn show(label: &str, value: &serde_json::Value) {
     println!(
@@ -74,6 +85,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .call_tool_by_name("mcp__greeter__greet", json!({"name": "Ada"}))
         .await?;
     println!("greet(Ada) -> {}", hello.first_text().unwrap_or_default());
+
+    // A prompt, rendered by name with its (string) arguments.
+    let prompt = registry
+        .get_prompt_by_name("card", json!({"name": "Ada"}))
+        .await?;
+    println!(
+        "card(Ada) -> {}",
+        prompt.messages[0].content.as_text().unwrap_or_default()
+    );
 
     // MCP JSON-RPC, answered in-process: no subprocess, no socket.
     let list = registry

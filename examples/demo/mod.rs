@@ -1,10 +1,10 @@
 //! The demo server shared by `examples/stdio_server.rs` and `examples/http_server.rs`: four
-//! tools from plain async functions, collected as the server `demo`.
+//! tools and a prompt from plain async functions, collected as the server `demo`.
 
 use std::fmt;
 use std::time::Duration;
 
-use mcp_registry::{Json, ToolContext, mcp_tool, server};
+use mcp_registry::{Json, PromptMessage, ToolContext, mcp_prompt, mcp_tool, server};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -89,10 +89,27 @@ async fn countdown(ctx: ToolContext, steps: u32) -> Result<String, String> {
     Ok(format!("counted down from {steps}"))
 }
 
+/// Ask the model to explain one of the demo's operations.
+///
+/// # Arguments
+/// * `operation` - the tool to explain: add, divide, echo or countdown
+/// * `audience` - who the explanation is for; a beginner when left out
+#[mcp_prompt(title = "Explain an operation")]
+async fn explain(operation: String, audience: Option<String>) -> Vec<PromptMessage> {
+    let audience = audience.unwrap_or_else(|| "a beginner".to_owned());
+    vec![
+        PromptMessage::user(format!(
+            "Explain what the `{operation}` tool does, for {audience}."
+        )),
+        PromptMessage::assistant("Here is what it does:"),
+    ]
+}
+
 server!(
     name = "demo",
     version = "1.0.0",
     title = "mcp-registry demo",
     instructions = "Arithmetic and echo tools from the mcp-registry examples.",
     tools = [add, divide, echo, countdown],
+    prompts = [explain],
 );

@@ -69,8 +69,14 @@ impl Param {
 
 impl ToolFn {
     /// Reads the function and its attributes, collecting every mistake in `errors`.
-    pub(crate) fn from_syn(args: TokenStream, mut item: ItemFn, errors: &mut Errors) -> ToolFn {
+    pub(crate) fn from_syn(args: TokenStream, item: ItemFn, errors: &mut Errors) -> ToolFn {
         let attrs = attr::parse_tool_attrs(args, errors);
+        Self::from_parts(attrs, item, errors)
+    }
+
+    /// Reads the function, its attributes already parsed (`#[mcp_prompt]` reads the same
+    /// shape of function with fewer attributes).
+    pub(crate) fn from_parts(attrs: ToolAttrs, mut item: ItemFn, errors: &mut Errors) -> ToolFn {
         let docs = attr::parse_docs(&item.attrs, errors);
         let mut params = Vec::new();
         let mut receiver = None;
@@ -151,6 +157,7 @@ pub(crate) struct ServerInput {
     pub(crate) title: Option<LitStr>,
     pub(crate) instructions: Option<LitStr>,
     pub(crate) tools: Option<Vec<Path>>,
+    pub(crate) prompts: Option<Vec<Path>>,
     pub(crate) getter: Option<Getter>,
     pub(crate) collect: Option<LitBool>,
     pub(crate) krate: Option<Path>,
@@ -159,7 +166,7 @@ pub(crate) struct ServerInput {
 }
 
 const SERVER_KEYS: &str =
-    "`name`, `version`, `title`, `instructions`, `tools`, `fn`, `collect`, `crate`";
+    "`name`, `version`, `title`, `instructions`, `tools`, `prompts`, `fn`, `collect`, `crate`";
 
 fn lit_str(value: Expr, key: &str, errors: &mut Errors) -> Option<LitStr> {
     match value {
@@ -184,6 +191,7 @@ impl Parse for ServerInput {
             title: None,
             instructions: None,
             tools: None,
+            prompts: None,
             getter: None,
             collect: None,
             krate: None,
@@ -222,7 +230,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(String, Span)> {
 }
 
 impl ServerInput {
-    /// The value after `key =`: a list of tool paths, a function to define, or an expression.
+    /// The value after `key =`: a list of tool or prompt paths, a function to define, or an expression.
     fn parse_value(
         &mut self,
         input: ParseStream,
@@ -231,12 +239,16 @@ impl ServerInput {
         repeated: bool,
     ) -> syn::Result<()> {
         match key {
-            "tools" => {
+            "tools" | "prompts" => {
                 let content;
                 syn::bracketed!(content in input);
                 let paths = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
                 if !repeated {
-                    self.tools = Some(paths.into_iter().collect());
+                    let paths = Some(paths.into_iter().collect());
+                    match key {
+                        "tools" => self.tools = paths,
+                        _ => self.prompts = paths,
+                    }
                 }
             }
             "fn" => {

@@ -178,6 +178,45 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
     attrs
 }
 
+const PROMPT_KEYS: &str = "`name`, `title`, `description`, `crate`";
+
+/// Parses the tokens inside `#[mcp_prompt(...)]`: the keys a prompt has (`name`, `title`,
+/// `description`, `crate`), into the tools' attribute struct.
+pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
+    let mut attrs = ToolAttrs::default();
+    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
+        Ok(metas) => metas,
+        Err(e) => {
+            errors.push(e);
+            return attrs;
+        }
+    };
+    let mut seen = Seen::default();
+    for meta in &metas {
+        let key = key_of(meta.path());
+        if !matches!(key.as_str(), "name" | "title" | "description" | "crate") {
+            errors.spanned(
+                meta.path(),
+                format_args!("unknown attribute `{key}`; #[mcp_prompt] takes {PROMPT_KEYS}"),
+            );
+            continue;
+        }
+        if !seen.first(&key, meta.path(), errors) {
+            continue;
+        }
+        match key.as_str() {
+            "name" => attrs.name = string_value(meta, &key, errors),
+            "title" => attrs.title = string_value(meta, &key, errors),
+            "description" => attrs.description = string_value(meta, &key, errors),
+            _ => match meta {
+                Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
+                _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
+            },
+        }
+    }
+    attrs
+}
+
 /// What a parameter's `#[arg(...)]` says.
 #[derive(Default)]
 pub(crate) struct ParamAttrs {

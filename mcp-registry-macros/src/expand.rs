@@ -14,7 +14,7 @@ use syn::{Ident, Path};
 
 use crate::ast::{ServerInput, ToolFn};
 
-fn hidden(name: &str) -> Ident {
+pub(crate) fn hidden(name: &str) -> Ident {
     // Mixed-site hygiene: a user's function named like a local of ours cannot be captured.
     Ident::new(name, Span::mixed_site())
 }
@@ -24,7 +24,7 @@ fn hidden(name: &str) -> Ident {
 pub(crate) const MAX_PARAMS: usize = 16;
 
 /// `ty` with every `'_` lifetime made `'static`.
-fn static_lifetimes(ty: &syn::Type) -> syn::Type {
+pub(crate) fn static_lifetimes(ty: &syn::Type) -> syn::Type {
     struct Static;
     impl syn::visit_mut::VisitMut for Static {
         fn visit_lifetime_mut(&mut self, lifetime: &mut syn::Lifetime) {
@@ -39,7 +39,7 @@ fn static_lifetimes(ty: &syn::Type) -> syn::Type {
 }
 
 /// `Some("text")` or `None`, as an `Option<&'static str>` expression.
-fn option_str(text: Option<&str>) -> TokenStream {
+pub(crate) fn option_str(text: Option<&str>) -> TokenStream {
     match text {
         Some(text) => quote!(::core::option::Option::Some(#text)),
         None => quote!(::core::option::Option::None),
@@ -48,7 +48,7 @@ fn option_str(text: Option<&str>) -> TokenStream {
 
 /// The attributes copied from the function onto every generated item, so that
 /// `#[cfg(..)]` on the function removes the tool too.
-fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
+pub(crate) fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
     tool.item
         .attrs
         .iter()
@@ -147,7 +147,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
 
 /// Each parameter's `(property, description)`: the description from `#[arg(description)]`,
 /// else from the doc comment's `# Arguments` entry naming the parameter or its property.
-fn param_docs(tool: &ToolFn) -> Vec<TokenStream> {
+pub(crate) fn param_docs(tool: &ToolFn) -> Vec<TokenStream> {
     tool.params
         .iter()
         .map(|param| {
@@ -265,7 +265,7 @@ pub(crate) fn server_name_check(krate: &Path, name: Option<&syn::LitStr>) -> Tok
 /// A constant that panics with the message `error` (an `Option<Message>` computed in
 /// constant evaluation) returns, if any. Every token of the panic is spanned on the name, so
 /// rustc reports the error there and only there.
-fn name_check(span: Span, error: TokenStream) -> TokenStream {
+pub(crate) fn name_check(span: Span, error: TokenStream) -> TokenStream {
     quote_spanned! {span=>
         const _: () = match #error {
             ::core::option::Option::Some(error) => ::core::panic!("{}", error.as_str()),
@@ -303,12 +303,38 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
             ::core::option::Option::Some(#i) => ::core::panic!(#message),
         }
     });
+    let prompts = server.prompts.as_deref().unwrap_or_default();
+    let prompt_item = |path: &Path| {
+        quote_spanned! {path.span()=> <#path as #krate::__private::PromptItem>}
+    };
+    let prompt_names = prompts.iter().map(|p| {
+        let item = prompt_item(p);
+        quote!(#item::NAME)
+    });
+    let prompt_arms = prompts.iter().enumerate().skip(1).map(|(i, path)| {
+        let path_text = quote!(#path).to_string().replace(' ', "");
+        let message = format!(
+            "server `{name}`: prompt `{path_text}` has the same name as a prompt listed before it; prompt names must be unique within a server"
+        );
+        quote_spanned! {path.span()=>
+            ::core::option::Option::Some(#i) => ::core::panic!(#message),
+        }
+    });
+    let prompt_check = (!prompts.is_empty()).then(|| {
+        quote! {
+            const _: () = match #krate::__private::first_duplicate([#(#prompt_names),*]) {
+                #(#prompt_arms)*
+                _ => {}
+            };
+        }
+    });
     let mut checks = vec![quote! {
         #name_check
         const _: () = match #krate::__private::first_duplicate([#(#names),*]) {
             #(#arms)*
             _ => {}
         };
+        #prompt_check
     }];
 
     let version = match &server.version {
@@ -326,13 +352,18 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         let item = tool_item(p);
         quote!(#item::tool)
     });
+    let mut builder = quote!(#krate::Server::builder(#name) #chain);
+    if !prompts.is_empty() {
+        let prompts = prompts.iter().map(|p| {
+            let item = prompt_item(p);
+            quote!(#item::prompt)
+        });
+        builder = quote!(#krate::__private::with_prompts(#builder, &[#(#prompts),*]));
+    }
     let body = quote! {
         static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
         __MCP_SERVER.get(|| {
-            #krate::__private::build_server(
-                #krate::Server::builder(#name) #chain,
-                &[#(#built),*],
-            )
+            #krate::__private::build_server(#builder, &[#(#built),*])
         })
     };
 

@@ -1,5 +1,5 @@
-//! Procedural macros for [`mcp-registry`](https://docs.rs/mcp-registry): `#[mcp_tool]` and
-//! `server!`. Depend on `mcp-registry`, which re-exports them; this crate is not used alone.
+//! Procedural macros for [`mcp-registry`](https://docs.rs/mcp-registry): `#[mcp_tool]`,
+//! `#[mcp_prompt]` and `server!`. Depend on `mcp-registry`, which re-exports them; this crate is not used alone.
 
 #![forbid(unsafe_code)]
 
@@ -8,6 +8,7 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
+mod prompt;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -114,7 +115,79 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
-/// Groups tools into a named, versioned MCP server and submits it to the process-wide
+/// Turns a function into an MCP prompt, leaving the function itself unchanged.
+///
+/// ```
+/// use mcp_registry::{mcp_prompt, PromptMessage};
+///
+/// /// Review a change.
+/// ///
+/// /// # Arguments
+/// /// * `diff` - the change to review
+/// /// * `focus` - what to look at first
+/// #[mcp_prompt(title = "Code review")]
+/// async fn review(diff: String, focus: Option<String>) -> Vec<PromptMessage> {
+///     let focus = focus.unwrap_or_else(|| "correctness".into());
+///     vec![PromptMessage::user(format!("Review this change for {focus}:\n{diff}"))]
+/// }
+///
+/// let prompt = review::prompt();
+/// let described = prompt.descriptor();
+/// assert_eq!(described.description.as_deref(), Some("Review a change."));
+/// assert_eq!(described.arguments[0].description.as_deref(), Some("the change to review"));
+/// assert_eq!(described.arguments[0].required, Some(true));
+/// assert_eq!(described.arguments[1].required, Some(false));
+/// ```
+///
+/// **Arguments.** Each parameter is one prompt argument, named like the parameter (without
+/// `r#`) or by `#[arg(rename = "...")]`: `String` for a required argument, `Option<String>`
+/// for an optional one (prompt arguments are strings on the wire; parse them in the body).
+/// The type is recognised through the `PromptParam` trait, not by its spelling. A missing
+/// required argument is refused with -32602 before the function runs.
+///
+/// **Description.** The doc comment's text before its first `#` heading, unless
+/// `description = "..."` is given; arguments are described by the `# Arguments` list or
+/// `#[arg(description = "...")]`, as for `#[mcp_tool]`.
+///
+/// **Attributes.** `name = "..."` (default: the function's name; the tool name rule),
+/// `title = "..."`, `description = "..."`, `crate = path`.
+///
+/// **Returns.** Anything implementing `IntoPromptResult`: `Vec<PromptMessage>`,
+/// `PromptMessage`, `GetPromptResult`, `String` or `&'static str` (one user text message),
+/// and `Result<T, E: Display>` of those (an `Err` is answered with -32603 and its text).
+///
+/// **Generated items.** Next to `fn review`, a hidden `struct review {}` through which
+/// `server!(prompts = [review])` and `review::prompt()` reach the prompt. The function may
+/// be `async` or not; it must be a free function without `self` or generics.
+#[proc_macro_attribute]
+pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let mut out = syn::Error::new(
+                e.span(),
+                "#[mcp_prompt] goes on a function: `async fn name(..) -> ..`",
+            )
+            .to_compile_error();
+            out.extend(proc_macro2::TokenStream::from(input));
+            return out.into();
+        }
+    };
+    let mut errors = Errors::default();
+    let attrs = attr::parse_prompt_attrs(args.into(), &mut errors);
+    let mut prompt = ast::ToolFn::from_parts(attrs, item, &mut errors);
+    if !prompt.edited {
+        prompt.original = Some(input.into());
+    }
+    prompt::check(&prompt, &mut errors);
+    if errors.is_empty() {
+        prompt::expand(&prompt).into()
+    } else {
+        prompt::fallback(&prompt, &errors).into()
+    }
+}
+
+/// Groups tools and prompts into a named, versioned MCP server and submits it to the process-wide
 /// collection that `Registry::collected()` reads.
 ///
 /// ```
@@ -145,9 +218,11 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Keys (comma-separated, in any order):
 /// - `name = "..."` (required): the server's name (1 to 128 characters of
 ///   `A-Z a-z 0-9 _ - .`, no `__`).
-/// - `tools = [path, ..]` (required): functions annotated with `#[mcp_tool]`, by any path
-///   that names them (`add`, `ops::divide`, `crate::x::y`). Two tools of the same name are a
-///   compile error.
+/// - `tools = [path, ..]`: functions annotated with `#[mcp_tool]`, by any path that names
+///   them (`add`, `ops::divide`, `crate::x::y`). Two tools of the same name are a compile
+///   error.
+/// - `prompts = [path, ..]`: functions annotated with `#[mcp_prompt]`, likewise. A server
+///   needs `tools`, `prompts` or both.
 /// - `version = "..."`: defaults to the version of the crate invoking `server!`
 ///   (`env!("CARGO_PKG_VERSION")`).
 /// - `title = "..."`, `instructions = "..."`.

@@ -20,7 +20,7 @@ impl<'ast> Visit<'ast> for ImplTraitFinder {
     }
 }
 
-fn impl_trait_in(ty: &Type) -> Option<Span> {
+pub(crate) fn impl_trait_in(ty: &Type) -> Option<Span> {
     let mut finder = ImplTraitFinder(None);
     finder.visit_type(ty);
     finder.0
@@ -135,7 +135,7 @@ fn check_params(tool: &ToolFn, errors: &mut Errors) {
 }
 
 /// The `# Arguments` list: every entry names a parameter, once.
-fn check_argument_docs(tool: &ToolFn, errors: &mut Errors) {
+pub(crate) fn check_argument_docs(tool: &ToolFn, errors: &mut Errors) {
     let sig = &tool.item.sig;
     let mut described: HashMap<&str, Span> = HashMap::new();
     for entry in &tool.docs.arguments {
@@ -182,21 +182,21 @@ pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
             "server! needs a name: `server!(name = \"...\", tools = [...])`",
         );
     }
-    match &server.tools {
-        Some(tools) => {
-            let mut seen: Vec<String> = Vec::new();
-            for path in tools {
-                let text = path.to_token_stream().to_string().replace(' ', "");
-                if seen.contains(&text) {
-                    errors.spanned(path, format_args!("`{text}` is listed twice in `tools`"));
-                }
-                seen.push(text);
+    for (key, paths) in [("tools", &server.tools), ("prompts", &server.prompts)] {
+        let mut seen: Vec<String> = Vec::new();
+        for path in paths.iter().flatten() {
+            let text = path.to_token_stream().to_string().replace(' ', "");
+            if seen.contains(&text) {
+                errors.spanned(path, format_args!("`{text}` is listed twice in `{key}`"));
             }
+            seen.push(text);
         }
-        None => errors.at(
+    }
+    if server.tools.is_none() && server.prompts.is_none() {
+        errors.at(
             Span::call_site(),
-            "server! needs its tools: `tools = [tool_fn, module::other_tool]`",
-        ),
+            "server! needs its tools: `tools = [tool_fn, module::other_tool]` (or its prompts: `prompts = [prompt_fn]`)",
+        );
     }
     if let (Some(collect), None) = (&server.collect, &server.getter)
         && !collect.value

@@ -1,8 +1,9 @@
 //! In-process MCP (Model Context Protocol) tool registry.
 //!
-//! Annotate plain async functions with [`macro@mcp_tool`], group them with [`server!`], and a
-//! [`Registry`] calls them by name ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC
-//! for them ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
+//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`]), group
+//! them with [`server!`], and a [`Registry`] calls them by name
+//! ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC for them
+//! ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
 //!
 //! Tools can also be built at run time without macros:
 //!
@@ -35,6 +36,8 @@
 //! | not an object, `jsonrpc` not `"2.0"`, method not a string, bad id | -32600 |
 //! | unknown method | -32601 |
 //! | unknown tool, missing tool name, arguments not an object, bad cursor | -32602 |
+//! | unknown prompt, missing required prompt argument, a prompt argument not a string | -32602 |
+//! | a prompt that fails or panics | -32603 |
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
@@ -49,6 +52,8 @@ pub mod client;
 pub mod dispatch;
 mod name;
 mod private;
+mod private_prompt;
+pub mod prompt;
 pub mod protocol;
 pub mod registry;
 pub mod schema;
@@ -57,10 +62,11 @@ pub mod tool;
 pub mod transport;
 
 pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
-pub use protocol::{CallToolResult, Content};
+pub use prompt::{IntoPromptResult, Prompt, PromptBuildError, PromptBuilder, PromptError};
+pub use protocol::{CallToolResult, Content, GetPromptResult, PromptMessage};
 pub use registry::{
-    CallError, CallOptions, CallRequest, Registry, RegistryBuilder, RegistryChange, RegistryError,
-    ServerStatus, ToolDefinition, qualified_name,
+    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, Registry,
+    RegistryBuilder, RegistryChange, RegistryError, ServerStatus, ToolDefinition, qualified_name,
 };
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;
@@ -69,7 +75,7 @@ pub use tool::{
     ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
-pub use mcp_registry_macros::{mcp_tool, server};
+pub use mcp_registry_macros::{mcp_prompt, mcp_tool, server};
 
 /// Items the macros expand to. Not public API: no stability guarantees.
 #[doc(hidden)]
@@ -79,6 +85,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::name::{Message, server_name_error, tool_name_error};
+    pub use crate::name::{Message, prompt_name_error, server_name_error, tool_name_error};
     pub use crate::private::*;
+    pub use crate::private_prompt::*;
 }

@@ -156,6 +156,35 @@ pub const fn server_name_error(name: &str) -> Option<Message> {
     }
 }
 
+/// Why `name` is no valid prompt name, or `None`. Prompts follow the tool rule (1 to 128
+/// characters of `A-Z a-z 0-9 _ - .`), so `mcp__<server>__<prompt>` splits one way too;
+/// `#[mcp_prompt]` evaluates it in a constant, as [`tool_name_error`].
+pub const fn prompt_name_error(name: &str) -> Option<Message> {
+    let m = Message::new();
+    match name_problem(name) {
+        None => None,
+        Some(NameProblem::Empty) => {
+            Some(m.push("prompt name is empty; a name has 1 to 128 characters of [A-Za-z0-9_.-]"))
+        }
+        Some(NameProblem::Character(at)) => Some(
+            m.push("prompt name ")
+                .push_quoted(name, '"')
+                .push(" contains ")
+                .push_quoted(char_at(name, at), '\'')
+                .push(" at position ")
+                .push_usize(at)
+                .push("; only A-Z, a-z, 0-9, '_', '-' and '.' are allowed"),
+        ),
+        Some(NameProblem::TooLong(len)) => Some(
+            m.push("prompt name ")
+                .push_quoted(name, '"')
+                .push(" is ")
+                .push_usize(len)
+                .push(" characters long; the limit is 128"),
+        ),
+    }
+}
+
 /// Room for a message: the fixed text, a name cut to [`NAME_SHOWN`] bytes and a number.
 const CAPACITY: usize = 320;
 

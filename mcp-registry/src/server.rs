@@ -1,4 +1,4 @@
-//! `Server`: a named, versioned group of tools, and its registration in the process-wide
+//! `Server`: a named, versioned group of tools and prompts, and its registration in the process-wide
 //! collection that `server!` submits to and [`Registry::collected`](crate::Registry::collected)
 //! reads.
 
@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::prompt::Prompt;
 use crate::protocol::{self, ProtocolVersion};
 use crate::tool::{CallNames, Tool};
 
@@ -26,6 +27,16 @@ pub enum ServerBuildError {
         server: String,
         /// The repeated name.
         tool: String,
+    },
+    /// Two prompts share a name.
+    #[error(
+        "server {server:?} has two prompts named {prompt:?}; prompt names must be unique within a server"
+    )]
+    DuplicatePrompt {
+        /// The server.
+        server: String,
+        /// The repeated name.
+        prompt: String,
     },
     /// The server name is unusable.
     #[error("{}", crate::name::server_name_message(.name, .reason).as_str())]
@@ -47,7 +58,7 @@ fn validate_server_name(name: &str) -> Result<(), ServerBuildError> {
     }
 }
 
-/// A named, versioned group of tools. Immutable once built and cheap to clone; its
+/// A named, versioned group of tools and prompts. Immutable once built and cheap to clone; its
 /// `tools/list` payload is serialized once, here, never per request.
 ///
 /// ```
@@ -74,6 +85,10 @@ struct ServerInner {
     /// Each tool's call names (server and tool), in `tools` order, shared by every call.
     names: Vec<Arc<CallNames>>,
     listing: ToolListing,
+    /// Sorted by name.
+    prompts: Vec<Prompt>,
+    /// Prompt name -> index in `prompts`.
+    prompt_index: foldhash::HashMap<Arc<str>, usize>,
     /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
     /// every 2026-07-28 result carries it in `_meta`.
     info: Value,
@@ -125,6 +140,7 @@ impl Server {
             title: None,
             instructions: None,
             tools: Vec::new(),
+            prompts: Vec::new(),
         }
     }
 
@@ -215,6 +231,24 @@ impl Server {
         })
     }
 
+    /// The prompts, sorted by name.
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.inner.prompts
+    }
+
+    /// Prompt names, sorted.
+    pub fn prompt_names(&self) -> impl Iterator<Item = &str> {
+        self.inner.prompts.iter().map(Prompt::name)
+    }
+
+    /// The prompt named `name` (O(1)).
+    pub fn prompt(&self, name: &str) -> Option<&Prompt> {
+        self.inner
+            .prompt_index
+            .get(name)
+            .map(|&i| &self.inner.prompts[i])
+    }
+
     /// Whether two handles are the same server value.
     pub fn ptr_eq(&self, other: &Server) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -227,6 +261,7 @@ impl fmt::Debug for Server {
             .field("name", &self.inner.name)
             .field("version", &self.inner.version)
             .field("tools", &self.tool_names().collect::<Vec<_>>())
+            .field("prompts", &self.prompt_names().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -240,6 +275,7 @@ pub struct ServerBuilder {
     title: Option<String>,
     instructions: Option<String>,
     tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
 }
 
 impl ServerBuilder {
@@ -273,7 +309,19 @@ impl ServerBuilder {
         self
     }
 
-    /// The server; refuses duplicate tool names and invalid server names.
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Adds prompts.
+    pub fn prompts(mut self, prompts: impl IntoIterator<Item = Prompt>) -> Self {
+        self.prompts.extend(prompts);
+        self
+    }
+
+    /// The server; refuses duplicate tool or prompt names and invalid server names.
     pub fn build(self) -> Result<Server, ServerBuildError> {
         validate_server_name(&self.name)?;
         let mut tools = self.tools;
@@ -284,6 +332,19 @@ impl ServerBuilder {
                 tool: pair[0].name().to_owned(),
             });
         }
+        let mut prompts = self.prompts;
+        prompts.sort_by(|a, b| a.name().cmp(b.name()));
+        if let Some(pair) = prompts.windows(2).find(|w| w[0].name() == w[1].name()) {
+            return Err(ServerBuildError::DuplicatePrompt {
+                server: self.name,
+                prompt: pair[0].name().to_owned(),
+            });
+        }
+        let prompt_index = prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.shared_name().clone(), i))
+            .collect();
         let index = tools
             .iter()
             .enumerate()
@@ -326,6 +387,8 @@ impl ServerBuilder {
                     full,
                     older: Default::default(),
                 },
+                prompts,
+                prompt_index,
                 info,
             }),
         })

@@ -12,7 +12,8 @@ official Python MCP SDK (the `mcp` package on PyPI), a client no one in this pro
 Checks: initialize/discover (serverInfo, protocolVersion, capabilities), ping, tools/list (names,
 schemas, annotations), tools/call with structured output validated against the tool's
 outputSchema (jsonschema), a tool failure (isError), bad arguments (isError), an unknown tool
-(JSON-RPC error -32602), progress notifications, concurrent calls. The last line is
+(JSON-RPC error -32602), progress notifications, prompts/list and prompts/get (arguments,
+a missing argument and an unknown prompt as -32602), concurrent calls. The last line is
 `N passed, M failed`; the exit status is 0 only when nothing failed.
 """
 
@@ -99,6 +100,7 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
             c.ok("discover: supportedVersions has 2026-07-28",
                  "2026-07-28" in result.get("supportedVersions", []), result)
             c.ok("discover: tools capability", "tools" in result.get("capabilities", {}), result)
+            c.ok("discover: prompts capability", "prompts" in result.get("capabilities", {}), result)
             c.ok("negotiated protocol version is modern",
                  session.protocol_version in MODERN_VERSIONS, session.protocol_version)
             info = wire(session.server_info) if session.server_info is not None else None
@@ -114,6 +116,7 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
             c.ok("initialize: serverInfo.name == demo", info.get("name") == "demo", info)
             c.ok("initialize: serverInfo.version == 1.0.0", info.get("version") == "1.0.0", info)
             c.ok("initialize: tools capability", "tools" in result.get("capabilities", {}), result)
+            c.ok("initialize: prompts capability", "prompts" in result.get("capabilities", {}), result)
             c.ok("initialize: instructions",
                  "Arithmetic" in (result.get("instructions") or ""), result.get("instructions"))
 
@@ -230,6 +233,40 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
              [u[0] for u in updates] == [1, 2, 3] and all(u[1] == 3 for u in updates), updates)
         c.ok("countdown: progress messages", [u[2] for u in updates] == ["2 left", "1 left", "0 left"],
              updates)
+
+    # --- prompts ---------------------------------------------------------------------------
+    async with c.step("prompts/list"):
+        listed = wire(await asyncio.wait_for(session.list_prompts(), CALL_TIMEOUT))
+        prompts = {p["name"]: p for p in listed.get("prompts", [])}
+        c.ok("prompts/list names", list(prompts) == ["explain"], sorted(prompts))
+        explain = prompts.get("explain", {})
+        c.ok("explain: description from the doc comment",
+             (explain.get("description") or "").startswith("Ask the model to explain"), explain)
+        c.ok("explain: arguments, required unless Option",
+             [(a.get("name"), a.get("required")) for a in explain.get("arguments") or []]
+             == [("operation", True), ("audience", False)], explain)
+
+    async with c.step("prompts/get"):
+        result = wire(await asyncio.wait_for(
+            session.get_prompt("explain", {"operation": "add", "audience": "a child"}), CALL_TIMEOUT))
+        messages = result.get("messages", [])
+        c.ok("explain: two messages, user then assistant",
+             [m.get("role") for m in messages] == ["user", "assistant"], result)
+        c.ok("explain: the arguments are in the text",
+             messages and messages[0].get("content", {}).get("text")
+             == "Explain what the `add` tool does, for a child.", result)
+        try:
+            result = wire(await asyncio.wait_for(session.get_prompt("explain", {}), CALL_TIMEOUT))
+            c.ok("explain without operation: JSON-RPC error", False, f"got a result: {result}")
+        except McpError as e:
+            c.ok("explain without operation: -32602 naming the argument",
+                 error_code(e) == INVALID_PARAMS and "operation" in str(e), f"code {error_code(e)}: {e}")
+        try:
+            result = wire(await asyncio.wait_for(session.get_prompt("no_such_prompt", {}), CALL_TIMEOUT))
+            c.ok("unknown prompt: JSON-RPC error", False, f"got a result: {result}")
+        except McpError as e:
+            c.ok("unknown prompt: JSON-RPC error -32602", error_code(e) == INVALID_PARAMS,
+                 f"code {error_code(e)}: {e}")
 
     async with c.step("concurrent calls"):
         results = await asyncio.gather(*(call("add", {"a": i, "b": i}) for i in range(8)))

@@ -5,6 +5,7 @@
 //! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
 //! transports use the dispatcher directly.
 
+mod prompts;
 mod session;
 
 pub use session::{Lifecycle, LifecycleError, ServerSession};
@@ -64,6 +65,7 @@ pub(crate) enum Body {
     Discover(Box<DiscoverResult>),
     Tools(Box<ToolsPage>),
     Call(CallToolResult),
+    Prompts(prompts::PromptsBody),
 }
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -204,6 +206,17 @@ impl<'r> Dispatcher<'r> {
             (method::TOOLS_LIST, _) => self
                 .list_tools(&server, version, &params, options.listing_filter.as_ref())
                 .map(|page| Body::Tools(Box::new(page))),
+            (method::PROMPTS_LIST, _) => self
+                .list_prompts(&server, version, params)
+                .map(Body::Prompts),
+            (method::PROMPTS_GET, _) => {
+                return Step::Waiting(Box::pin(async move {
+                    match prompts::get_prompt(&server, params).await {
+                        Ok(body) => Answer::Result(outcome(&server, version, Body::Prompts(body))),
+                        Err(e) => Answer::Error(e),
+                    }
+                }));
+            }
             (method::TOOLS_CALL, _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -245,7 +258,7 @@ impl<'r> Dispatcher<'r> {
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            capabilities: capabilities(connection),
+            capabilities: capabilities(server, connection),
             instructions: server.instructions().map(str::to_owned),
             cache: self.cache_hints(),
         }
@@ -385,6 +398,8 @@ fn arguments_not_an_object(tool: &str, kind: &str) -> ErrorObject {
 pub(crate) enum Step {
     Answered(Answer),
     Calling(PendingCall),
+    /// Other work that waits (a prompt's function), answering when done.
+    Waiting(BoxFuture<'static, Answer>),
 }
 
 impl Step {
@@ -397,6 +412,7 @@ impl Step {
                 let result = (&mut call.call).await;
                 call.finish(result)
             }
+            Step::Waiting(answer) => answer.await,
         }
     }
 }
@@ -443,6 +459,13 @@ fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) ->
                 .get_or_insert_with(Map::new)
                 .insert(META_SERVER_INFO.to_owned(), info);
         }
+        // A result with a `_meta` of its own carries the server's identity there.
+        Body::Prompts(prompts::PromptsBody::Get(result)) => {
+            result
+                .meta
+                .get_or_insert_with(Map::new)
+                .insert(META_SERVER_INFO.to_owned(), info);
+        }
         _ => meta = Some(Map::from_iter([(META_SERVER_INFO.to_owned(), info)])),
     }
     Outcome {
@@ -461,6 +484,8 @@ enum Started<R> {
     Batch(Vec<Value>, CallOptions),
     /// A tool call to await, then to answer under this id.
     Calling(Option<RequestId>, PendingCall),
+    /// Other work to await, then to answer under this id.
+    Waiting(Option<RequestId>, BoxFuture<'static, Answer>),
 }
 
 impl<R> Started<R> {
@@ -472,15 +497,17 @@ impl<R> Started<R> {
             None => Started::Done(None),
             Some((id, Step::Answered(answer))) => Started::Done(write(id, answer)),
             Some((id, Step::Calling(call))) => Started::Calling(id, call),
+            Some((id, Step::Waiting(answer))) => Started::Waiting(id, answer),
         }
     }
 }
 
-fn capabilities(connection: Connection) -> ServerCapabilities {
+fn capabilities(server: &Server, connection: Connection) -> ServerCapabilities {
     ServerCapabilities {
         tools: Some(ToolsCapability {
             list_changed: Some(connection.list_changed),
         }),
+        prompts: prompts::capability(server, connection),
         other: Map::new(),
     }
 }
@@ -503,7 +530,7 @@ fn initialize(
         .unwrap_or(ProtocolVersion::LATEST_LEGACY);
     InitializeResult {
         protocol_version: version,
-        capabilities: capabilities(connection),
+        capabilities: capabilities(server, connection),
         // `title` only for revisions that have it.
         server_info: Implementation {
             name: server.name().to_owned(),
@@ -548,6 +575,7 @@ impl Serialize for Written<'_> {
             Body::Initialize(r) => write(r, outcome, serializer),
             Body::Discover(r) => write(r, outcome, serializer),
             Body::Call(r) => write(r, outcome, serializer),
+            Body::Prompts(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,
@@ -785,6 +813,7 @@ impl Registry {
                 let result = (&mut call.call).await;
                 reply_value(id, call.finish(result))
             }
+            Started::Waiting(id, answer) => reply_value(id, answer.await),
         }
     }
 
@@ -833,6 +862,7 @@ impl Registry {
                 let result = (&mut call.call).await;
                 reply_text(id, call.finish(result))
             }
+            Started::Waiting(id, answer) => reply_text(id, answer.await),
         }
     }
 

@@ -1,5 +1,5 @@
 //! [`ServerSession`]: one connection's view of one server, with the legacy lifecycle,
-//! concurrent requests, cancellation and `notifications/tools/list_changed`.
+//! concurrent requests, cancellation and `notifications/{tools,prompts}/list_changed`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -138,8 +138,10 @@ impl ServerSession {
     /// A session on `server` of `registry`, and the receiver of what the server sends on its
     /// own. Inside a Tokio runtime, a background task watches the registry and sends
     /// `notifications/tools/list_changed` (once the session is initialized) whenever this
-    /// server's tools change: registered, replaced, toggled or unregistered. Created outside a
-    /// runtime, the session has no such task and advertises `listChanged: false`.
+    /// server's tools change: registered, replaced, toggled or unregistered; and
+    /// `notifications/prompts/list_changed` too when the server has prompts, before or after
+    /// the change. Created outside a runtime, the session has no such task and advertises
+    /// `listChanged: false`.
     pub fn new(
         registry: Registry,
         server: impl Into<String>,
@@ -155,6 +157,12 @@ impl ServerSession {
                 let mut seen = changes.borrow_and_update().generation;
                 let weak = weak.clone();
                 let name = server.clone();
+                let has_prompts = |registry: &Registry, name: &str| {
+                    registry
+                        .server(name)
+                        .is_some_and(|s| !s.prompts().is_empty())
+                };
+                let mut had_prompts = has_prompts(&registry, &name);
                 handle.spawn(async move {
                     while changes.changed().await.is_ok() {
                         let touched = {
@@ -164,11 +172,23 @@ impl ServerSession {
                             touched
                         };
                         let Some(inner) = weak.upgrade() else { break };
-                        if touched && ServerSession::lifecycle_of(&inner).is_initialized() {
-                            let changed = Notification::<()>::new(method::TOOLS_LIST_CHANGED, None);
-                            let _ = inner
-                                .outbox
-                                .send(serde_json::to_value(changed).unwrap_or_default());
+                        if !touched {
+                            continue;
+                        }
+                        let prompts = has_prompts(&inner.registry, &name);
+                        let prompts_changed =
+                            std::mem::replace(&mut had_prompts, prompts) || prompts;
+                        if ServerSession::lifecycle_of(&inner).is_initialized() {
+                            let mut methods = vec![method::TOOLS_LIST_CHANGED];
+                            if prompts_changed {
+                                methods.push(method::PROMPTS_LIST_CHANGED);
+                            }
+                            for method in methods {
+                                let changed = Notification::<()>::new(method, None);
+                                let _ = inner
+                                    .outbox
+                                    .send(serde_json::to_value(changed).unwrap_or_default());
+                            }
                         }
                     }
                 })

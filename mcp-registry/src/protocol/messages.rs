@@ -33,7 +33,10 @@ pub struct ServerCapabilities {
     /// Tools, if offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolsCapability>,
-    /// Other capabilities (`prompts`, `resources`, `logging`, `experimental`, ...).
+    /// Prompts, if offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<super::PromptsCapability>,
+    /// Other capabilities (`resources`, `logging`, `experimental`, ...).
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
@@ -170,4 +173,10 @@ pub mod method {
     pub const CANCELLED: &str = "notifications/cancelled";
     /// `notifications/tools/list_changed`.
     pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+    /// `prompts/list`.
+    pub const PROMPTS_LIST: &str = "prompts/list";
+    /// `prompts/get`.
+    pub const PROMPTS_GET: &str = "prompts/get";
+    /// `notifications/prompts/list_changed`.
+    pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
 }

@@ -1,5 +1,5 @@
-//! Wire types: the JSON-RPC envelope, error codes, MCP tool metadata, results and content,
-//! capabilities, and the protocol versions this crate speaks.
+//! Wire types: the JSON-RPC envelope, error codes, MCP tool and prompt metadata, results and
+//! content, capabilities, and the protocol versions this crate speaks.
 //!
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
 
@@ -8,6 +8,7 @@ pub(crate) mod decode;
 mod depth;
 mod jsonrpc;
 mod messages;
+mod prompt;
 mod tool;
 mod version;
 
@@ -24,6 +25,10 @@ pub use messages::{
     CacheHints, CacheScope, CancelledNotificationParams, DiscoverResult, Implementation,
     InitializeParams, InitializeResult, ListToolsParams, ProgressNotificationParams, ResultType,
     ServerCapabilities, ToolsCapability, method,
+};
+pub use prompt::{
+    GetPromptParams, GetPromptResult, ListPromptsParams, ListPromptsResult, PromptArgument,
+    PromptDescriptor, PromptMessage, PromptsCapability,
 };
 pub use tool::{ToolAnnotations, ToolDescriptor, ToolNameError, validate_tool_name};
 pub(crate) use version::Era;

@@ -1,7 +1,9 @@
-//! [`Registry`]: servers, their enabled flags, the tool index, and calling tools by name.
+//! [`Registry`]: servers, their enabled flags, the tool and prompt indexes, and calling tools
+//! (and getting prompts) by name.
 
 pub(crate) mod call;
 mod error;
+mod prompts;
 
 use std::collections::BTreeMap;
 
@@ -14,6 +16,8 @@ use tokio::sync::watch;
 
 pub use call::{CallFuture, CallOptions, CallRequest};
 pub use error::{CallError, RegistryError};
+pub(crate) use prompts::render as render_prompt;
+pub use prompts::{GetPromptError, PromptDefinition};
 
 use crate::protocol;
 use crate::server::{Server, ServerRegistration};
@@ -35,6 +39,10 @@ pub struct ServerStatus {
     pub tool_count: usize,
     /// Its tool names, sorted.
     pub tool_names: Vec<String>,
+    /// How many prompts it has.
+    pub prompt_count: usize,
+    /// Its prompt names, sorted.
+    pub prompt_names: Vec<String>,
 }
 
 /// A tool of an enabled server, as [`Registry::all_tool_definitions`] lists it.
@@ -121,6 +129,8 @@ pub(crate) struct Snapshot {
     pub(crate) servers: BTreeMap<Arc<str>, ServerEntry>,
     /// Plain tool name -> every server that has it (sorted by server name).
     pub(crate) tools: HashMap<Arc<str>, Vec<ToolRef>>,
+    /// Plain prompt name -> every server that has it (sorted by server name).
+    pub(crate) prompts: prompts::PromptIndex,
 }
 
 impl Snapshot {
@@ -139,7 +149,12 @@ impl Snapshot {
                     });
             }
         }
-        Snapshot { servers, tools }
+        let prompts = prompts::index(servers.values());
+        Snapshot {
+            servers,
+            tools,
+            prompts,
+        }
     }
 
     pub(crate) fn server(&self, name: &str) -> Option<&ServerEntry> {
@@ -483,8 +498,8 @@ impl Registry {
         })
     }
 
-    /// Enables or disables the server named `name`. A disabled server's tools are neither
-    /// listed nor callable; calls already running finish normally.
+    /// Enables or disables the server named `name`. A disabled server's tools and prompts are
+    /// neither listed nor callable; calls already running finish normally.
     pub fn toggle_server(&self, name: &str, enabled: bool) -> Result<(), RegistryError> {
         self.update(|servers| match servers.get_mut(name) {
             None => (
@@ -570,6 +585,8 @@ impl Registry {
                 version: e.server.version().to_owned(),
                 tool_count: e.server.tools().len(),
                 tool_names: e.server.tool_names().map(str::to_owned).collect(),
+                prompt_count: e.server.prompts().len(),
+                prompt_names: e.server.prompt_names().map(str::to_owned).collect(),
             })
             .collect()
     }

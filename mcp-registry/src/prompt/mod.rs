@@ -1,0 +1,269 @@
+//! Prompts: metadata plus an async handler that renders messages from string arguments,
+//! built at run time or by `#[mcp_prompt]`.
+
+pub mod param;
+mod result;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+pub use result::{IntoPromptResult, PromptError};
+
+use crate::protocol::{GetPromptResult, PromptArgument, PromptDescriptor};
+use crate::tool::BoxFuture;
+
+/// The arguments of one `prompts/get`: names to string values, as the spec defines them.
+pub type PromptArguments = BTreeMap<String, String>;
+
+/// What a prompt handler resolves to.
+pub type PromptHandlerResult = Result<GetPromptResult, PromptError>;
+
+/// The future of one rendering of a prompt.
+pub type PromptFuture = BoxFuture<'static, PromptHandlerResult>;
+
+/// The type-erased function behind a prompt.
+///
+/// Implemented for every `Fn(PromptArguments) -> impl Future<Output = PromptHandlerResult>`;
+/// most users never name it (use [`PromptBuilder::handler`] or `#[mcp_prompt]`). It runs
+/// after the required arguments were checked.
+pub trait PromptHandler: Send + Sync + 'static {
+    /// Renders the prompt.
+    fn get(&self, arguments: PromptArguments) -> PromptFuture;
+}
+
+impl<F, Fut> PromptHandler for F
+where
+    F: Fn(PromptArguments) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = PromptHandlerResult> + Send + 'static,
+{
+    fn get(&self, arguments: PromptArguments) -> PromptFuture {
+        Box::pin(self(arguments))
+    }
+}
+
+/// Why a prompt could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PromptBuildError {
+    /// The name breaks the naming rule (the tools' rule: 1–128 characters of
+    /// `[A-Za-z0-9_.-]`).
+    #[error("{message}")]
+    InvalidName {
+        /// The refused name.
+        name: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Two arguments share a name.
+    #[error("prompt {prompt:?} has two arguments named {argument:?}")]
+    DuplicateArgument {
+        /// The prompt.
+        prompt: String,
+        /// The repeated name.
+        argument: String,
+    },
+}
+
+/// A prompt: its MCP description and its handler. Cheap to clone.
+///
+/// ```
+/// use mcp_registry::{Prompt, PromptMessage};
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let review = Prompt::builder("review")
+///     .description("Review a change")
+///     .required_argument("diff", "The change to review")
+///     .optional_argument("focus", "What to look at first")
+///     .handler(|args| async move {
+///         let focus = args.get("focus").map_or("everything", String::as_str);
+///         vec![PromptMessage::user(format!("Review, looking at {focus}:\n{}", args["diff"]))]
+///     })
+///     .unwrap();
+/// assert_eq!(review.descriptor().arguments.len(), 2);
+/// let result = review.get([("diff".to_owned(), "+x".to_owned())].into()).await.unwrap();
+/// assert_eq!(result.messages[0].content.as_text(), Some("Review, looking at everything:\n+x"));
+/// let missing = review.get(Default::default()).await.unwrap_err();
+/// assert_eq!(missing.to_string(), "missing required argument `diff`");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Prompt {
+    inner: Arc<PromptInner>,
+}
+
+struct PromptInner {
+    name: Arc<str>,
+    descriptor: PromptDescriptor,
+    handler: Arc<dyn PromptHandler>,
+}
+
+impl Prompt {
+    /// Starts building a prompt named `name`.
+    pub fn builder(name: impl Into<String>) -> PromptBuilder {
+        PromptBuilder {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            meta: None,
+        }
+    }
+
+    /// The prompt's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    pub(crate) fn shared_name(&self) -> &Arc<str> {
+        &self.inner.name
+    }
+
+    /// The prompt as `prompts/list` describes it.
+    pub fn descriptor(&self) -> &PromptDescriptor {
+        &self.inner.descriptor
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &Arc<dyn PromptHandler> {
+        &self.inner.handler
+    }
+
+    /// Renders the prompt with `arguments`: a missing required argument is refused before
+    /// the handler runs ([`PromptError::InvalidArguments`] naming it). Arguments the prompt
+    /// does not declare are passed on to the handler.
+    pub fn get(&self, arguments: PromptArguments) -> PromptFuture {
+        match self.check(&arguments) {
+            Ok(()) => self.inner.handler.get(arguments),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+
+    /// The first required argument missing from `arguments`.
+    pub(crate) fn check(&self, arguments: &PromptArguments) -> Result<(), PromptError> {
+        match self
+            .inner
+            .descriptor
+            .arguments
+            .iter()
+            .find(|a| a.is_required() && !arguments.contains_key(&a.name))
+        {
+            Some(missing) => Err(PromptError::InvalidArguments(format!(
+                "missing required argument `{}`",
+                missing.name
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl fmt::Debug for Prompt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prompt")
+            .field("descriptor", &self.inner.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Prompt`]: metadata and arguments, then [`handler`](Self::handler) to finish.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until a handler finishes it"]
+pub struct PromptBuilder {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    arguments: Vec<PromptArgument>,
+    meta: Option<Map<String, Value>>,
+}
+
+impl PromptBuilder {
+    /// Display title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the prompt provides.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Adds an argument (listed in the order added).
+    pub fn argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.push(argument);
+        self
+    }
+
+    /// Adds a required argument with a description.
+    pub fn required_argument(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        self.argument(PromptArgument::required(name).description(description))
+    }
+
+    /// Adds an optional argument with a description.
+    pub fn optional_argument(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        self.argument(PromptArgument::optional(name).description(description))
+    }
+
+    /// Prompt `_meta`.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    /// Finishes with a closure over the arguments, returning anything [`IntoPromptResult`]
+    /// (messages, a `String`, a [`GetPromptResult`], or a `Result` of those).
+    pub fn handler<F, Fut, R>(self, handler: F) -> Result<Prompt, PromptBuildError>
+    where
+        F: Fn(PromptArguments) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        if let Some(message) = crate::name::prompt_name_error(&self.name) {
+            return Err(PromptBuildError::InvalidName {
+                message: message.as_str().to_owned(),
+                name: self.name,
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        if let Some(twice) = self.arguments.iter().find(|a| !seen.insert(&a.name)) {
+            return Err(PromptBuildError::DuplicateArgument {
+                argument: twice.name.clone(),
+                prompt: self.name,
+            });
+        }
+        Ok(self.build_checked(move |arguments: PromptArguments| {
+            let rendering = handler(arguments);
+            async move { rendering.await.into_prompt_result() }
+        }))
+    }
+
+    /// A prompt from a name and arguments already known to be valid (`#[mcp_prompt]`'s,
+    /// checked at compile time) and a low-level handler.
+    pub(crate) fn build_checked(self, handler: impl PromptHandler) -> Prompt {
+        Prompt {
+            inner: Arc::new(PromptInner {
+                name: self.name.as_str().into(),
+                descriptor: PromptDescriptor {
+                    name: self.name,
+                    title: self.title,
+                    description: self.description,
+                    arguments: self.arguments,
+                    meta: self.meta,
+                },
+                handler: Arc::new(handler),
+            }),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! How the parameters of a `#[mcp_prompt]` function are filled: each one is a prompt
+//! argument, read from the request's string arguments by name.
+
+use super::{PromptArguments, PromptError};
+
+/// A type a `#[mcp_prompt]` function can take as a parameter: `String` (a required
+/// argument) or `Option<String>` (an optional one). Prompt arguments are strings on the
+/// wire; parse them in the function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of an MCP prompt",
+    label = "prompt arguments are strings: take `String` (required) or `Option<String>` (optional)",
+    note = "parse the string in the function body"
+)]
+pub trait PromptParam: Sized {
+    /// Whether `prompts/get` must give the argument.
+    const REQUIRED: bool;
+
+    /// This parameter's value, taken out of `arguments` by `name`.
+    fn from_arguments(arguments: &mut PromptArguments, name: &str) -> Result<Self, PromptError>;
+}
+
+impl PromptParam for String {
+    const REQUIRED: bool = true;
+
+    fn from_arguments(arguments: &mut PromptArguments, name: &str) -> Result<Self, PromptError> {
+        arguments.remove(name).ok_or_else(|| {
+            PromptError::InvalidArguments(format!("missing required argument `{name}`"))
+        })
+    }
+}
+
+impl PromptParam for Option<String> {
+    const REQUIRED: bool = false;
+
+    fn from_arguments(arguments: &mut PromptArguments, name: &str) -> Result<Self, PromptError> {
+        Ok(arguments.remove(name))
+    }
+}
+
+/// Every [`PromptParam`], under another name: the macro names each parameter's type as
+/// `<T as PromptParamType>::Checked` (which is `T`), so a type that is no [`PromptParam`]
+/// is reported once, on the parameter. Never implement it (implement [`PromptParam`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a parameter of an MCP prompt",
+    label = "prompt arguments are strings: take `String` (required) or `Option<String>` (optional)",
+    note = "parse the string in the function body"
+)]
+pub trait PromptParamType {
+    /// `Self`.
+    type Checked: PromptParam;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: PromptParam> PromptParamType for T {
+    type Checked = T;
+}
