@@ -178,10 +178,6 @@ impl<'r> Dispatcher<'r> {
             meta,
             era,
         } = request;
-        let era = match era {
-            Ok(era) => era,
-            Err(e) => return Step::Answered(Answer::Error(e)),
-        };
         let server = match self.registry.enabled_server(server_name) {
             Ok(server) => server,
             Err(e) => {
@@ -364,9 +360,13 @@ fn call_from_params(mut params: Map<String, Value>) -> Result<ToolCall<'static>,
 fn call_from_text(call: CallText<'_>) -> Result<ToolCall<'_>, ErrorObject> {
     let name = match call.name {
         Some(raw) if raw.get().starts_with('"') => {
-            // Borrowed unless it has escapes. The text parsed as part of its message.
-            serde_json::from_str::<Cow<'_, str>>(raw.get())
-                .map_err(|e| invalid_params(format!("`params.name`: {e}")))?
+            // Borrowed unless it has escapes (`Cow`'s own `Deserialize` always copies).
+            match serde_json::from_str::<&str>(raw.get()) {
+                Ok(name) => Cow::Borrowed(name),
+                Err(_) => serde_json::from_str::<String>(raw.get())
+                    .map(Cow::Owned)
+                    .map_err(|e| invalid_params(format!("`params.name`: {e}")))?,
+            }
         }
         Some(raw) => return Err(name_not_a_string(raw_kind(raw))),
         None => return Err(name_missing()),

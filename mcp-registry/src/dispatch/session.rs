@@ -425,15 +425,11 @@ impl ServerSession {
 
     /// The lifecycle gate: whether the session serves `method` in its current state. Returns
     /// the state it was admitted in.
-    fn admit(
-        &self,
-        method: &str,
-        era: &Result<Era, ErrorObject>,
-    ) -> Result<Lifecycle, ErrorObject> {
+    fn admit(&self, method: &str, era: &Era) -> Result<Lifecycle, ErrorObject> {
         // Only a legacy request goes through the handshake's gate. The others are served
         // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
         // version gets -32022, which a modern client's probe relies on).
-        let legacy = matches!(era, Ok(Era::Legacy(_)));
+        let legacy = matches!(era, Era::Legacy(_));
         let lifecycle = self.lifecycle();
         let refusal = match (&lifecycle, method, legacy) {
             (Lifecycle::ShuttingDown, "ping", _) => return Ok(lifecycle),

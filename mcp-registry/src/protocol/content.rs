@@ -345,7 +345,10 @@ impl CallToolResult {
     /// `tools/call`; a test keeps the two in step).
     pub fn into_value(self) -> Value {
         let mut map = Map::new();
-        let content = self.content.into_iter().map(Content::into_value).collect();
+        // A new vector, not collected in place: a `Value` is smaller than a `Content`, and
+        // shrinking the block in place costs a reallocation.
+        let mut content = Vec::with_capacity(self.content.len());
+        content.extend(self.content.into_iter().map(Content::into_value));
         map.insert("content".to_owned(), Value::Array(content));
         if let Some(structured) = self.structured_content {
             map.insert("structuredContent".to_owned(), structured);

@@ -36,13 +36,14 @@ pub(crate) struct IncomingRequest<'a> {
     /// `params._meta`, when it is an object.
     pub(crate) meta: Option<Map<String, Value>>,
     /// How it is to be served, from the version `_meta` names: computed once, read by
-    /// dispatch, sessions and transports alike. An error is the request's answer.
-    pub(crate) era: Result<Era, ErrorObject>,
+    /// dispatch, sessions and transports alike. (A version that cannot be served makes the
+    /// request [`Invalid`], answered with that error.)
+    pub(crate) era: Era,
 }
 
 /// The members of a `tools/call`'s params that the call reads, as the text they came in:
 /// present members (`null` included) are `Some`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub(crate) struct CallText<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) name: Option<&'a RawValue>,
@@ -151,10 +152,7 @@ pub(crate) fn decode_parsed(message: Value) -> Incoming<'static> {
     };
     match request(id.clone(), jsonrpc, method, params) {
         Ok(request) => Incoming::Request(request),
-        Err(error) => Incoming::Invalid(Invalid {
-            id: Some(id),
-            error,
-        }),
+        Err(error) => invalid_request(id, error),
     }
 }
 
@@ -195,18 +193,12 @@ fn request(
         }
     };
     let (meta, era) = match params.remove("_meta") {
-        None | Some(Value::Null) => (None, classify(&method, None)),
+        None | Some(Value::Null) => (None, classify(&method, None)?),
         Some(Value::Object(meta)) => {
-            let era = classify(&method, Some(&meta));
+            let era = classify(&method, Some(&meta))?;
             (Some(meta), era)
         }
-        Some(_) => (
-            None,
-            Err(ErrorObject::new(
-                ErrorCode::INVALID_PARAMS,
-                "`params._meta` must be an object",
-            )),
-        ),
+        Some(_) => return Err(meta_not_an_object()),
     };
     Ok(IncomingRequest {
         id,
@@ -259,8 +251,8 @@ pub(crate) fn too_deep(message: Value) -> Incoming<'static> {
 /// message is parsed into a value first. `Err` when `text` is not JSON (or nests deeper
 /// than [`MAX_DEPTH`]).
 pub(crate) fn decode_text(text: &str) -> Result<TextMessage<'_>, serde_json::Error> {
-    if let Some(request) = call_from_text(text) {
-        return Ok(TextMessage::One(Incoming::Request(request)));
+    if let Some(call) = call_from_text(text) {
+        return Ok(TextMessage::One(call));
     }
     Ok(match serde_json::from_str(text)? {
         Value::Array(batch) => TextMessage::Batch(batch),
@@ -280,17 +272,21 @@ pub(crate) enum TextMessage<'a> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Envelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
+    /// Empty when missing (and the parse fails, for the value path, when it is no plain
+    /// string: `null`, a number, escapes).
+    #[serde(default)]
+    jsonrpc: &'a str,
+    #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow)]
-    params: Option<ObjectOnly<CallText<'a>>>,
+    #[serde(default)]
+    method: &'a str,
+    /// No params read as `{}`, as the value path reads them.
+    #[serde(borrow, default)]
+    params: ObjectOnly<CallText<'a>>,
 }
 
 /// `T` read from a JSON object only (a derived struct also reads an array, by position).
+#[derive(Default)]
 struct ObjectOnly<T>(T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
@@ -317,7 +313,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
 /// and the arguments are kept as text. So that this path refuses exactly the messages a
 /// parse into a value refuses, a text long enough to nest deeper than [`MAX_DEPTH`] is
 /// scanned for its depth first.
-fn call_from_text(text: &str) -> Option<IncomingRequest<'_>> {
+fn call_from_text(text: &str) -> Option<Incoming<'_>> {
     if !text.trim_start().starts_with('{')
         // Nesting `d` levels takes at least `2 * d` bytes.
         || (text.len() > 2 * MAX_DEPTH && nesting(text) > MAX_DEPTH)
@@ -325,37 +321,44 @@ fn call_from_text(text: &str) -> Option<IncomingRequest<'_>> {
         return None;
     }
     let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
-    let plain =
-        envelope.jsonrpc?.get() == r#""2.0""# && envelope.method?.get() == r#""tools/call""#;
-    if !plain {
+    if envelope.jsonrpc != "2.0" || envelope.method != method::TOOLS_CALL {
         return None;
     }
     let id = request_id(envelope.id?)?;
-    let ObjectOnly(call) = envelope.params?;
-    let (meta, era) = match call.meta.map(RawValue::get) {
-        None | Some("null") => (None, classify(method::TOOLS_CALL, None)),
+    let ObjectOnly(call) = envelope.params;
+    let meta = match call.meta.map(RawValue::get) {
+        None | Some("null") => None,
         Some(meta) => match serde_json::from_str(meta).ok()? {
-            Value::Object(meta) => {
-                let era = classify(method::TOOLS_CALL, Some(&meta));
-                (Some(meta), era)
-            }
-            _ => (
-                None,
-                Err(ErrorObject::new(
-                    ErrorCode::INVALID_PARAMS,
-                    "`params._meta` must be an object",
-                )),
-            ),
+            Value::Object(meta) => Some(meta),
+            _ => return Some(invalid_request(id, meta_not_an_object())),
         },
     };
-    Some(IncomingRequest {
+    let era = match classify(method::TOOLS_CALL, meta.as_ref()) {
+        Ok(era) => era,
+        Err(error) => return Some(invalid_request(id, error)),
+    };
+    Some(Incoming::Request(IncomingRequest {
         id,
         method: Cow::Borrowed(method::TOOLS_CALL),
         params: Map::new(),
         call_text: Some(call),
         meta,
         era,
+    }))
+}
+
+fn invalid_request(id: RequestId, error: ErrorObject) -> Incoming<'static> {
+    Incoming::Invalid(Invalid {
+        id: Some(id),
+        error,
     })
+}
+
+fn meta_not_an_object() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_PARAMS,
+        "`params._meta` must be an object",
+    )
 }
 
 /// A request id written as text: a string or an integer.
@@ -421,10 +424,14 @@ mod tests {
     #[test]
     fn only_plain_object_calls_take_the_text_path() {
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}"#;
-        assert!(call_from_text(call).is_some());
+        assert!(matches!(call_from_text(call), Some(Incoming::Request(_))));
         for text in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["a",{}]}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":null,"id":1,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{},"x":1}"#,
