@@ -756,3 +756,88 @@ async fn fields_follow_the_negotiated_revision() {
         assert_eq!(call["result"]["content"][0]["text"], r#"{"value":3}"#);
     }
 }
+
+/// The text path reads a plain `tools/call` in place and hands the tool its arguments as
+/// text: what the tool sees, and the reply, are those of the value path, escapes, `_meta`
+/// and argument errors included.
+#[tokio::test]
+async fn text_calls_read_in_place_answer_as_values_do() {
+    use mcp_registry::{NotificationSink, Tool, ToolContext};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Echo {
+        text: String,
+        times: Option<u32>,
+    }
+    let echo = Tool::builder("echo.it")
+        .typed_with_context(|ctx: ToolContext, args: Echo| async move {
+            let _ = ctx.progress(1.0, None, None);
+            format!(
+                "{}|{}",
+                args.text.repeat(args.times.unwrap_or(1) as usize),
+                ctx.progress_token()
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+            )
+        })
+        .expect("a tool");
+    let registry = Registry::from_servers([Server::new("s", None, [echo]).expect("a server")]);
+    let texts = [
+        // Plain, escaped name and text, unicode, `_meta` with a progress token.
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo.it","arguments":{"text":"a\"b\u00e9","times":2}}}"#,
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo\u002eit","arguments":{"text":"ü"}}}"#,
+        r#"{"params":{"_meta":{"progressToken":"p"},"arguments":{"text":"t"},"name":"echo.it"},"method":"tools/call","id":7,"jsonrpc":"2.0"}"#,
+        // Argument errors: a wrong type, a missing field, arguments that are no object.
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo.it","arguments":{"text":5}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo.it","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo.it","arguments":[1]}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo.it","arguments":null,"_meta":5}}"#,
+    ];
+    for text in texts {
+        let value: Value = serde_json::from_str(text).expect("JSON");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let options = || {
+            mcp_registry::CallOptions::new()
+                .notifications(NotificationSink::from_channel(tx.clone()))
+        };
+        let by_value = registry
+            .handle_mcp_message_with("s", value, options())
+            .await
+            .expect("a reply");
+        let value_progress: Vec<Value> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        let by_text = registry
+            .handle_mcp_text_with("s", text, options())
+            .await
+            .expect("a reply");
+        let text_progress: Vec<Value> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        let by_text: Value = serde_json::from_str(&by_text).expect("a JSON reply");
+        assert_eq!(by_text, by_value, "{text}");
+        assert_eq!(text_progress, value_progress, "{text}");
+    }
+    let ok = registry
+        .handle_mcp_text("s", texts[0])
+        .await
+        .expect("a reply");
+    let ok: Value = serde_json::from_str(&ok).expect("JSON");
+    assert_eq!(ok["result"]["content"][0]["text"], "a\"béa\"bé|");
+    let meta = registry
+        .handle_mcp_text("s", texts[2])
+        .await
+        .expect("a reply");
+    let meta: Value = serde_json::from_str(&meta).expect("JSON");
+    assert_eq!(meta["result"]["content"][0]["text"], "t|\"p\"");
+    let wrong = registry
+        .handle_mcp_text("s", texts[3])
+        .await
+        .expect("a reply");
+    let wrong: Value = serde_json::from_str(&wrong).expect("JSON");
+    assert_eq!(wrong["result"]["isError"], true);
+    assert!(
+        wrong["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("`text`")),
+        "{wrong}"
+    );
+}
