@@ -56,6 +56,7 @@ mod private_prompt;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
+pub mod resource;
 pub mod schema;
 pub mod server;
 pub mod tool;
@@ -63,10 +64,17 @@ pub mod transport;
 
 pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
 pub use prompt::{IntoPromptResult, Prompt, PromptBuildError, PromptBuilder, PromptError};
-pub use protocol::{CallToolResult, Content, GetPromptResult, PromptMessage};
+pub use protocol::{
+    CallToolResult, Content, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
+};
 pub use registry::{
-    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, Registry,
-    RegistryBuilder, RegistryChange, RegistryError, ServerStatus, ToolDefinition, qualified_name,
+    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, ReadResourceError,
+    Registry, RegistryBuilder, RegistryChange, RegistryError, ResourceDefinition,
+    ResourceTemplateDefinition, ServerStatus, ToolDefinition, qualified_name,
+};
+pub use resource::{
+    IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,
+    ResourceTemplate, ResourceTemplateBuilder,
 };
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;
