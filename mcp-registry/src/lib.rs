@@ -1,6 +1,7 @@
 //! In-process MCP (Model Context Protocol) tool registry.
 //!
-//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`]), group
+//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`],
+//! [`macro@mcp_resource`]), group
 //! them with [`server!`], and a [`Registry`] calls them by name
 //! ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC for them
 //! ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
@@ -53,6 +54,7 @@ pub mod dispatch;
 mod name;
 mod private;
 mod private_prompt;
+mod private_resource;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
@@ -83,7 +85,7 @@ pub use tool::{
     ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
-pub use mcp_registry_macros::{mcp_prompt, mcp_tool, server};
+pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_tool, server};
 
 /// Items the macros expand to. Not public API: no stability guarantees.
 #[doc(hidden)]
@@ -96,4 +98,5 @@ pub mod __private {
     pub use crate::name::{Message, prompt_name_error, server_name_error, tool_name_error};
     pub use crate::private::*;
     pub use crate::private_prompt::*;
+    pub use crate::private_resource::*;
 }
