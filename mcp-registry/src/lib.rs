@@ -39,6 +39,8 @@
 //! | unknown tool, missing tool name, arguments not an object, bad cursor | -32602 |
 //! | unknown prompt, missing required prompt argument, a prompt argument not a string | -32602 |
 //! | a prompt that fails or panics | -32603 |
+//! | unknown resource URI | -32002 with `data.uri`; -32602 with `data.uri` in 2026-07-28 |
+//! | a resource function that fails or panics | -32603 |
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
