@@ -1,5 +1,5 @@
 //! The server the official MCP conformance suite (`@modelcontextprotocol/conformance`) tests:
-//! the tools and prompts its server scenarios call, over Streamable HTTP at
+//! the tools, prompts and resources its server scenarios call, over Streamable HTTP at
 //! `http://127.0.0.1:<port>/mcp`.
 //!
 //! ```text
@@ -9,9 +9,10 @@
 //! ```
 //!
 //! `.ci/e2e.sh` runs the suite's requirement sets for 2025-11-25 and 2026-07-28 against it on
-//! every CI run, with the prompts its `prompts-*` scenarios get. Scenarios about features this
-//! library does not offer yet (resources, completion, logging, sampling, elicitation, multi
-//! round-trip requests) have no fixtures here;
+//! every CI run, with the prompts its `prompts-*` scenarios get and the resources its
+//! `resources-*` scenarios read. Scenarios about features this library does not offer yet
+//! (completion, logging, sampling, elicitation, multi round-trip requests) have no fixtures
+//! here;
 //! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
@@ -20,7 +21,8 @@ use std::time::Duration;
 use mcp_registry::protocol::Role;
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
-    CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext, mcp_tool,
+    CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext,
+    mcp_resource, mcp_tool,
 };
 use serde_json::{Value, json};
 
@@ -228,6 +230,53 @@ fn prompts() -> Vec<Prompt> {
         .collect()
 }
 
+/// A static text resource for testing.
+#[mcp_resource(
+    uri = "test://static-text",
+    name = "static-text",
+    title = "Static Text Resource",
+    mime_type = "text/plain"
+)]
+async fn static_text() -> &'static str {
+    "This is the content of the static text resource."
+}
+
+/// A static binary resource (image) for testing.
+#[mcp_resource(
+    uri = "test://static-binary",
+    name = "static-binary",
+    title = "Static Binary Resource",
+    mime_type = "image/png"
+)]
+async fn static_binary() -> &'static [u8] {
+    &RED_PIXEL_PNG
+}
+
+/// A resource template with parameter substitution.
+#[mcp_resource(
+    template = "test://template/{id}/data",
+    name = "template",
+    title = "Resource Template",
+    mime_type = "application/json"
+)]
+async fn template_data(id: String) -> String {
+    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string()
+}
+
+/// The URI `main` says changed every 3 seconds, to its subscribers.
+const WATCHED: &str = "test://watched-resource";
+
+/// A resource that auto-updates every 3 seconds.
+#[mcp_resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    title = "Watched Resource",
+    mime_type = "text/plain"
+)]
+async fn watched_resource() -> &'static str {
+    "Watched resource content"
+}
+
 fn conformance_server() -> Server {
     Server::builder("mcp-registry-conformance")
         .version(env!("CARGO_PKG_VERSION"))
@@ -245,6 +294,12 @@ fn conformance_server() -> Server {
             json_schema_2020_12_tool(),
         ])
         .prompts(prompts())
+        .resources([
+            static_text::resource(),
+            static_binary::resource(),
+            watched_resource::resource(),
+        ])
+        .resource_template(template_data::resource_template())
         .build()
         .expect("a valid server")
 }
@@ -267,11 +322,14 @@ async fn main() -> std::io::Result<()> {
     let server = conformance_server();
     let name = server.name().to_owned();
     eprintln!("conformance_server: serving `{name}` at http://{addr}/mcp");
-    mcp_registry::transport::http::serve(
-        Registry::from_servers([server]),
-        &name,
-        addr,
-        HttpConfig::default(),
-    )
-    .await
+    let registry = Registry::from_servers([server]);
+    let updates = registry.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(3));
+        loop {
+            every.tick().await;
+            updates.notify_resource_updated(WATCHED);
+        }
+    });
+    mcp_registry::transport::http::serve(registry, &name, addr, HttpConfig::default()).await
 }

@@ -1,9 +1,12 @@
-//! Quickstart: plain async functions become MCP tools (and prompts), `server!` groups them,
+//! Quickstart: plain async functions become MCP tools (and prompts, resources), `server!`
+//! groups them,
 //! and a `Registry` calls them by name and answers MCP JSON-RPC in-process.
 //!
 //! Run with `cargo run --example quickstart`.
 
-use mcp_registry::{CallError, Json, PromptMessage, Registry, mcp_prompt, mcp_tool, server};
+use mcp_registry::{
+    CallError, Json, PromptMessage, Registry, mcp_prompt, mcp_resource, mcp_tool, server,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::json;
@@ -58,7 +61,21 @@ async fn card(name: String) -> Vec<PromptMessage> {
 }
 
 server!(name = "math", version = "1.2.0", tools = [add, divide]);
-server!(name = "greeter", tools = [greet], prompts = [card]);
+/// A greeting in the given language.
+#[mcp_resource(template = "greetings://{lang}", mime_type = "text/plain")]
+async fn greeting(lang: String) -> String {
+    match lang.as_str() {
+        "fr" => "Bonjour".to_owned(),
+        _ => "Hello".to_owned(),
+    }
+}
+
+server!(
+    name = "greeter",
+    tools = [greet],
+    prompts = [card],
+    resources = [greeting]
+);
 
 fn show(label: &str, value: &serde_json::Value) {
     println!(
@@ -93,6 +110,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "card(Ada) -> {}",
         prompt.messages[0].content.as_text().unwrap_or_default()
+    );
+
+    // A resource, read by URI: the template binds `lang`.
+    let hello_fr = registry.read_resource("greetings://fr").await?;
+    println!(
+        "greetings://fr -> {}",
+        hello_fr.contents[0].as_text().unwrap_or_default()
     );
 
     // MCP JSON-RPC, answered in-process: no subprocess, no socket.

@@ -264,9 +264,9 @@ async fn protocol_errors() {
             "`id`",
         ),
         (
-            json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "bogus/list"}),
             -32601,
-            "resources/list",
+            "bogus/list",
         ),
         (
             json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope"}}),

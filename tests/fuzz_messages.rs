@@ -569,13 +569,20 @@ fn schema_check(version: &str, method: Option<&str>, reply: &Value) -> Vec<Strin
         "tools/list" => "ListToolsResult",
         "tools/call" => "CallToolResult",
         "server/discover" => "DiscoverResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
+        "resources/read" => "ReadResourceResult",
+        "resources/subscribe" | "resources/unsubscribe" => "EmptyResult",
         _ => return vec![format!("a result for {method:?}, which has none")],
     };
     if version == MODERN {
         return match def {
-            "DiscoverResult" | "ListToolsResult" | "CallToolResult" => {
-                schema_errors(MODERN, &format!("{def}Response"), reply)
-            }
+            "DiscoverResult"
+            | "ListToolsResult"
+            | "CallToolResult"
+            | "ListResourcesResult"
+            | "ListResourceTemplatesResult"
+            | "ReadResourceResult" => schema_errors(MODERN, &format!("{def}Response"), reply),
             _ => vec![format!(
                 "a 2026-07-28 result for {method:?}, which has none"
             )],

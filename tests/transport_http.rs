@@ -398,8 +398,8 @@ async fn modern_requests_are_stateless_and_header_checked() {
     let unknown = send(
         &app,
         "POST",
-        &[v, ("mcp-method", "resources/list")],
-        modern(7, "resources/list", json!({})),
+        &[v, ("mcp-method", "bogus/list")],
+        modern(7, "bogus/list", json!({})),
     )
     .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);

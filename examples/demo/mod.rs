@@ -1,10 +1,12 @@
 //! The demo server shared by `examples/stdio_server.rs` and `examples/http_server.rs`: four
-//! tools and a prompt from plain async functions, collected as the server `demo`.
+//! tools, a prompt and resources from plain async functions, collected as the server `demo`.
 
 use std::fmt;
 use std::time::Duration;
 
-use mcp_registry::{Json, PromptMessage, ToolContext, mcp_prompt, mcp_tool, server};
+use mcp_registry::{
+    Json, PromptMessage, ResourceError, ToolContext, mcp_prompt, mcp_resource, mcp_tool, server,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -105,6 +107,33 @@ async fn explain(operation: String, audience: Option<String>) -> Vec<PromptMessa
     ]
 }
 
+/// The demo's operations, one name per line.
+#[mcp_resource(
+    uri = "demo://docs/operations",
+    title = "Operations",
+    mime_type = "text/plain"
+)]
+async fn operations() -> &'static str {
+    "add\ndivide\necho\ncountdown"
+}
+
+/// How one of the demo's operations works.
+#[mcp_resource(
+    template = "demo://docs/operations/{name}",
+    name = "operation",
+    mime_type = "text/markdown"
+)]
+async fn operation(name: String) -> Result<String, ResourceError> {
+    let what = match name.as_str() {
+        "add" => "adds two integers",
+        "divide" => "divides one number by another, refusing zero",
+        "echo" => "echoes its text back",
+        "countdown" => "counts down, reporting progress",
+        _ => return Err(ResourceError::not_found(format!("no operation `{name}`"))),
+    };
+    Ok(format!("# {name}\n\nThe `{name}` tool {what}."))
+}
+
 server!(
     name = "demo",
     version = "1.0.0",
@@ -112,4 +141,5 @@ server!(
     instructions = "Arithmetic and echo tools from the mcp-registry examples.",
     tools = [add, divide, echo, countdown],
     prompts = [explain],
+    resources = [operations, operation],
 );

@@ -158,6 +158,7 @@ pub(crate) struct ServerInput {
     pub(crate) instructions: Option<LitStr>,
     pub(crate) tools: Option<Vec<Path>>,
     pub(crate) prompts: Option<Vec<Path>>,
+    pub(crate) resources: Option<Vec<Path>>,
     pub(crate) getter: Option<Getter>,
     pub(crate) collect: Option<LitBool>,
     pub(crate) krate: Option<Path>,
@@ -165,8 +166,7 @@ pub(crate) struct ServerInput {
     pub(crate) errors: Errors,
 }
 
-const SERVER_KEYS: &str =
-    "`name`, `version`, `title`, `instructions`, `tools`, `prompts`, `fn`, `collect`, `crate`";
+const SERVER_KEYS: &str = "`name`, `version`, `title`, `instructions`, `tools`, `prompts`, `resources`, `fn`, `collect`, `crate`";
 
 fn lit_str(value: Expr, key: &str, errors: &mut Errors) -> Option<LitStr> {
     match value {
@@ -192,6 +192,7 @@ impl Parse for ServerInput {
             instructions: None,
             tools: None,
             prompts: None,
+            resources: None,
             getter: None,
             collect: None,
             krate: None,
@@ -230,7 +231,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(String, Span)> {
 }
 
 impl ServerInput {
-    /// The value after `key =`: a list of tool or prompt paths, a function to define, or an expression.
+    /// The value after `key =`: a list of tool, prompt or resource paths, a function to define, or an expression.
     fn parse_value(
         &mut self,
         input: ParseStream,
@@ -239,7 +240,7 @@ impl ServerInput {
         repeated: bool,
     ) -> syn::Result<()> {
         match key {
-            "tools" | "prompts" => {
+            "tools" | "prompts" | "resources" => {
                 let content;
                 syn::bracketed!(content in input);
                 let paths = Punctuated::<Path, Token![,]>::parse_terminated(&content)?;
@@ -247,7 +248,8 @@ impl ServerInput {
                     let paths = Some(paths.into_iter().collect());
                     match key {
                         "tools" => self.tools = paths,
-                        _ => self.prompts = paths,
+                        "prompts" => self.prompts = paths,
+                        _ => self.resources = paths,
                     }
                 }
             }

@@ -34,10 +34,10 @@ const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructi
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
-struct Seen(HashSet<String>);
+pub(crate) struct Seen(HashSet<String>);
 
 impl Seen {
-    fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
+    pub(crate) fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
         if self.0.insert(key.to_owned()) {
             return true;
         }
@@ -46,14 +46,14 @@ impl Seen {
     }
 }
 
-fn key_of(path: &Path) -> String {
+pub(crate) fn key_of(path: &Path) -> String {
     path.get_ident().map_or_else(
         || quote::quote!(#path).to_string().replace(' ', ""),
         ToString::to_string,
     )
 }
 
-fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+pub(crate) fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Lit(ExprLit {

@@ -328,6 +328,31 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
             };
         }
     });
+    let resources = server.resources.as_deref().unwrap_or_default();
+    let resource_item = |path: &Path| {
+        quote_spanned! {path.span()=> <#path as #krate::__private::ResourceItem>}
+    };
+    let resource_keys = resources.iter().map(|p| {
+        let item = resource_item(p);
+        quote!(#item::KEY)
+    });
+    let resource_arms = resources.iter().enumerate().skip(1).map(|(i, path)| {
+        let path_text = quote!(#path).to_string().replace(' ', "");
+        let message = format!(
+            "server `{name}`: resource `{path_text}` has the same URI or URI template as a resource listed before it; they must be unique within a server"
+        );
+        quote_spanned! {path.span()=>
+            ::core::option::Option::Some(#i) => ::core::panic!(#message),
+        }
+    });
+    let resource_check = (!resources.is_empty()).then(|| {
+        quote! {
+            const _: () = match #krate::__private::first_duplicate([#(#resource_keys),*]) {
+                #(#resource_arms)*
+                _ => {}
+            };
+        }
+    });
     let mut checks = vec![quote! {
         #name_check
         const _: () = match #krate::__private::first_duplicate([#(#names),*]) {
@@ -335,6 +360,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
             _ => {}
         };
         #prompt_check
+        #resource_check
     }];
 
     let version = match &server.version {
@@ -359,6 +385,13 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
             quote!(#item::prompt)
         });
         builder = quote!(#krate::__private::with_prompts(#builder, &[#(#prompts),*]));
+    }
+    if !resources.is_empty() {
+        let resources = resources.iter().map(|p| {
+            let item = resource_item(p);
+            quote!(#item::add_to)
+        });
+        builder = quote!(#krate::__private::with_resources(#builder, &[#(#resources),*]));
     }
     let body = quote! {
         static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();

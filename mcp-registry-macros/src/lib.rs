@@ -1,5 +1,5 @@
 //! Procedural macros for [`mcp-registry`](https://docs.rs/mcp-registry): `#[mcp_tool]`,
-//! `#[mcp_prompt]` and `server!`. Depend on `mcp-registry`, which re-exports them; this crate is not used alone.
+//! `#[mcp_prompt]`, `#[mcp_resource]` and `server!`. Depend on `mcp-registry`, which re-exports them; this crate is not used alone.
 
 #![forbid(unsafe_code)]
 
@@ -9,6 +9,7 @@ mod ctxt;
 mod expand;
 mod fallback;
 mod prompt;
+mod resource;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -187,7 +188,82 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
-/// Groups tools and prompts into a named, versioned MCP server and submits it to the process-wide
+/// Turns a function into an MCP resource (`uri = ".."`) or resource template
+/// (`template = ".."`), leaving the function itself unchanged.
+///
+/// ```
+/// use mcp_registry::{mcp_resource, Json};
+///
+/// /// The project's README.
+/// #[mcp_resource(uri = "file:///README.md", mime_type = "text/markdown")]
+/// async fn readme() -> &'static str {
+///     "# Hello"
+/// }
+///
+/// #[derive(serde::Serialize)]
+/// struct Profile { id: u64 }
+///
+/// /// A user's profile.
+/// #[mcp_resource(template = "users://{id}/profile", name = "profile")]
+/// async fn user_profile(id: u64) -> Json<Profile> {
+///     Json(Profile { id })
+/// }
+///
+/// assert_eq!(readme::resource().descriptor().description.as_deref(), Some("The project's README."));
+/// let template = user_profile::resource_template();
+/// assert_eq!(template.descriptor().uri_template, "users://{id}/profile");
+/// assert_eq!(template.name(), "profile");
+/// ```
+///
+/// **URI or template.** `uri = "scheme:..."` makes one resource; its function takes no
+/// parameters. `template = "scheme://{var}/.."` (RFC 6570, level 2: `{var}`, `{+var}`,
+/// `{#var}`) makes a family: each parameter is the template variable of the same name (or
+/// `#[arg(rename = "..")]`), parsed from the URI read with `FromStr` (`String`, integers,
+/// your own types); a value that does not parse answers "resource not found". Every
+/// variable needs a parameter and every parameter a variable, checked at compile time.
+///
+/// **Metadata.** `name = ".."` (default: the function's name), `title`, `description` (default:
+/// the doc comment before its first `#` heading), `mime_type` (contents returned as a `String`
+/// or bytes are labelled with it), `size` (bytes), `crate = path`.
+///
+/// **Returns.** Anything implementing `IntoResourceContents`: `String`, `&'static str`,
+/// `Vec<u8>` (a blob), `Json<T>`, `ResourceContents`, `Vec<ResourceContents>`,
+/// `ReadResourceResult`, and `Result<T, E: Display>` of those (`Err(ResourceError::NotFound)`
+/// is "resource not found", any other `Err` a failure).
+///
+/// **Generated items.** Next to `fn readme`, a hidden `struct readme {}` through which
+/// `server!(resources = [readme])` and `readme::resource()` (or `resource_template()`) reach
+/// it. The function may be `async` or not; it must be a free function without `self` or
+/// generics.
+#[proc_macro_attribute]
+pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let mut out = syn::Error::new(
+                e.span(),
+                "#[mcp_resource] goes on a function: `async fn name(..) -> ..`",
+            )
+            .to_compile_error();
+            out.extend(proc_macro2::TokenStream::from(input));
+            return out.into();
+        }
+    };
+    let mut errors = Errors::default();
+    let (attrs, own) = resource::parse_attrs(args.into(), &mut errors);
+    let mut resource = ast::ToolFn::from_parts(attrs, item, &mut errors);
+    if !resource.edited {
+        resource.original = Some(input.into());
+    }
+    resource::check(&resource, &own, &mut errors);
+    if errors.is_empty() {
+        resource::expand(&resource, &own).into()
+    } else {
+        resource::fallback(&resource, &own, &errors).into()
+    }
+}
+
+/// Groups tools, prompts and resources into a named, versioned MCP server and submits it to the process-wide
 /// collection that `Registry::collected()` reads.
 ///
 /// ```
@@ -221,8 +297,11 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// - `tools = [path, ..]`: functions annotated with `#[mcp_tool]`, by any path that names
 ///   them (`add`, `ops::divide`, `crate::x::y`). Two tools of the same name are a compile
 ///   error.
-/// - `prompts = [path, ..]`: functions annotated with `#[mcp_prompt]`, likewise. A server
-///   needs `tools`, `prompts` or both.
+/// - `prompts = [path, ..]`: functions annotated with `#[mcp_prompt]`, likewise.
+/// - `resources = [path, ..]`: functions annotated with `#[mcp_resource]` (fixed URIs and
+///   templates alike; templates are tried by `resources/read` in the order listed). Two
+///   resources with the same URI or template are a compile error. A server needs at least
+///   one of `tools`, `prompts` and `resources`.
 /// - `version = "..."`: defaults to the version of the crate invoking `server!`
 ///   (`env!("CARGO_PKG_VERSION")`).
 /// - `title = "..."`, `instructions = "..."`.

@@ -182,7 +182,11 @@ pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
             "server! needs a name: `server!(name = \"...\", tools = [...])`",
         );
     }
-    for (key, paths) in [("tools", &server.tools), ("prompts", &server.prompts)] {
+    for (key, paths) in [
+        ("tools", &server.tools),
+        ("prompts", &server.prompts),
+        ("resources", &server.resources),
+    ] {
         let mut seen: Vec<String> = Vec::new();
         for path in paths.iter().flatten() {
             let text = path.to_token_stream().to_string().replace(' ', "");
@@ -192,10 +196,10 @@ pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
             seen.push(text);
         }
     }
-    if server.tools.is_none() && server.prompts.is_none() {
+    if server.tools.is_none() && server.prompts.is_none() && server.resources.is_none() {
         errors.at(
             Span::call_site(),
-            "server! needs its tools: `tools = [tool_fn, module::other_tool]` (or its prompts: `prompts = [prompt_fn]`)",
+            "server! needs its tools: `tools = [tool_fn, module::other_tool]` (or its prompts: `prompts = [prompt_fn]`, or its resources: `resources = [resource_fn]`)",
         );
     }
     if let (Some(collect), None) = (&server.collect, &server.getter)

@@ -1,6 +1,7 @@
 //! In-process MCP (Model Context Protocol) tool registry.
 //!
-//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`]), group
+//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`],
+//! [`macro@mcp_resource`]), group
 //! them with [`server!`], and a [`Registry`] calls them by name
 //! ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC for them
 //! ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
@@ -38,6 +39,8 @@
 //! | unknown tool, missing tool name, arguments not an object, bad cursor | -32602 |
 //! | unknown prompt, missing required prompt argument, a prompt argument not a string | -32602 |
 //! | a prompt that fails or panics | -32603 |
+//! | unknown resource URI | -32002 with `data.uri`; -32602 with `data.uri` in 2026-07-28 |
+//! | a resource function that fails or panics | -32603 |
 //! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
 //! | unknown or disabled server | -32601 naming the server |
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
@@ -53,9 +56,11 @@ pub mod dispatch;
 mod name;
 mod private;
 mod private_prompt;
+mod private_resource;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
+pub mod resource;
 pub mod schema;
 pub mod server;
 pub mod tool;
@@ -63,10 +68,17 @@ pub mod transport;
 
 pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
 pub use prompt::{IntoPromptResult, Prompt, PromptBuildError, PromptBuilder, PromptError};
-pub use protocol::{CallToolResult, Content, GetPromptResult, PromptMessage};
+pub use protocol::{
+    CallToolResult, Content, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
+};
 pub use registry::{
-    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, Registry,
-    RegistryBuilder, RegistryChange, RegistryError, ServerStatus, ToolDefinition, qualified_name,
+    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, ReadResourceError,
+    Registry, RegistryBuilder, RegistryChange, RegistryError, ResourceDefinition,
+    ResourceTemplateDefinition, ServerStatus, ToolDefinition, qualified_name,
+};
+pub use resource::{
+    IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,
+    ResourceTemplate, ResourceTemplateBuilder,
 };
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;
@@ -75,7 +87,7 @@ pub use tool::{
     ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
-pub use mcp_registry_macros::{mcp_prompt, mcp_tool, server};
+pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_tool, server};
 
 /// Items the macros expand to. Not public API: no stability guarantees.
 #[doc(hidden)]
@@ -88,4 +100,5 @@ pub mod __private {
     pub use crate::name::{Message, prompt_name_error, server_name_error, tool_name_error};
     pub use crate::private::*;
     pub use crate::private_prompt::*;
+    pub use crate::private_resource::*;
 }

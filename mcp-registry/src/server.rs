@@ -1,4 +1,4 @@
-//! `Server`: a named, versioned group of tools and prompts, and its registration in the process-wide
+//! `Server`: a named, versioned group of tools, prompts and resources, and its registration in the process-wide
 //! collection that `server!` submits to and [`Registry::collected`](crate::Registry::collected)
 //! reads.
 
@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::prompt::Prompt;
 use crate::protocol::{self, ProtocolVersion};
+use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::{CallNames, Tool};
 
 /// The version a server gets when none is given.
@@ -38,6 +39,26 @@ pub enum ServerBuildError {
         /// The repeated name.
         prompt: String,
     },
+    /// Two resources share a URI.
+    #[error(
+        "server {server:?} has two resources at {uri:?}; resource URIs must be unique within a server"
+    )]
+    DuplicateResource {
+        /// The server.
+        server: String,
+        /// The repeated URI.
+        uri: String,
+    },
+    /// Two resource templates share a URI template.
+    #[error(
+        "server {server:?} has two resource templates {uri_template:?}; URI templates must be unique within a server"
+    )]
+    DuplicateResourceTemplate {
+        /// The server.
+        server: String,
+        /// The repeated URI template.
+        uri_template: String,
+    },
     /// The server name is unusable.
     #[error("{}", crate::name::server_name_message(.name, .reason).as_str())]
     InvalidName {
@@ -58,7 +79,7 @@ fn validate_server_name(name: &str) -> Result<(), ServerBuildError> {
     }
 }
 
-/// A named, versioned group of tools and prompts. Immutable once built and cheap to clone; its
+/// A named, versioned group of tools, prompts and resources. Immutable once built and cheap to clone; its
 /// `tools/list` payload is serialized once, here, never per request.
 ///
 /// ```
@@ -89,6 +110,14 @@ struct ServerInner {
     prompts: Vec<Prompt>,
     /// Prompt name -> index in `prompts`.
     prompt_index: foldhash::HashMap<Arc<str>, usize>,
+    /// Sorted by URI.
+    resources: Vec<Resource>,
+    /// Resource URI -> index in `resources` (URIs are the host's own).
+    resource_index: foldhash::HashMap<Arc<str>, usize>,
+    /// In the order added: `resources/read` tries them in this order.
+    templates: Vec<ResourceTemplate>,
+    /// Indexes into `templates`, sorted by name then URI template: the listing order.
+    template_listing: Vec<usize>,
     /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
     /// every 2026-07-28 result carries it in `_meta`.
     info: Value,
@@ -141,6 +170,8 @@ impl Server {
             instructions: None,
             tools: Vec::new(),
             prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
         }
     }
 
@@ -249,6 +280,38 @@ impl Server {
             .map(|&i| &self.inner.prompts[i])
     }
 
+    /// The resources, sorted by URI.
+    pub fn resources(&self) -> &[Resource] {
+        &self.inner.resources
+    }
+
+    /// The resource at `uri` (O(1)).
+    pub fn resource(&self, uri: &str) -> Option<&Resource> {
+        self.inner
+            .resource_index
+            .get(uri)
+            .map(|&i| &self.inner.resources[i])
+    }
+
+    /// The resource templates, in the order they were added: `resources/read` tries them in
+    /// this order after the exact URIs.
+    pub fn resource_templates(&self) -> &[ResourceTemplate] {
+        &self.inner.templates
+    }
+
+    /// The resource templates as listed: sorted by name, then URI template.
+    pub fn listed_resource_templates(&self) -> impl ExactSizeIterator<Item = &ResourceTemplate> {
+        self.inner
+            .template_listing
+            .iter()
+            .map(|&i| &self.inner.templates[i])
+    }
+
+    /// Whether the server has resources or resource templates.
+    pub fn has_resources(&self) -> bool {
+        !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
+    }
+
     /// Whether two handles are the same server value.
     pub fn ptr_eq(&self, other: &Server) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -262,6 +325,22 @@ impl fmt::Debug for Server {
             .field("version", &self.inner.version)
             .field("tools", &self.tool_names().collect::<Vec<_>>())
             .field("prompts", &self.prompt_names().collect::<Vec<_>>())
+            .field(
+                "resources",
+                &self
+                    .resources()
+                    .iter()
+                    .map(Resource::uri)
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "resource_templates",
+                &self
+                    .resource_templates()
+                    .iter()
+                    .map(ResourceTemplate::uri_template)
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -276,6 +355,8 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     tools: Vec<Tool>,
     prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
 }
 
 impl ServerBuilder {
@@ -321,7 +402,36 @@ impl ServerBuilder {
         self
     }
 
-    /// The server; refuses duplicate tool or prompt names and invalid server names.
+    /// Adds a resource.
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds resources.
+    pub fn resources(mut self, resources: impl IntoIterator<Item = Resource>) -> Self {
+        self.resources.extend(resources);
+        self
+    }
+
+    /// Adds a resource template (tried by `resources/read` after the templates added before
+    /// it).
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Adds resource templates, in order.
+    pub fn resource_templates(
+        mut self,
+        templates: impl IntoIterator<Item = ResourceTemplate>,
+    ) -> Self {
+        self.templates.extend(templates);
+        self
+    }
+
+    /// The server; refuses duplicate tool or prompt names, resource URIs or URI templates,
+    /// and invalid server names.
     pub fn build(self) -> Result<Server, ServerBuildError> {
         validate_server_name(&self.name)?;
         let mut tools = self.tools;
@@ -340,6 +450,33 @@ impl ServerBuilder {
                 prompt: pair[0].name().to_owned(),
             });
         }
+        let mut resources = self.resources;
+        resources.sort_by(|a, b| a.uri().cmp(b.uri()));
+        if let Some(pair) = resources.windows(2).find(|w| w[0].uri() == w[1].uri()) {
+            return Err(ServerBuildError::DuplicateResource {
+                server: self.name,
+                uri: pair[0].uri().to_owned(),
+            });
+        }
+        let templates = self.templates;
+        let mut template_listing: Vec<usize> = (0..templates.len()).collect();
+        template_listing.sort_by(|&a, &b| {
+            let (a, b) = (&templates[a], &templates[b]);
+            (a.name(), a.uri_template()).cmp(&(b.name(), b.uri_template()))
+        });
+        let mut by_template: Vec<&str> = templates.iter().map(|t| t.uri_template()).collect();
+        by_template.sort_unstable();
+        if let Some(pair) = by_template.windows(2).find(|w| w[0] == w[1]) {
+            return Err(ServerBuildError::DuplicateResourceTemplate {
+                server: self.name,
+                uri_template: pair[0].to_owned(),
+            });
+        }
+        let resource_index = resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.shared_uri().clone(), i))
+            .collect();
         let prompt_index = prompts
             .iter()
             .enumerate()
@@ -389,6 +526,10 @@ impl ServerBuilder {
                 },
                 prompts,
                 prompt_index,
+                resources,
+                resource_index,
+                templates,
+                template_listing,
                 info,
             }),
         })

@@ -13,7 +13,9 @@ Checks: initialize/discover (serverInfo, protocolVersion, capabilities), ping, t
 schemas, annotations), tools/call with structured output validated against the tool's
 outputSchema (jsonschema), a tool failure (isError), bad arguments (isError), an unknown tool
 (JSON-RPC error -32602), progress notifications, prompts/list and prompts/get (arguments,
-a missing argument and an unknown prompt as -32602), concurrent calls. The last line is
+a missing argument and an unknown prompt as -32602), resources/list, resources/templates/list
+and resources/read (a fixed URI, a template match, an unknown URI as the revision's
+not-found error: -32002 legacy, -32602 in 2026-07-28), concurrent calls. The last line is
 `N passed, M failed`; the exit status is 0 only when nothing failed.
 """
 
@@ -45,6 +47,7 @@ except ImportError:  # mcp 1.x
 LEGACY_VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 MODERN_VERSIONS = {"2026-07-28"}
 EXPECTED_TOOLS = {"add", "countdown", "divide", "echo"}
+RESOURCE_NOT_FOUND = -32002
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 CALL_TIMEOUT = 20.0
@@ -101,6 +104,7 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
                  "2026-07-28" in result.get("supportedVersions", []), result)
             c.ok("discover: tools capability", "tools" in result.get("capabilities", {}), result)
             c.ok("discover: prompts capability", "prompts" in result.get("capabilities", {}), result)
+            c.ok("discover: resources capability", "resources" in result.get("capabilities", {}), result)
             c.ok("negotiated protocol version is modern",
                  session.protocol_version in MODERN_VERSIONS, session.protocol_version)
             info = wire(session.server_info) if session.server_info is not None else None
@@ -117,6 +121,8 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
             c.ok("initialize: serverInfo.version == 1.0.0", info.get("version") == "1.0.0", info)
             c.ok("initialize: tools capability", "tools" in result.get("capabilities", {}), result)
             c.ok("initialize: prompts capability", "prompts" in result.get("capabilities", {}), result)
+            c.ok("initialize: resources capability, with subscriptions",
+                 result.get("capabilities", {}).get("resources", {}).get("subscribe") is True, result)
             c.ok("initialize: instructions",
                  "Arithmetic" in (result.get("instructions") or ""), result.get("instructions"))
 
@@ -267,6 +273,39 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
         except McpError as e:
             c.ok("unknown prompt: JSON-RPC error -32602", error_code(e) == INVALID_PARAMS,
                  f"code {error_code(e)}: {e}")
+
+    # --- resources -------------------------------------------------------------------------
+    async with c.step("resources/list"):
+        listed = wire(await asyncio.wait_for(session.list_resources(), CALL_TIMEOUT))
+        resources = listed.get("resources", [])
+        c.ok("resources/list: the operations resource",
+             [(r.get("uri"), r.get("name"), r.get("mimeType")) for r in resources]
+             == [("demo://docs/operations", "operations", "text/plain")], listed)
+        templates = wire(await asyncio.wait_for(session.list_resource_templates(), CALL_TIMEOUT))
+        c.ok("resources/templates/list: the operation template",
+             [(t.get("uriTemplate"), t.get("name")) for t in templates.get("resourceTemplates", [])]
+             == [("demo://docs/operations/{name}", "operation")], templates)
+
+    async with c.step("resources/read"):
+        result = wire(await asyncio.wait_for(session.read_resource("demo://docs/operations"), CALL_TIMEOUT))
+        contents = result.get("contents", [])
+        c.ok("read a fixed URI: its text",
+             contents and contents[0].get("text") == "add\ndivide\necho\ncountdown"
+             and contents[0].get("mimeType") == "text/plain", result)
+        result = wire(await asyncio.wait_for(
+            session.read_resource("demo://docs/operations/divide"), CALL_TIMEOUT))
+        contents = result.get("contents", [])
+        c.ok("read through the template: the variable is bound",
+             contents and contents[0].get("uri") == "demo://docs/operations/divide"
+             and "The `divide` tool" in (contents[0].get("text") or ""), result)
+        expected = INVALID_PARAMS if era == "modern" else RESOURCE_NOT_FOUND
+        for uri in ["demo://docs/nothing", "demo://docs/operations/fly"]:
+            try:
+                result = wire(await asyncio.wait_for(session.read_resource(uri), CALL_TIMEOUT))
+                c.ok(f"read {uri}: JSON-RPC error", False, f"got a result: {result}")
+            except McpError as e:
+                c.ok(f"read {uri}: resource not found ({expected})", error_code(e) == expected,
+                     f"code {error_code(e)}: {e}")
 
     async with c.step("concurrent calls"):
         results = await asyncio.gather(*(call("add", {"a": i, "b": i}) for i in range(8)))

@@ -6,9 +6,10 @@
 //! transports use the dispatcher directly.
 
 mod prompts;
+mod resources;
 mod session;
 
-pub use session::{Lifecycle, LifecycleError, ServerSession};
+pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
 use base64::Engine as _;
 use serde::{Serialize, Serializer};
@@ -38,6 +39,9 @@ pub(crate) struct Connection {
     pub(crate) legacy_version: Option<ProtocolVersion>,
     /// Whether `notifications/tools/list_changed` will be sent.
     pub(crate) list_changed: bool,
+    /// Whether `resources/subscribe` is kept (a legacy session) and
+    /// `notifications/resources/updated` sent.
+    pub(crate) subscriptions: bool,
 }
 
 /// A request's answer, before it is written as a `Value` or as text.
@@ -66,6 +70,7 @@ pub(crate) enum Body {
     Tools(Box<ToolsPage>),
     Call(CallToolResult),
     Prompts(prompts::PromptsBody),
+    Resources(resources::ResourcesBody),
 }
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -213,6 +218,25 @@ impl<'r> Dispatcher<'r> {
                     }
                 }));
             }
+            (method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST, _) => self
+                .list_resources(&server, version, &method, params)
+                .map(Body::Resources),
+            (method::RESOURCES_READ, _) => {
+                let cache = self.read_cache_hints();
+                return Step::Waiting(Box::pin(async move {
+                    match resources::read(&server, version, params, cache).await {
+                        Ok(body) => {
+                            Answer::Result(outcome(&server, version, Body::Resources(body)))
+                        }
+                        Err(e) => Answer::Error(e),
+                    }
+                }));
+            }
+            (method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE, Era::Legacy(_))
+                if connection.subscriptions =>
+            {
+                resources::subscription(&server, version, &method, params).map(Body::Resources)
+            }
             (method::TOOLS_CALL, _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -254,7 +278,14 @@ impl<'r> Dispatcher<'r> {
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            capabilities: capabilities(server, connection),
+            // 2026-07-28 subscribes through `subscriptions/listen`, not served yet.
+            capabilities: capabilities(
+                server,
+                Connection {
+                    subscriptions: false,
+                    ..connection
+                },
+            ),
             instructions: server.instructions().map(str::to_owned),
             cache: self.cache_hints(),
         }
@@ -466,6 +497,12 @@ fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) ->
                 .get_or_insert_with(Map::new)
                 .insert(META_SERVER_INFO.to_owned(), info);
         }
+        Body::Resources(resources::ResourcesBody::Read(result)) => {
+            result
+                .meta
+                .get_or_insert_with(Map::new)
+                .insert(META_SERVER_INFO.to_owned(), info);
+        }
         _ => meta = Some(Map::from_iter([(META_SERVER_INFO.to_owned(), info)])),
     }
     Outcome {
@@ -508,6 +545,7 @@ fn capabilities(server: &Server, connection: Connection) -> ServerCapabilities {
             list_changed: Some(connection.list_changed),
         }),
         prompts: prompts::capability(server, connection),
+        resources: resources::capability(server, connection),
         other: Map::new(),
     }
 }
@@ -576,6 +614,7 @@ impl Serialize for Written<'_> {
             Body::Discover(r) => write(r, outcome, serializer),
             Body::Call(r) => write(r, outcome, serializer),
             Body::Prompts(r) => write(r, outcome, serializer),
+            Body::Resources(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,

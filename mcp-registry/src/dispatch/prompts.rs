@@ -52,7 +52,7 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 }
 
 /// `params` read as `T`, or -32602 saying why not.
-fn read_params<T: serde::de::DeserializeOwned>(
+pub(super) fn read_params<T: serde::de::DeserializeOwned>(
     method: &str,
     params: Map<String, Value>,
 ) -> Result<T, ErrorObject> {

@@ -1,7 +1,8 @@
 //! [`ServerSession`]: one connection's view of one server, with the legacy lifecycle,
-//! concurrent requests, cancellation and `notifications/{tools,prompts}/list_changed`.
+//! concurrent requests, cancellation, `notifications/{tools,prompts,resources}/list_changed`,
+//! and resource subscriptions (`notifications/resources/updated`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -9,6 +10,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::resources::ResourcesBody;
 use super::{
     Answer, Body, Connection, Dispatcher, Outcome, empty_batch, error_value, parse_error,
     refuse_too_deep, reply_text, reply_value,
@@ -20,7 +22,7 @@ use crate::protocol::{
     Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, drop_flat,
     exceeds_max_depth, method,
 };
-use crate::registry::{CallOptions, Registry};
+use crate::registry::{CallOptions, Registry, UpdateHook};
 use crate::tool::{BoxFuture, NotificationSink};
 
 /// Where a session is in the MCP lifecycle.
@@ -71,6 +73,9 @@ pub struct LifecycleError {
     pub from: Lifecycle,
 }
 
+/// The most URIs one session may subscribe to: a peer cannot grow the set without bound.
+pub const MAX_SUBSCRIPTIONS: usize = 4096;
+
 struct State {
     lifecycle: Lifecycle,
     version: Option<ProtocolVersion>,
@@ -84,6 +89,10 @@ struct Inner {
     outbox: mpsc::UnboundedSender<Value>,
     /// Calls' notifications, into `outbox` (built once, cloned per request).
     notifications: NotificationSink,
+    /// The URIs `resources/subscribe`d to.
+    subscriptions: Mutex<HashSet<String>>,
+    /// Sends `notifications/resources/updated`; the registry holds it weakly.
+    _update_hook: Arc<UpdateHook>,
     watcher: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -163,6 +172,10 @@ impl ServerSession {
                         .is_some_and(|s| !s.prompts().is_empty())
                 };
                 let mut had_prompts = has_prompts(&registry, &name);
+                let has_resources = |registry: &Registry, name: &str| {
+                    registry.server(name).is_some_and(|s| s.has_resources())
+                };
+                let mut had_resources = has_resources(&registry, &name);
                 handle.spawn(async move {
                     while changes.changed().await.is_ok() {
                         let touched = {
@@ -178,10 +191,16 @@ impl ServerSession {
                         let prompts = has_prompts(&inner.registry, &name);
                         let prompts_changed =
                             std::mem::replace(&mut had_prompts, prompts) || prompts;
+                        let resources = has_resources(&inner.registry, &name);
+                        let resources_changed =
+                            std::mem::replace(&mut had_resources, resources) || resources;
                         if ServerSession::lifecycle_of(&inner).is_initialized() {
                             let mut methods = vec![method::TOOLS_LIST_CHANGED];
                             if prompts_changed {
                                 methods.push(method::PROMPTS_LIST_CHANGED);
+                            }
+                            if resources_changed {
+                                methods.push(method::RESOURCES_LIST_CHANGED);
                             }
                             for method in methods {
                                 let changed = Notification::<()>::new(method, None);
@@ -193,6 +212,14 @@ impl ServerSession {
                     }
                 })
             });
+            let update_hook: Arc<UpdateHook> = {
+                let weak = weak.clone();
+                Arc::new(move |uri: &str| {
+                    weak.upgrade()
+                        .is_some_and(|inner| ServerSession::send_update(&inner, uri))
+                })
+            };
+            registry.on_resource_updated(&update_hook);
             Inner {
                 registry,
                 server,
@@ -202,11 +229,48 @@ impl ServerSession {
                 }),
                 in_flight: Mutex::new(HashMap::new()),
                 notifications: NotificationSink::from_channel(outbox.clone()),
+                subscriptions: Mutex::new(HashSet::new()),
+                _update_hook: update_hook,
                 outbox,
                 watcher,
             }
         });
         (ServerSession { inner: session }, outgoing)
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` when this initialized session
+    /// subscribed to it; says whether it did.
+    fn send_update(inner: &Inner, uri: &str) -> bool {
+        let subscribed = inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(uri);
+        if !subscribed || !Self::lifecycle_of(inner).is_initialized() {
+            return false;
+        }
+        let params = crate::protocol::ResourceUpdatedParams {
+            uri: uri.to_owned(),
+        };
+        let updated = Notification::new(method::RESOURCES_UPDATED, Some(params));
+        inner
+            .outbox
+            .send(serde_json::to_value(updated).unwrap_or_default())
+            .is_ok()
+    }
+
+    /// The URIs this session subscribed to, sorted.
+    pub fn subscriptions(&self) -> Vec<String> {
+        let mut uris: Vec<String> = self.subscribed().iter().cloned().collect();
+        uris.sort();
+        uris
+    }
+
+    fn subscribed(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn lifecycle_of(inner: &Inner) -> Lifecycle {
@@ -265,6 +329,7 @@ impl ServerSession {
             state.lifecycle = Lifecycle::Uninitialized;
             state.version = None;
         }
+        self.subscribed().clear();
         self.cancel_all();
         Ok(())
     }
@@ -416,7 +481,8 @@ impl ServerSession {
             Err(refusal) => return Response::Reply(Some(error_value(Some(id), refusal))),
         };
         let initialize = request.method == method::INITIALIZE;
-        let answer = self.dispatch(request, options).await;
+        let mut answer = self.dispatch(request, options).await;
+        self.on_subscription(&mut answer);
         if initialize {
             self.on_initialize_answered(&admitted_in, &answer);
         }
@@ -471,6 +537,7 @@ impl ServerSession {
             legacy_version: self.protocol_version(),
             // Advertised only when the watcher that sends it runs.
             list_changed: self.inner.watcher.is_some(),
+            subscriptions: true,
         };
         Dispatcher::new(&self.inner.registry)
             .request(&self.inner.server, request, options, connection)
@@ -519,6 +586,30 @@ impl ServerSession {
         if before_handshake && state.lifecycle == *admitted_in {
             state.lifecycle = Lifecycle::Initializing;
             state.version = negotiated;
+        }
+    }
+
+    /// Subscription bookkeeping: an accepted `resources/subscribe` adds its URI (refused
+    /// past [`MAX_SUBSCRIPTIONS`]), `resources/unsubscribe` removes it.
+    fn on_subscription(&self, answer: &mut Answer) {
+        let Answer::Result(Outcome {
+            body: Body::Resources(ResourcesBody::Subscription { uri, subscribe }),
+            ..
+        }) = answer
+        else {
+            return;
+        };
+        let mut subscribed = self.subscribed();
+        if !*subscribe {
+            subscribed.remove(uri.as_str());
+        } else if subscribed.len() < MAX_SUBSCRIPTIONS || subscribed.contains(uri.as_str()) {
+            subscribed.insert(std::mem::take(uri));
+        } else {
+            drop(subscribed);
+            *answer = Answer::Error(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("a session subscribes to at most {MAX_SUBSCRIPTIONS} resources"),
+            ));
         }
     }
 

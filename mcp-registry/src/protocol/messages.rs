@@ -36,7 +36,10 @@ pub struct ServerCapabilities {
     /// Prompts, if offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompts: Option<super::PromptsCapability>,
-    /// Other capabilities (`resources`, `logging`, `experimental`, ...).
+    /// Resources, if offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<super::ResourcesCapability>,
+    /// Other capabilities (`logging`, `completions`, `experimental`, ...).
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
@@ -179,4 +182,19 @@ pub mod method {
     pub const PROMPTS_GET: &str = "prompts/get";
     /// `notifications/prompts/list_changed`.
     pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+    /// `resources/list`.
+    pub const RESOURCES_LIST: &str = "resources/list";
+    /// `resources/templates/list`.
+    pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+    /// `resources/read`.
+    pub const RESOURCES_READ: &str = "resources/read";
+    /// `resources/subscribe` (legacy revisions; 2026-07-28 subscribes through
+    /// `subscriptions/listen`).
+    pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+    /// `resources/unsubscribe` (legacy revisions).
+    pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+    /// `notifications/resources/updated`.
+    pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+    /// `notifications/resources/list_changed`.
+    pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 }

@@ -1,4 +1,4 @@
-//! Wire types: the JSON-RPC envelope, error codes, MCP tool and prompt metadata, results and
+//! Wire types: the JSON-RPC envelope, error codes, MCP tool, prompt and resource metadata, results and
 //! content, capabilities, and the protocol versions this crate speaks.
 //!
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
@@ -9,6 +9,7 @@ mod depth;
 mod jsonrpc;
 mod messages;
 mod prompt;
+mod resource;
 mod tool;
 mod version;
 
@@ -29,6 +30,11 @@ pub use messages::{
 pub use prompt::{
     GetPromptParams, GetPromptResult, ListPromptsParams, ListPromptsResult, PromptArgument,
     PromptDescriptor, PromptMessage, PromptsCapability,
+};
+pub use resource::{
+    Icon, ListResourceTemplatesParams, ListResourceTemplatesResult, ListResourcesParams,
+    ListResourcesResult, ReadResourceParams, ReadResourceResult, ResourceDescriptor,
+    ResourceTemplateDescriptor, ResourceUpdatedParams, ResourcesCapability, SubscribeParams,
 };
 pub use tool::{ToolAnnotations, ToolDescriptor, ToolNameError, validate_tool_name};
 pub(crate) use version::Era;

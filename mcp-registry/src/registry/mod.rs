@@ -1,9 +1,10 @@
 //! [`Registry`]: servers, their enabled flags, the tool and prompt indexes, and calling tools
-//! (and getting prompts) by name.
+//! (getting prompts, reading resources) by name.
 
 pub(crate) mod call;
 mod error;
 mod prompts;
+mod resources;
 
 use std::collections::BTreeMap;
 
@@ -18,6 +19,8 @@ pub use call::{CallFuture, CallOptions, CallRequest};
 pub use error::{CallError, RegistryError};
 pub(crate) use prompts::render as render_prompt;
 pub use prompts::{GetPromptError, PromptDefinition};
+pub use resources::{ReadResourceError, ResourceDefinition, ResourceTemplateDefinition};
+pub(crate) use resources::{UpdateHook, exists as resource_exists, read as read_server_resource};
 
 use crate::protocol;
 use crate::server::{Server, ServerRegistration};
@@ -43,6 +46,10 @@ pub struct ServerStatus {
     pub prompt_count: usize,
     /// Its prompt names, sorted.
     pub prompt_names: Vec<String>,
+    /// How many resources (fixed URIs) it has.
+    pub resource_count: usize,
+    /// How many resource templates it has.
+    pub resource_template_count: usize,
 }
 
 /// A tool of an enabled server, as [`Registry::all_tool_definitions`] lists it.
@@ -236,6 +243,8 @@ struct Inner {
     write: Mutex<()>,
     config: Config,
     changes: watch::Sender<RegistryChange>,
+    /// Sessions to tell when a resource changes.
+    updates: resources::ResourceUpdates,
 }
 
 /// A set of servers, answering tool calls and MCP messages in-process.
@@ -366,6 +375,7 @@ impl RegistryBuilder {
                     extensions: self.extensions,
                 },
                 changes,
+                updates: Default::default(),
             }),
         }
     }
@@ -587,6 +597,8 @@ impl Registry {
                 tool_names: e.server.tool_names().map(str::to_owned).collect(),
                 prompt_count: e.server.prompts().len(),
                 prompt_names: e.server.prompt_names().map(str::to_owned).collect(),
+                resource_count: e.server.resources().len(),
+                resource_template_count: e.server.resource_templates().len(),
             })
             .collect()
     }

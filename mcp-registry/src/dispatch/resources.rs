@@ -1,0 +1,222 @@
+//! `resources/list`, `resources/templates/list`, `resources/read` and (legacy sessions)
+//! `resources/subscribe` / `resources/unsubscribe` for a registry server.
+
+use base64::Engine as _;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::prompts::read_params;
+use super::{Connection, Dispatcher, invalid_params};
+use crate::protocol::{
+    CacheHints, CacheScope, ErrorObject, ListResourcesParams, ProtocolVersion, ReadResourceParams,
+    ReadResourceResult, ResourcesCapability, SubscribeParams, method,
+};
+use crate::registry::ReadResourceError;
+use crate::server::Server;
+
+/// The method-specific part of a resources result.
+pub(crate) enum ResourcesBody {
+    List(ResourcesPage),
+    Read(ReadResourceResult),
+    /// `resources/subscribe` (or unsubscribe, `subscribe: false`) accepted: `{}` on the
+    /// wire; the session that asked records it.
+    Subscription {
+        uri: String,
+        subscribe: bool,
+    },
+}
+
+/// Which listing a page is of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    Resources,
+    Templates,
+}
+
+impl Listing {
+    fn prefix(self) -> &'static str {
+        match self {
+            Listing::Resources => "resources:",
+            Listing::Templates => "templates:",
+        }
+    }
+}
+
+/// A page of a server's resources or templates, in the form its revision describes them.
+pub(crate) struct ResourcesPage {
+    server: Server,
+    listing: Listing,
+    version: Option<ProtocolVersion>,
+    start: usize,
+    end: usize,
+    next_cursor: Option<String>,
+    cache: Option<CacheHints>,
+}
+
+/// `capabilities.resources`: only for a server that has resources or templates.
+/// `subscribe` where the connection keeps subscriptions (a legacy session).
+pub(crate) fn capability(server: &Server, connection: Connection) -> Option<ResourcesCapability> {
+    server.has_resources().then_some(ResourcesCapability {
+        subscribe: Some(connection.subscriptions),
+        list_changed: Some(connection.list_changed),
+    })
+}
+
+fn encode_cursor(listing: Listing, offset: usize) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}{offset}", listing.prefix()))
+}
+
+fn decode_cursor(listing: Listing, cursor: &str) -> Option<usize> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    std::str::from_utf8(&bytes)
+        .ok()?
+        .strip_prefix(listing.prefix())?
+        .parse()
+        .ok()
+}
+
+/// The error `resources/read` answers `error` with under `version`: the revision's
+/// resource-not-found error carries `data.uri`.
+fn read_error(error: &ReadResourceError, version: Option<ProtocolVersion>) -> ErrorObject {
+    let object = ErrorObject::new(error.code(version), error.to_string());
+    match error {
+        ReadResourceError::NotFound { uri, .. } => object.with_data(Value::Object(Map::from_iter(
+            [("uri".to_owned(), Value::String(uri.clone()))],
+        ))),
+        _ => object,
+    }
+}
+
+impl Dispatcher<'_> {
+    /// A page of `server`'s resources (sorted by URI) or templates (sorted by name),
+    /// paginated like `tools/list`.
+    pub(crate) fn list_resources(
+        &self,
+        server: &Server,
+        version: Option<ProtocolVersion>,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<ResourcesBody, ErrorObject> {
+        let ListResourcesParams { cursor } = read_params(method, params)?;
+        let (listing, total) = if method == method::RESOURCES_TEMPLATES_LIST {
+            (Listing::Templates, server.resource_templates().len())
+        } else {
+            (Listing::Resources, server.resources().len())
+        };
+        let start = match cursor {
+            None => 0,
+            Some(c) => match decode_cursor(listing, &c) {
+                Some(offset) if offset <= total => offset,
+                _ => return Err(invalid_params(format!("invalid cursor {c:?} for {method}"))),
+            },
+        };
+        let end = match self.registry.config().page_size {
+            Some(size) => (start + size).min(total),
+            None => total,
+        };
+        Ok(ResourcesBody::List(ResourcesPage {
+            server: server.clone(),
+            listing,
+            version,
+            start,
+            end,
+            next_cursor: (end < total).then(|| encode_cursor(listing, end)),
+            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints()),
+        }))
+    }
+
+    /// The caching hints a 2026-07-28 `resources/read` result gets when its handler set
+    /// none: the registry's TTL, `private` (contents may depend on who reads them).
+    pub(crate) fn read_cache_hints(&self) -> CacheHints {
+        CacheHints {
+            cache_scope: CacheScope::Private,
+            ..self.cache_hints()
+        }
+    }
+}
+
+/// `resources/read`: exact URIs first, then the templates in order (a match calls the
+/// template's function with the URI's variables). Not found is the revision's error.
+pub(crate) async fn read(
+    server: &Server,
+    version: Option<ProtocolVersion>,
+    params: Map<String, Value>,
+    cache: CacheHints,
+) -> Result<ResourcesBody, ErrorObject> {
+    let ReadResourceParams { uri } = read_params(method::RESOURCES_READ, params)?;
+    let mut result = crate::registry::read_server_resource(server, &uri)
+        .await
+        .map_err(|e| read_error(&e, version))?;
+    if version == Some(ProtocolVersion::MODERN) {
+        result.cache.get_or_insert(cache);
+    } else {
+        result.cache = None;
+    }
+    Ok(ResourcesBody::Read(result))
+}
+
+/// `resources/subscribe` and `resources/unsubscribe` (legacy sessions): a subscription to a
+/// URI the server cannot read is refused as not found.
+pub(crate) fn subscription(
+    server: &Server,
+    version: Option<ProtocolVersion>,
+    method: &str,
+    params: Map<String, Value>,
+) -> Result<ResourcesBody, ErrorObject> {
+    let SubscribeParams { uri } = read_params(method, params)?;
+    let subscribe = method == method::RESOURCES_SUBSCRIBE;
+    if subscribe && !crate::registry::resource_exists(server, &uri) {
+        return Err(read_error(&ReadResourceError::not_found(&uri), version));
+    }
+    Ok(ResourcesBody::Subscription { uri, subscribe })
+}
+
+impl Serialize for ResourcesBody {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let page = match self {
+            ResourcesBody::Read(result) => return result.serialize(serializer),
+            ResourcesBody::Subscription { .. } => {
+                return serializer.serialize_map(Some(0))?.end();
+            }
+            ResourcesBody::List(page) => page,
+        };
+        let mut map = serializer.serialize_map(None)?;
+        let server = &page.server;
+        match (page.listing, page.version) {
+            (Listing::Resources, version) => {
+                let resources = server.resources()[page.start..page.end].iter();
+                let described: Vec<_> = match version {
+                    Some(v) => resources.map(|r| r.descriptor().for_version(v)).collect(),
+                    None => resources
+                        .map(|r| std::borrow::Cow::Borrowed(r.descriptor()))
+                        .collect(),
+                };
+                map.serialize_entry("resources", &described)?;
+            }
+            (Listing::Templates, version) => {
+                let templates = server
+                    .listed_resource_templates()
+                    .skip(page.start)
+                    .take(page.end - page.start);
+                let described: Vec<_> = match version {
+                    Some(v) => templates.map(|t| t.descriptor().for_version(v)).collect(),
+                    None => templates
+                        .map(|t| std::borrow::Cow::Borrowed(t.descriptor()))
+                        .collect(),
+                };
+                map.serialize_entry("resourceTemplates", &described)?;
+            }
+        }
+        if let Some(cursor) = &page.next_cursor {
+            map.serialize_entry("nextCursor", cursor)?;
+        }
+        if let Some(cache) = &page.cache {
+            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
+            map.serialize_entry("cacheScope", &cache.cache_scope)?;
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,499 @@
+//! Resources: data a client reads by URI. A [`Resource`] has one fixed URI; a
+//! [`ResourceTemplate`] makes a family of them from an RFC 6570 URI template, its function
+//! given the variables of the URI read. Built at run time or by `#[mcp_resource]`.
+
+pub mod param;
+mod result;
+mod template;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+pub use result::{IntoResourceContents, ResourceError};
+pub use template::{UriTemplate, UriTemplateError};
+
+use crate::protocol::{
+    Annotations, Icon, ReadResourceResult, ResourceDescriptor, ResourceTemplateDescriptor,
+};
+use crate::tool::BoxFuture;
+
+/// What a resource handler resolves to.
+pub type ResourceHandlerResult = Result<ReadResourceResult, ResourceError>;
+
+/// The future of one read of a resource.
+pub type ResourceFuture = BoxFuture<'static, ResourceHandlerResult>;
+
+/// One read: the URI asked for, the template's variables read from it (none for a static
+/// resource), and the resource's declared MIME type (which contents made from a `String` or
+/// bytes carry).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResourceRequest {
+    uri: String,
+    variables: BTreeMap<String, String>,
+    mime_type: Option<Arc<str>>,
+}
+
+impl ResourceRequest {
+    /// A read of `uri`, without variables or MIME type.
+    pub fn new(uri: impl Into<String>) -> Self {
+        ResourceRequest {
+            uri: uri.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Sets the MIME type contents are labelled with.
+    pub fn with_mime_type(mut self, mime_type: impl Into<Arc<str>>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Adds a template variable.
+    pub fn with_variable(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.variables.insert(name.into(), value.into());
+        self
+    }
+
+    /// The URI read.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The value of template variable `name` (percent-decoded).
+    pub fn variable(&self, name: &str) -> Option<&str> {
+        self.variables.get(name).map(String::as_str)
+    }
+
+    /// Every template variable.
+    pub fn variables(&self) -> &BTreeMap<String, String> {
+        &self.variables
+    }
+
+    /// The resource's declared MIME type.
+    pub fn mime_type(&self) -> Option<&str> {
+        self.mime_type.as_deref()
+    }
+}
+
+/// The type-erased function behind a resource or a template.
+///
+/// Implemented for every `Fn(ResourceRequest) -> impl Future<Output =
+/// ResourceHandlerResult>`; most users never name it (use the builders' `handler` or
+/// `#[mcp_resource]`).
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// Reads the resource.
+    fn read(&self, request: ResourceRequest) -> ResourceFuture;
+}
+
+impl<F, Fut> ResourceHandler for F
+where
+    F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ResourceHandlerResult> + Send + 'static,
+{
+    fn read(&self, request: ResourceRequest) -> ResourceFuture {
+        Box::pin(self(request))
+    }
+}
+
+/// Why a resource or a template could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResourceBuildError {
+    /// The URI is not an absolute URI (`scheme:...`).
+    #[error("invalid resource URI {uri:?}: it must be an absolute URI, `scheme:...`")]
+    InvalidUri {
+        /// The refused URI.
+        uri: String,
+    },
+    /// The URI template does not parse, or goes beyond level 2.
+    #[error(transparent)]
+    InvalidTemplate(#[from] UriTemplateError),
+    /// The name is empty.
+    #[error("the resource at {uri:?} needs a non-empty name")]
+    EmptyName {
+        /// The resource's URI or URI template.
+        uri: String,
+    },
+}
+
+/// Whether `uri` starts with an RFC 3986 scheme and `:`.
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// The metadata both builders share.
+#[derive(Debug, Clone, Default)]
+struct Metadata {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    annotations: Option<Annotations>,
+    icons: Vec<Icon>,
+    meta: Option<Map<String, Value>>,
+}
+
+macro_rules! metadata_setters {
+    () => {
+        /// Display title.
+        pub fn title(mut self, title: impl Into<String>) -> Self {
+            self.metadata.title = Some(title.into());
+            self
+        }
+
+        /// What the resource is.
+        pub fn description(mut self, description: impl Into<String>) -> Self {
+            self.metadata.description = Some(description.into());
+            self
+        }
+
+        /// The MIME type; contents returned as a `String` or bytes are labelled with it.
+        pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+            self.metadata.mime_type = Some(mime_type.into());
+            self
+        }
+
+        /// Hints for the client: audience, priority, last modification.
+        pub fn annotations(mut self, annotations: Annotations) -> Self {
+            self.metadata.annotations = Some(annotations);
+            self
+        }
+
+        /// Adds an icon.
+        pub fn icon(mut self, icon: Icon) -> Self {
+            self.metadata.icons.push(icon);
+            self
+        }
+
+        /// `_meta`.
+        pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+            self.metadata.meta = Some(meta);
+            self
+        }
+    };
+}
+
+/// Runs `handler` and converts what it returns, for the builders' `handler`.
+fn convert<F, Fut, R>(handler: F) -> impl ResourceHandler
+where
+    F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoResourceContents + 'static,
+{
+    move |request: ResourceRequest| {
+        let reading = handler(request.clone());
+        async move { reading.await.into_read_result(&request) }
+    }
+}
+
+/// A resource with a fixed URI: its MCP description and its handler. Cheap to clone.
+///
+/// ```
+/// use mcp_registry::Resource;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let readme = Resource::builder("file:///README.md", "readme")
+///     .mime_type("text/markdown")
+///     .handler(|_| async { "# Hello" })
+///     .unwrap();
+/// let result = readme.read().await.unwrap();
+/// assert_eq!(result.contents[0].as_text(), Some("# Hello"));
+/// assert_eq!(result.contents[0].mime_type(), Some("text/markdown"));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Resource {
+    inner: Arc<ResourceInner>,
+}
+
+struct ResourceInner {
+    uri: Arc<str>,
+    mime_type: Option<Arc<str>>,
+    descriptor: ResourceDescriptor,
+    handler: Arc<dyn ResourceHandler>,
+}
+
+impl Resource {
+    /// Starts building the resource at `uri`, named `name`.
+    pub fn builder(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
+        ResourceBuilder {
+            uri: uri.into(),
+            size: None,
+            metadata: Metadata {
+                name: name.into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The URI.
+    pub fn uri(&self) -> &str {
+        &self.inner.uri
+    }
+
+    pub(crate) fn shared_uri(&self) -> &Arc<str> {
+        &self.inner.uri
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.inner.descriptor.name
+    }
+
+    /// The resource as `resources/list` describes it.
+    pub fn descriptor(&self) -> &ResourceDescriptor {
+        &self.inner.descriptor
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &Arc<dyn ResourceHandler> {
+        &self.inner.handler
+    }
+
+    /// Reads the resource.
+    pub fn read(&self) -> ResourceFuture {
+        let mut request = ResourceRequest::new(&*self.inner.uri);
+        request.mime_type = self.inner.mime_type.clone();
+        self.inner.handler.read(request)
+    }
+}
+
+impl fmt::Debug for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resource")
+            .field("descriptor", &self.inner.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Resource`]: metadata, then [`handler`](Self::handler) to finish.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until a handler finishes it"]
+pub struct ResourceBuilder {
+    uri: String,
+    size: Option<u64>,
+    metadata: Metadata,
+}
+
+impl ResourceBuilder {
+    metadata_setters!();
+
+    /// The size in bytes, when known.
+    pub fn size(mut self, size: u64) -> Self {
+        self.size = Some(size);
+        self
+    }
+
+    /// Finishes with a closure given each read's [`ResourceRequest`], returning anything
+    /// [`IntoResourceContents`] (a `String`, bytes, `Json<T>`, contents, or a `Result`).
+    pub fn handler<F, Fut, R>(self, handler: F) -> Result<Resource, ResourceBuildError>
+    where
+        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceContents + 'static,
+    {
+        if !has_scheme(&self.uri) {
+            return Err(ResourceBuildError::InvalidUri { uri: self.uri });
+        }
+        if self.metadata.name.is_empty() {
+            return Err(ResourceBuildError::EmptyName { uri: self.uri });
+        }
+        Ok(self.build_checked(convert(handler)))
+    }
+
+    /// A resource from metadata already known to be valid and a low-level handler.
+    pub(crate) fn build_checked(self, handler: impl ResourceHandler) -> Resource {
+        let Metadata {
+            name,
+            title,
+            description,
+            mime_type,
+            annotations,
+            icons,
+            meta,
+        } = self.metadata;
+        Resource {
+            inner: Arc::new(ResourceInner {
+                uri: self.uri.as_str().into(),
+                mime_type: mime_type.as_deref().map(Arc::from),
+                descriptor: ResourceDescriptor {
+                    uri: self.uri,
+                    name,
+                    title,
+                    description,
+                    mime_type,
+                    size: self.size,
+                    annotations,
+                    icons,
+                    meta,
+                },
+                handler: Arc::new(handler),
+            }),
+        }
+    }
+}
+
+/// A family of resources named by an RFC 6570 URI template: a URI the template matches is
+/// read by the template's handler, given the URI's variables. Cheap to clone.
+///
+/// ```
+/// use mcp_registry::ResourceTemplate;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let profile = ResourceTemplate::builder("users://{id}/profile", "profile")
+///     .mime_type("application/json")
+///     .handler(|req| async move { format!(r#"{{"id": {}}}"#, req.variable("id").unwrap_or("0")) })
+///     .unwrap();
+/// let result = profile.read("users://7/profile").unwrap().await.unwrap();
+/// assert_eq!(result.contents[0].as_text(), Some(r#"{"id": 7}"#));
+/// assert!(profile.read("users://7").is_none(), "not a URI of this template");
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ResourceTemplate {
+    inner: Arc<TemplateInner>,
+}
+
+struct TemplateInner {
+    template: UriTemplate,
+    mime_type: Option<Arc<str>>,
+    descriptor: ResourceTemplateDescriptor,
+    handler: Arc<dyn ResourceHandler>,
+}
+
+impl ResourceTemplate {
+    /// Starts building the template `uri_template`, named `name`.
+    pub fn builder(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+    ) -> ResourceTemplateBuilder {
+        ResourceTemplateBuilder {
+            uri_template: uri_template.into(),
+            metadata: Metadata {
+                name: name.into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.inner.descriptor.name
+    }
+
+    /// The URI template as written.
+    pub fn uri_template(&self) -> &str {
+        self.inner.template.as_str()
+    }
+
+    /// The parsed URI template.
+    pub fn template(&self) -> &UriTemplate {
+        &self.inner.template
+    }
+
+    /// The template as `resources/templates/list` describes it.
+    pub fn descriptor(&self) -> &ResourceTemplateDescriptor {
+        &self.inner.descriptor
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &Arc<dyn ResourceHandler> {
+        &self.inner.handler
+    }
+
+    /// The request reading `uri` through this template, when the template matches it.
+    pub fn request_for(&self, uri: &str) -> Option<ResourceRequest> {
+        let variables = self.inner.template.match_uri(uri)?;
+        Some(ResourceRequest {
+            uri: uri.to_owned(),
+            variables,
+            mime_type: self.inner.mime_type.clone(),
+        })
+    }
+
+    /// Reads `uri` through this template; `None` when the template does not match it.
+    pub fn read(&self, uri: &str) -> Option<ResourceFuture> {
+        self.request_for(uri)
+            .map(|request| self.inner.handler.read(request))
+    }
+}
+
+impl fmt::Debug for ResourceTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResourceTemplate")
+            .field("descriptor", &self.inner.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`ResourceTemplate`]: metadata, then [`handler`](Self::handler) to finish.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until a handler finishes it"]
+pub struct ResourceTemplateBuilder {
+    uri_template: String,
+    metadata: Metadata,
+}
+
+impl ResourceTemplateBuilder {
+    metadata_setters!();
+
+    /// Finishes with a closure given each read's [`ResourceRequest`] (its
+    /// [`variable`](ResourceRequest::variable)s read from the URI), returning anything
+    /// [`IntoResourceContents`].
+    pub fn handler<F, Fut, R>(self, handler: F) -> Result<ResourceTemplate, ResourceBuildError>
+    where
+        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoResourceContents + 'static,
+    {
+        self.build_with(convert(handler))
+    }
+
+    /// The template with a low-level handler; the template is parsed here.
+    pub(crate) fn build_with(
+        self,
+        handler: impl ResourceHandler,
+    ) -> Result<ResourceTemplate, ResourceBuildError> {
+        let template = UriTemplate::parse(&self.uri_template)?;
+        if self.metadata.name.is_empty() {
+            return Err(ResourceBuildError::EmptyName {
+                uri: self.uri_template,
+            });
+        }
+        let Metadata {
+            name,
+            title,
+            description,
+            mime_type,
+            annotations,
+            icons,
+            meta,
+        } = self.metadata;
+        Ok(ResourceTemplate {
+            inner: Arc::new(TemplateInner {
+                template,
+                mime_type: mime_type.as_deref().map(Arc::from),
+                descriptor: ResourceTemplateDescriptor {
+                    uri_template: self.uri_template,
+                    name,
+                    title,
+                    description,
+                    mime_type,
+                    annotations,
+                    icons,
+                    meta,
+                },
+                handler: Arc::new(handler),
+            }),
+        })
+    }
+}

@@ -1,0 +1,785 @@
+//! Resources: built at run time and by `#[mcp_resource]`, listed and read through
+//! `handle_mcp_message` in both eras (each reply validated against the official JSON Schema
+//! of its version), subscriptions in sessions, and in-process reads through the registry.
+
+mod common;
+
+use common::{LEGACY, MODERN, assert_reply, modern_meta};
+use mcp_registry::protocol::{Annotations, CacheHints, CacheScope, Icon, ResourceContents, Role};
+use mcp_registry::{
+    Json, ReadResourceError, ReadResourceResult, Registry, Resource, ResourceError,
+    ResourceTemplate, Server, ServerBuildError, ServerSession, mcp_resource, server,
+};
+use serde_json::{Value, json};
+
+fn static_text() -> Resource {
+    Resource::builder("test://static-text", "static-text")
+        .title("Static Text Resource")
+        .description("A static text resource")
+        .mime_type("text/plain")
+        .size(11)
+        .annotations(Annotations {
+            audience: Some(vec![Role::User]),
+            priority: Some(0.5),
+            last_modified: Some("2026-01-01T00:00:00Z".into()),
+        })
+        .icon(Icon {
+            src: "data:image/png;base64,iVA=".into(),
+            mime_type: Some("image/png".into()),
+            sizes: Some(vec!["48x48".into()]),
+            theme: None,
+        })
+        .handler(|_| async { "hello world" })
+        .unwrap()
+}
+
+fn static_binary() -> Resource {
+    Resource::builder("test://static-binary", "static-binary")
+        .mime_type("image/png")
+        .handler(|_| async { vec![0x89u8, b'P', b'N', b'G'] })
+        .unwrap()
+}
+
+fn failing() -> Resource {
+    Resource::builder("test://failing", "failing")
+        .handler(|_| async { Err::<String, _>("the disk is gone") })
+        .unwrap()
+}
+
+fn panicking() -> Resource {
+    Resource::builder("test://panicking", "panicking")
+        .handler(|_| async {
+            if true {
+                panic!("resource exploded");
+            }
+            "unreachable"
+        })
+        .unwrap()
+}
+
+fn cached() -> Resource {
+    Resource::builder("test://cached", "cached")
+        .handler(|req| async move {
+            ReadResourceResult::new(vec![ResourceContents::text(req.uri(), "fresh")]).with_cache(
+                CacheHints {
+                    ttl_ms: 5,
+                    cache_scope: CacheScope::Public,
+                },
+            )
+        })
+        .unwrap()
+}
+
+fn data_template() -> ResourceTemplate {
+    ResourceTemplate::builder("test://template/{id}/data", "template")
+        .title("Resource Template")
+        .mime_type("application/json")
+        .handler(|req| async move {
+            let id: u32 = req
+                .variable("id")
+                .unwrap_or_default()
+                .parse()
+                .map_err(|_| ResourceError::not_found("ids are numbers"))?;
+            Ok::<_, ResourceError>(format!(r#"{{"id":{id}}}"#))
+        })
+        .unwrap()
+}
+
+fn files_template() -> ResourceTemplate {
+    ResourceTemplate::builder("file:///{+path}", "files")
+        .handler(|req| async move { format!("contents of {}", req.variable("path").unwrap_or("")) })
+        .unwrap()
+}
+
+fn server() -> Server {
+    Server::builder("data")
+        .resources([
+            static_text(),
+            static_binary(),
+            failing(),
+            panicking(),
+            cached(),
+        ])
+        .resource_templates([data_template(), files_template()])
+        .build()
+        .unwrap()
+}
+
+async fn ask(registry: &Registry, message: Value) -> Value {
+    registry
+        .handle_mcp_message("data", message)
+        .await
+        .expect("a request gets a reply")
+}
+
+fn request(id: u32, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn uris(list: &Value) -> Vec<&str> {
+    list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn listed_read_and_valid_in_every_version() {
+    let r = Registry::from_servers([server()]);
+    for version in LEGACY {
+        let init = ask(
+            &r,
+            request(
+                1,
+                "initialize",
+                json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            ),
+        )
+        .await;
+        assert_reply(version, "InitializeResult", &init);
+        // No session here: nothing can be subscribed to, nothing is announced.
+        assert_eq!(
+            init["result"]["capabilities"]["resources"],
+            json!({"subscribe": false, "listChanged": false})
+        );
+        let list = ask(&r, request(2, "resources/list", json!({}))).await;
+        assert_reply(version, "ListResourcesResult", &list);
+        assert_eq!(
+            uris(&list),
+            [
+                "test://cached",
+                "test://failing",
+                "test://panicking",
+                "test://static-binary",
+                "test://static-text"
+            ]
+        );
+        let templates = ask(&r, request(3, "resources/templates/list", json!({}))).await;
+        assert_reply(version, "ListResourceTemplatesResult", &templates);
+        let names: Vec<&str> = templates["result"]["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["files", "template"], "sorted by name");
+        for (uri, expected) in [
+            (
+                "test://static-text",
+                json!({"uri": "test://static-text", "mimeType": "text/plain", "text": "hello world"}),
+            ),
+            (
+                "test://static-binary",
+                json!({"uri": "test://static-binary", "mimeType": "image/png", "blob": "iVBORw=="}),
+            ),
+            (
+                "test://template/123/data",
+                json!({"uri": "test://template/123/data", "mimeType": "application/json", "text": "{\"id\":123}"}),
+            ),
+            (
+                "file:///src/main.rs",
+                json!({"uri": "file:///src/main.rs", "text": "contents of src/main.rs"}),
+            ),
+        ] {
+            let read = ask(&r, request(4, "resources/read", json!({"uri": uri}))).await;
+            assert_reply(version, "ReadResourceResult", &read);
+            assert_eq!(
+                read["result"],
+                json!({"contents": [expected]}),
+                "{version} {uri}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn older_revisions_get_only_their_fields() {
+    let r = Registry::from_servers([server()]);
+    let described = |version: &'static str| {
+        let r = r.clone();
+        async move {
+            let session = ServerSession::new(r.clone(), "data").0;
+            session
+                .handle(request(
+                    1,
+                    "initialize",
+                    json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+                ))
+                .await;
+            let list = session
+                .handle(request(2, "resources/list", json!({})))
+                .await
+                .unwrap();
+            list["result"]["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["uri"] == "test://static-text")
+                .unwrap()
+                .clone()
+        }
+    };
+    let newest = described("2025-11-25").await;
+    assert_eq!(newest["title"], "Static Text Resource");
+    assert_eq!(newest["icons"][0]["sizes"], json!(["48x48"]));
+    assert_eq!(
+        newest["annotations"]["lastModified"],
+        "2026-01-01T00:00:00Z"
+    );
+    let june = described("2025-06-18").await;
+    assert!(june.get("icons").is_none() && june.get("title").is_some());
+    let march = described("2025-03-26").await;
+    assert!(march.get("title").is_none());
+    assert!(march["annotations"].get("lastModified").is_none());
+    assert_eq!(march["annotations"]["priority"], 0.5);
+    assert_eq!(march["size"], 11);
+}
+
+#[tokio::test]
+async fn modern_results_carry_result_type_meta_and_caching_hints() {
+    let r = Registry::builder()
+        .server(server())
+        .list_ttl(std::time::Duration::from_secs(60))
+        .build();
+    let discover = ask(
+        &r,
+        request(1, "server/discover", json!({"_meta": modern_meta()})),
+    )
+    .await;
+    assert_reply(MODERN, "DiscoverResult", &discover);
+    // 2026-07-28 subscribes through subscriptions/listen, which is not served yet.
+    assert_eq!(
+        discover["result"]["capabilities"]["resources"],
+        json!({"subscribe": false, "listChanged": false})
+    );
+    for (method, def) in [
+        ("resources/list", "ListResourcesResult"),
+        ("resources/templates/list", "ListResourceTemplatesResult"),
+    ] {
+        let list = ask(&r, request(2, method, json!({"_meta": modern_meta()}))).await;
+        assert_reply(MODERN, def, &list);
+        assert_eq!(list["result"]["resultType"], "complete");
+        assert_eq!(list["result"]["ttlMs"], 60_000);
+        assert_eq!(list["result"]["cacheScope"], "public");
+        assert_eq!(
+            list["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "data"
+        );
+    }
+    let read = ask(
+        &r,
+        request(
+            3,
+            "resources/read",
+            json!({"uri": "test://template/7/data", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_reply(MODERN, "ReadResourceResult", &read);
+    assert_eq!(read["result"]["resultType"], "complete");
+    assert_eq!(read["result"]["ttlMs"], 60_000);
+    assert_eq!(read["result"]["cacheScope"], "private");
+    assert_eq!(
+        read["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "data"
+    );
+    // A handler's own hints are kept.
+    let cached = ask(
+        &r,
+        request(
+            4,
+            "resources/read",
+            json!({"uri": "test://cached", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_reply(MODERN, "ReadResourceResult", &cached);
+    assert_eq!(cached["result"]["ttlMs"], 5);
+    assert_eq!(cached["result"]["cacheScope"], "public");
+    // ... and dropped for revisions without caching.
+    let legacy = ask(
+        &r,
+        request(5, "resources/read", json!({"uri": "test://cached"})),
+    )
+    .await;
+    assert!(legacy["result"].get("ttlMs").is_none());
+    // The text path writes the same reply.
+    let text = r
+        .handle_mcp_text(
+            "data",
+            &request(
+                3,
+                "resources/read",
+                json!({"uri": "test://template/7/data", "_meta": modern_meta()}),
+            )
+            .to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), read);
+}
+
+#[tokio::test]
+async fn not_found_is_each_revisions_error() {
+    let r = Registry::from_servers([server()]);
+    let missing = "test://nonexistent";
+    let legacy = ask(&r, request(1, "resources/read", json!({"uri": missing}))).await;
+    assert_reply("2025-11-25", "ReadResourceResult", &legacy);
+    assert_eq!(legacy["error"]["code"], -32002);
+    assert_eq!(legacy["error"]["data"], json!({"uri": missing}));
+    let modern = ask(
+        &r,
+        request(
+            2,
+            "resources/read",
+            json!({"uri": missing, "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_reply(MODERN, "ReadResourceResult", &modern);
+    assert_eq!(modern["error"]["code"], -32602, "SEP-2164");
+    assert_eq!(modern["error"]["data"], json!({"uri": missing}));
+    // A template match whose function says "no such id" is not found too, with the reason.
+    let bad_id = ask(
+        &r,
+        request(
+            3,
+            "resources/read",
+            json!({"uri": "test://template/abc/data", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(bad_id["error"]["code"], -32602);
+    assert!(
+        bad_id["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ids are numbers")
+    );
+    // An empty variable matches nothing.
+    let empty = ask(
+        &r,
+        request(4, "resources/read", json!({"uri": "test://template//data"})),
+    )
+    .await;
+    assert_eq!(empty["error"]["code"], -32002);
+}
+
+#[tokio::test]
+async fn failures_and_bad_params_are_errors() {
+    let r = Registry::from_servers([server()]);
+    let failed = ask(
+        &r,
+        request(1, "resources/read", json!({"uri": "test://failing"})),
+    )
+    .await;
+    assert_eq!(failed["error"]["code"], -32603);
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the disk is gone")
+    );
+    let panicked = ask(
+        &r,
+        request(2, "resources/read", json!({"uri": "test://panicking"})),
+    )
+    .await;
+    assert_eq!(panicked["error"]["code"], -32603);
+    assert!(
+        panicked["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("resource exploded")
+    );
+    // The registry is still usable after the panic.
+    let ok = ask(
+        &r,
+        request(3, "resources/read", json!({"uri": "test://static-text"})),
+    )
+    .await;
+    assert_eq!(ok["result"]["contents"][0]["text"], "hello world");
+    for params in [json!({}), json!({"uri": 5})] {
+        let bad = ask(&r, request(4, "resources/read", params)).await;
+        assert_eq!(bad["error"]["code"], -32602);
+    }
+    let bad_cursor = ask(&r, request(5, "resources/list", json!({"cursor": "nope"}))).await;
+    assert_eq!(bad_cursor["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn paginated_with_opaque_cursors() {
+    let r = Registry::builder().server(server()).page_size(2).build();
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let page = ask(&r, request(1, "resources/list", params)).await;
+        assert_reply("2025-11-25", "ListResourcesResult", &page);
+        seen.extend(uris(&page).into_iter().map(str::to_owned));
+        match page["result"]["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 5);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]));
+    let templates = ask(&r, request(2, "resources/templates/list", json!({}))).await;
+    let next = templates["result"]["nextCursor"].as_str();
+    assert!(next.is_none(), "two templates fit a page of two");
+    // A resources cursor is not a templates cursor.
+    let first = ask(&r, request(3, "resources/list", json!({}))).await;
+    let cursor = first["result"]["nextCursor"].as_str().unwrap();
+    let crossed = ask(
+        &r,
+        request(4, "resources/templates/list", json!({"cursor": cursor})),
+    )
+    .await;
+    assert_eq!(crossed["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn no_resources_capability_without_resources() {
+    let plain = Server::builder("data").build().unwrap();
+    let r = Registry::from_servers([plain]);
+    let init = ask(
+        &r,
+        request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        ),
+    )
+    .await;
+    assert!(init["result"]["capabilities"].get("resources").is_none());
+    let only_templates = Server::builder("data")
+        .resource_template(data_template())
+        .build()
+        .unwrap();
+    let r = Registry::from_servers([only_templates]);
+    let discover = ask(
+        &r,
+        request(1, "server/discover", json!({"_meta": modern_meta()})),
+    )
+    .await;
+    assert!(discover["result"]["capabilities"]["resources"].is_object());
+}
+
+#[tokio::test]
+async fn registry_reads_resources_in_process() {
+    let other = Server::builder("other")
+        .resource(
+            Resource::builder("test://static-text", "shadow")
+                .handler(|_| async { "shadow" })
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let r = Registry::from_servers([server(), other]);
+    let ambiguous = r.read_resource("test://static-text").await.unwrap_err();
+    assert!(
+        matches!(ambiguous, ReadResourceError::AmbiguousResource { ref servers, .. } if servers == &["data", "other"])
+    );
+    let from_other = r
+        .read_server_resource("other", "test://static-text")
+        .await
+        .unwrap();
+    assert_eq!(from_other.contents[0].as_text(), Some("shadow"));
+    r.toggle_server("other", false).unwrap();
+    let text = r.read_resource("test://static-text").await.unwrap();
+    assert_eq!(text.contents[0].as_text(), Some("hello world"));
+    let templated = r.read_resource("test://template/9/data").await.unwrap();
+    assert_eq!(templated.contents[0].as_text(), Some(r#"{"id":9}"#));
+    let disabled = r
+        .read_server_resource("other", "test://static-text")
+        .await
+        .unwrap_err();
+    assert!(matches!(disabled, ReadResourceError::ServerDisabled { .. }));
+    r.toggle_server("data", false).unwrap();
+    let gone = r.read_resource("test://template/9/data").await.unwrap_err();
+    assert!(matches!(gone, ReadResourceError::NotFound { .. }));
+    let shadowed = r.read_resource("test://static-text").await.unwrap_err();
+    assert!(matches!(shadowed, ReadResourceError::ServerDisabled { .. }));
+    let unknown = r
+        .read_server_resource("nope", "test://x")
+        .await
+        .unwrap_err();
+    assert!(matches!(unknown, ReadResourceError::UnknownServer { .. }));
+    r.toggle_server("data", true).unwrap();
+    let defs = r.all_resource_definitions();
+    assert_eq!(defs.len(), 5);
+    assert!(defs.iter().all(|d| d.server == "data"));
+    let templates = r.all_resource_template_definitions();
+    assert_eq!(templates[0].template.name, "files");
+    let status = r.server_status();
+    assert_eq!(status[0].resource_count, 5);
+    assert_eq!(status[0].resource_template_count, 2);
+}
+
+#[test]
+fn build_errors() {
+    let twice = Server::builder("s")
+        .resources([static_text(), static_text()])
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(twice, ServerBuildError::DuplicateResource { ref uri, .. } if uri == "test://static-text")
+    );
+    let twice = Server::builder("s")
+        .resource_templates([data_template(), data_template()])
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        twice,
+        ServerBuildError::DuplicateResourceTemplate { .. }
+    ));
+    let no_scheme = Resource::builder("just-a-name", "x")
+        .handler(|_| async { "" })
+        .unwrap_err();
+    assert!(no_scheme.to_string().contains("absolute URI"));
+    let level3 = ResourceTemplate::builder("search://{?q}", "search")
+        .handler(|_| async { "" })
+        .unwrap_err();
+    assert!(level3.to_string().contains("level 2"), "{level3}");
+    let unclosed = ResourceTemplate::builder("users://{id", "u")
+        .handler(|_| async { "" })
+        .unwrap_err();
+    assert!(unclosed.to_string().contains("invalid URI template"));
+}
+
+async fn initialized(r: &Registry) -> (ServerSession, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+    let (session, out) = ServerSession::new(r.clone(), "data");
+    let init = session
+        .handle(request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        init["result"]["capabilities"]["resources"],
+        json!({"subscribe": true, "listChanged": true})
+    );
+    session
+        .handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    (session, out)
+}
+
+#[tokio::test]
+async fn sessions_subscribe_and_get_updates() {
+    let r = Registry::from_servers([server()]);
+    let (session, mut out) = initialized(&r).await;
+    let (other, mut other_out) = initialized(&r).await;
+    let ok = session
+        .handle(request(
+            2,
+            "resources/subscribe",
+            json!({"uri": "test://static-text"}),
+        ))
+        .await
+        .unwrap();
+    assert_reply("2025-11-25", "EmptyResult", &ok);
+    let templated = session
+        .handle(request(
+            3,
+            "resources/subscribe",
+            json!({"uri": "test://template/1/data"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(templated["result"], json!({}));
+    let unknown = session
+        .handle(request(
+            4,
+            "resources/subscribe",
+            json!({"uri": "test://nope"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(unknown["error"]["code"], -32002);
+    assert_eq!(
+        session.subscriptions(),
+        ["test://static-text", "test://template/1/data"]
+    );
+
+    assert_eq!(r.notify_resource_updated("test://static-text"), 1);
+    let updated = out.recv().await.unwrap();
+    assert_eq!(
+        updated,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://static-text"}})
+    );
+    assert_eq!(r.notify_resource_updated("test://static-binary"), 0);
+    assert!(
+        other_out.try_recv().is_err(),
+        "the other session did not subscribe"
+    );
+
+    let bye = session
+        .handle(request(
+            5,
+            "resources/unsubscribe",
+            json!({"uri": "test://static-text"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(bye["result"], json!({}));
+    assert_eq!(r.notify_resource_updated("test://static-text"), 0);
+    assert!(out.try_recv().is_err());
+
+    // 2026-07-28 has no resources/subscribe (subscriptions/listen replaces it).
+    let modern = session
+        .handle(request(
+            6,
+            "resources/subscribe",
+            json!({"uri": "test://static-text", "_meta": modern_meta()}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(modern["error"]["code"], -32601);
+    // Nor does a stateless exchange: nothing would keep the subscription.
+    let stateless = ask(
+        &r,
+        request(
+            7,
+            "resources/subscribe",
+            json!({"uri": "test://static-text"}),
+        ),
+    )
+    .await;
+    assert_eq!(stateless["error"]["code"], -32601);
+
+    drop(other);
+    drop(session);
+    assert_eq!(
+        r.notify_resource_updated("test://template/1/data"),
+        0,
+        "ended sessions drop out"
+    );
+}
+
+#[tokio::test]
+async fn sessions_announce_resource_list_changes() {
+    let r = Registry::from_servers([server()]);
+    let (_session, mut out) = initialized(&r).await;
+    r.register_server(
+        Server::builder("data")
+            .resource(static_text())
+            .build()
+            .unwrap(),
+    );
+    let first = out.recv().await.unwrap();
+    let second = out.recv().await.unwrap();
+    assert_eq!(first["method"], "notifications/tools/list_changed");
+    assert_eq!(second["method"], "notifications/resources/list_changed");
+}
+
+/// The project's notes.
+///
+/// Kept in plain text.
+#[mcp_resource(
+    uri = "notes://all",
+    mime_type = "text/plain",
+    size = 5,
+    title = "Notes"
+)]
+async fn notes() -> &'static str {
+    "notes"
+}
+
+#[derive(serde::Serialize)]
+struct Profile {
+    id: u64,
+    tab: String,
+}
+
+/// A user's profile tab.
+#[mcp_resource(template = "users://{id}/profile/{tab}", name = "profile")]
+async fn user_profile(id: u64, #[arg(rename = "tab")] section: String) -> Json<Profile> {
+    Json(Profile { id, tab: section })
+}
+
+/// Raw bytes, from a plain function.
+#[mcp_resource(template = "blobs://{+path}", mime_type = "application/octet-stream")]
+fn blob(path: String) -> Result<Vec<u8>, ResourceError> {
+    if path == "missing" {
+        return Err(ResourceError::not_found("no such blob"));
+    }
+    Ok(path.into_bytes())
+}
+
+server!(name = "macro-resources", resources = [notes, user_profile, blob], fn = macro_resources, collect = false);
+
+#[tokio::test]
+async fn mcp_resource_functions_stay_functions() {
+    assert_eq!(notes().await, "notes");
+    assert_eq!(user_profile(1, "a".into()).await.0.id, 1);
+    assert_eq!(blob("x".into()).unwrap(), b"x");
+}
+
+#[tokio::test]
+async fn mcp_resource_metadata_and_reads() {
+    let resource = notes::resource();
+    let d = resource.descriptor();
+    assert_eq!(d.uri, "notes://all");
+    assert_eq!(d.name, "notes");
+    assert_eq!(d.title.as_deref(), Some("Notes"));
+    assert_eq!(
+        d.description.as_deref(),
+        Some("The project's notes.\n\nKept in plain text.")
+    );
+    assert_eq!(d.mime_type.as_deref(), Some("text/plain"));
+    assert_eq!(d.size, Some(5));
+    let template = user_profile::resource_template();
+    assert_eq!(template.name(), "profile");
+    assert_eq!(template.template().variables(), ["id", "tab"]);
+
+    let r = Registry::from_servers([macro_resources()]);
+    let read = r
+        .read_resource("users://42/profile/settings")
+        .await
+        .unwrap();
+    assert_eq!(
+        read.contents[0].as_text(),
+        Some(r#"{"id":42,"tab":"settings"}"#)
+    );
+    assert_eq!(read.contents[0].mime_type(), Some("application/json"));
+    let bad = r
+        .read_resource("users://me/profile/settings")
+        .await
+        .unwrap_err();
+    assert!(matches!(bad, ReadResourceError::NotFound { .. }));
+    assert!(bad.to_string().contains("template variable `id`"), "{bad}");
+    let bytes = r.read_resource("blobs://a/b").await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&bytes.contents[0]).unwrap(),
+        json!({"uri": "blobs://a/b", "mimeType": "application/octet-stream", "blob": "YS9i"})
+    );
+    let missing = r.read_resource("blobs://missing").await.unwrap_err();
+    assert_eq!(
+        missing.to_string(),
+        "resource not found: blobs://missing (no such blob)"
+    );
+
+    let list = r
+        .handle_mcp_message(
+            "macro-resources",
+            request(1, "resources/templates/list", json!({})),
+        )
+        .await
+        .unwrap();
+    assert_reply("2025-11-25", "ListResourceTemplatesResult", &list);
+    let templates: Vec<&str> = list["result"]["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap())
+        .collect();
+    assert_eq!(templates, ["blobs://{+path}", "users://{id}/profile/{tab}"]);
+}
