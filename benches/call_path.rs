@@ -7,6 +7,7 @@
 //! - `value_floor` (for information): the least a `Value`-in, `Value`-out `tools/call` can do:
 //!   take the request apart, the direct work, build the reply.
 //! - `handle_mcp_text`: the same request as JSON text in, reply text out.
+//! - `handle_mcp_text_macro`: `handle_mcp_text` of the same call to a `#[mcp_tool]` function.
 //! - `text_floor`: the least a text-in, text-out `tools/call` can do: a borrowed typed
 //!   envelope, the arguments deserialized from their raw text, the call, the typed reply
 //!   serialized.
@@ -35,6 +36,12 @@ struct AddArgs {
 
 async fn add(args: AddArgs) -> String {
     (args.a + args.b).to_string()
+}
+
+/// Add two integers.
+#[mcp_registry::mcp_tool]
+async fn add_macro(a: i64, b: i64) -> String {
+    (a + b).to_string()
 }
 
 fn add_tool(name: &str) -> Tool {
@@ -171,6 +178,14 @@ fn bench(c: &mut Criterion) {
     let request_text = request.to_string();
     g.bench_function("handle_mcp_text", |b| {
         b.iter(|| now(registry.handle_mcp_text("math", &request_text)).expect("reply"))
+    });
+    // For information: the same call of a `#[mcp_tool]` function (its parameters are read
+    // from a map built from the arguments' text, where a `typed` tool reads the text).
+    let macro_registry =
+        Registry::from_servers([Server::new("math", None, [add_macro::tool()]).expect("server")]);
+    let macro_text = request_text.replace("\"add\"", "\"add_macro\"");
+    g.bench_function("handle_mcp_text_macro", |b| {
+        b.iter(|| now(macro_registry.handle_mcp_text("math", &macro_text)).expect("reply"))
     });
     // The least a text-in, text-out `tools/call` can do: parse the request into a borrowed
     // typed envelope (the arguments left as raw text until the tool is known), deserialize
