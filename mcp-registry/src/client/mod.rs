@@ -1,16 +1,25 @@
-//! The client side of a registry: the names a model sees, and which tools it may see and call.
+//! The MCP client, and the client side of a registry: the names a model sees, and which tools
+//! it may see and call.
 //!
+//! - [`ClientMachine`]: the sans-IO client state machine (requests built, replies classified,
+//!   pending requests, timeouts against the caller's clock, the lifecycle, both eras).
 //! - [`model_tool_name`] and [`ToolCatalog`]: `mcp__<server>__<tool>` made safe for model APIs
 //!   (the Codex client's algorithm), with collisions reported.
 //! - [`ToolFilter`] and [`FilteredRegistry`]: allow and deny lists by exact name or
 //!   `mcp__<server>__*`, enforced on listing *and* on calling.
 
 mod filter;
+pub mod machine;
 mod qualify;
 
 pub use filter::{
     FilterDecision, FilterPatternError, FilteredCallError, FilteredCallFuture, FilteredCallRequest,
     FilteredRegistry, ToolFilter, ToolFilterBuilder, ToolPattern,
+};
+pub use machine::{
+    ClientConfig, ClientLifecycle, ClientMachine, ClientStateError, Handshake, Incoming, NotOurs,
+    OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequest,
+    ServerRequestKind, TimedOut, VersionPreference,
 };
 pub use qualify::{
     CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,
