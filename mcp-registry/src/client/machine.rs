@@ -1004,7 +1004,7 @@ impl ClientMachine {
             let Some(pending) = self.pending.remove(&id) else {
                 return Incoming::NotOurs(NotOurs::UnknownId(id));
             };
-            if pending.method == method::INITIALIZE || pending.method == method::DISCOVER {
+            if self.in_handshake(&pending.method) {
                 return Incoming::Handshake(self.handshake_error(&pending.method, error));
             }
             return Incoming::Error {
@@ -1023,8 +1023,12 @@ impl ClientMachine {
             return Incoming::NotOurs(NotOurs::UnknownId(id));
         };
         match pending.method.as_str() {
-            method::INITIALIZE => Incoming::Handshake(self.initialize_result(result)),
-            method::DISCOVER => Incoming::Handshake(self.discover_result(result)),
+            method::INITIALIZE if self.in_handshake(method::INITIALIZE) => {
+                Incoming::Handshake(self.initialize_result(result))
+            }
+            method::DISCOVER if self.in_handshake(method::DISCOVER) => {
+                Incoming::Handshake(self.discover_result(result))
+            }
             _ => {
                 self.learn_server_info(&result);
                 Incoming::Response {
@@ -1034,6 +1038,13 @@ impl ClientMachine {
                 }
             }
         }
+    }
+
+    /// Whether a reply to `method` is a handshake step (a `server/discover` once ready is a
+    /// plain request: the 2026-07-28 liveness check).
+    fn in_handshake(&self, method: &str) -> bool {
+        self.lifecycle == ClientLifecycle::Initializing
+            && (method == method::INITIALIZE || method == method::DISCOVER)
     }
 
     /// A 2026-07-28 result names the server in `_meta`: keep the latest.
@@ -1198,7 +1209,7 @@ fn malformed(reason: impl Into<String>) -> Incoming {
     Incoming::NotOurs(NotOurs::Malformed(reason.into()))
 }
 
-fn server_request(method: String, params: Map<String, Value>) -> ServerRequestKind {
+pub(crate) fn server_request(method: String, params: Map<String, Value>) -> ServerRequestKind {
     fn typed<T: serde::de::DeserializeOwned>(
         method: String,
         params: Map<String, Value>,
