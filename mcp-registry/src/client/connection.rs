@@ -502,6 +502,10 @@ impl Client {
                 Handshake::Initialized(_) => {
                     let note = self.machine().initialized()?;
                     self.notify(note).await?;
+                    self.inner
+                        .transport
+                        .connected(self.protocol_version())
+                        .await;
                     return Ok(());
                 }
                 Handshake::FallBackToInitialize { reason, .. } => {

@@ -241,6 +241,56 @@ impl Transport for HttpTransport {
         true
     }
 
+    fn connected(&self, version: Option<ProtocolVersion>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // A legacy session (2025-03-26 onward) may carry server requests and
+            // notifications unrelated to any POST on a standalone GET stream: it is open
+            // before the first request goes out, so nothing sent on it is missed.
+            let Some(version) = version
+                .filter(|v| v.era() == ProtocolEra::Legacy && *v >= ProtocolVersion::V2025_03_26)
+            else {
+                return;
+            };
+            let shared = &self.inner;
+            let mut headers = shared.base_headers(Some(version.as_str()));
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            let opened = shared.http.get(shared.url.clone()).headers(headers).send();
+            let Ok(Ok(response)) = tokio::time::timeout(Duration::from_secs(5), opened).await
+            else {
+                return;
+            };
+            let is_sse = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            if !response.status().is_success() || !is_sse {
+                return; // 405: the server offers no standalone stream.
+            }
+            let reader = Arc::clone(shared);
+            let task = tokio::spawn(async move {
+                let mut events = SseByteStream::new(response.bytes_stream());
+                while let Some(Ok(event)) = events.next().await {
+                    if let Some(message) = event
+                        .data
+                        .filter(|d| !d.trim().is_empty())
+                        .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                    {
+                        reader.deliver(message);
+                    }
+                }
+            });
+            shared
+                .streams
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(
+                    RequestId::from("standalone GET stream"),
+                    task.abort_handle(),
+                );
+        })
+    }
+
     fn sends_cancelled_notifications(&self, version: Option<ProtocolVersion>) -> bool {
         version.map(ProtocolVersion::era) != Some(ProtocolEra::Modern)
     }

@@ -24,6 +24,7 @@ pub struct StdioTransport {
     program: String,
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
+    tail: Tail,
 }
 
 type Tail = Arc<Mutex<VecDeque<String>>>;
@@ -71,6 +72,7 @@ impl StdioTransport {
         }
         if let Some(stdout) = stdout {
             let child = Arc::clone(&child);
+            let tail = Arc::clone(&tail);
             let program = program.clone();
             tokio::spawn(async move {
                 let mut lines = BufReader::new(stdout).lines();
@@ -98,6 +100,7 @@ impl StdioTransport {
             program,
             stdin: tokio::sync::Mutex::new(stdin),
             child,
+            tail,
         })
     }
 }
@@ -119,6 +122,8 @@ async fn exit_reason(
             None => None,
         }
     };
+    // Let the stderr reader take in the last lines the exited process wrote.
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let mut reason = match status {
         Some(status) => format!("MCP server `{program}` exited ({status})"),
         None => format!("MCP server `{program}` closed its stdout"),
@@ -147,12 +152,17 @@ impl Transport for StdioTransport {
                 pipe.write_all(line.as_bytes()).await?;
                 pipe.flush().await
             };
-            written.await.map_err(|e| {
-                TransportError::Closed(format!(
-                    "cannot write to MCP server `{}`: {e}",
-                    self.program
-                ))
-            })
+            match written.await {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    // Most often the server exited: say how, rather than "broken pipe".
+                    drop(stdin);
+                    let why = exit_reason(&self.program, &self.child, &self.tail).await;
+                    Err(TransportError::Closed(format!(
+                        "{why} (writing to it: {e})"
+                    )))
+                }
+            }
         })
     }
 

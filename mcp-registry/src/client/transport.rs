@@ -99,6 +99,14 @@ pub trait Transport: Send + Sync + 'static {
         true
     }
 
+    /// The handshake is done, on `version`: a transport may open what the version offers
+    /// (a legacy Streamable HTTP session's standalone stream, for requests the server sends
+    /// on its own).
+    fn connected(&self, version: Option<ProtocolVersion>) -> BoxFuture<'_, ()> {
+        let _ = version;
+        Box::pin(async {})
+    }
+
     /// Closes the connection, ending what it started (a child process is reaped).
     fn close(&self) -> BoxFuture<'_, ()>;
 }
