@@ -288,6 +288,7 @@ impl Content {
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Unstructured content blocks.
+    #[serde(default)]
     pub content: Vec<Content>,
     /// Structured result, matching the tool's output schema when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]

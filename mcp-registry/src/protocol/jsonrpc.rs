@@ -269,3 +269,40 @@ impl<P> Notification<P> {
         }
     }
 }
+
+/// A request: `{"jsonrpc": "2.0", "id": .., "method": .., "params": ..}`, answered by a
+/// [`ResultResponse`] or an [`ErrorResponse`] with the same id.
+///
+/// ```
+/// use mcp_registry::protocol::{Request, RequestId};
+/// let r = Request::new(RequestId::from(1_i64), "ping", None::<()>);
+/// assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request<P> {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id the reply will carry.
+    pub id: RequestId,
+    /// The method called.
+    pub method: std::borrow::Cow<'static, str>,
+    /// Its parameters, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<P>,
+}
+
+impl<P> Request<P> {
+    /// A request `id` for `method` with `params`.
+    pub fn new(
+        id: RequestId,
+        method: impl Into<std::borrow::Cow<'static, str>>,
+        params: Option<P>,
+    ) -> Self {
+        Request {
+            jsonrpc: JsonRpcVersion,
+            id,
+            method: method.into(),
+            params,
+        }
+    }
+}

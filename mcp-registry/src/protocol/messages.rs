@@ -99,15 +99,17 @@ pub struct CacheHints {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
-    /// Every version the server speaks, newest first.
+    /// Every version the server speaks, newest first (read leniently: versions this crate
+    /// does not speak are left out).
+    #[serde(deserialize_with = "super::client::known_versions")]
     pub supported_versions: Vec<ProtocolVersion>,
     /// What the server offers.
     pub capabilities: ServerCapabilities,
     /// Guidance for the model using the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
-    /// Caching hints.
-    #[serde(flatten)]
+    /// Caching hints (read leniently: missing members default to `ttlMs` 0, `private`).
+    #[serde(flatten, deserialize_with = "super::client::lenient_cache")]
     pub cache: CacheHints,
 }
 
@@ -193,8 +195,24 @@ pub mod method {
     pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
     /// `resources/unsubscribe` (legacy revisions).
     pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
-    /// `notifications/resources/updated`.
-    pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
     /// `notifications/resources/list_changed`.
     pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+    /// `notifications/resources/updated`.
+    pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+    /// `completion/complete`.
+    pub const COMPLETION_COMPLETE: &str = "completion/complete";
+    /// `logging/setLevel` (legacy).
+    pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+    /// `notifications/message`.
+    pub const LOGGING_MESSAGE: &str = "notifications/message";
+    /// `sampling/createMessage` (server to client).
+    pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+    /// `elicitation/create` (server to client).
+    pub const ELICITATION_CREATE: &str = "elicitation/create";
+    /// `roots/list` (server to client).
+    pub const ROOTS_LIST: &str = "roots/list";
+    /// `notifications/roots/list_changed`.
+    pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+    /// `subscriptions/listen` (2026-07-28).
+    pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 }

@@ -3,6 +3,7 @@
 //!
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
 
+mod client;
 mod content;
 pub(crate) mod decode;
 mod depth;
@@ -13,6 +14,14 @@ mod resource;
 mod tool;
 mod version;
 
+pub use client::{
+    CallToolParams, ClientCapabilities, CompleteParams, CompleteResult, Completion,
+    CompletionArgument, CompletionContext, CompletionReference, CreateMessageParams,
+    CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, InputRequest,
+    InputRequiredResult, ListRootsResult, ListToolsResult, ListenParams, LoggingLevel,
+    LoggingMessageParams, PaginatedParams, ResourceUriParams, Root, RootsCapability,
+    SetLevelParams, SubscriptionFilter, UnsupportedVersionData,
+};
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
     ImageContent, ResourceContents, ResourceLink, Role, TextContent, TextResourceContents,
@@ -20,7 +29,8 @@ pub use content::{
 pub(crate) use depth::drop_flat;
 pub use depth::{MAX_DEPTH, exceeds_max_depth};
 pub use jsonrpc::{
-    ErrorCode, ErrorObject, ErrorResponse, JsonRpcVersion, Notification, RequestId, ResultResponse,
+    ErrorCode, ErrorObject, ErrorResponse, JsonRpcVersion, Notification, Request, RequestId,
+    ResultResponse,
 };
 pub use messages::{
     CacheHints, CacheScope, CancelledNotificationParams, DiscoverResult, Implementation,
@@ -51,3 +61,7 @@ pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key carrying the server's identity on a modern result.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key carrying the client's identity on a modern request.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key carrying the log level a modern request wants `notifications/message` at.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";

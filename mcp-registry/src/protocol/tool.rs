@@ -37,16 +37,16 @@ impl ToolAnnotations {
 /// that carries one, with its handler).
 ///
 /// Schemas are shared (`Arc`) so that listing never regenerates or deep-copies them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDescriptor {
     /// Unique name within its server.
     pub name: String,
     /// Display title.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What the tool does (a hint to the model).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments object (root `type: "object"`).
     pub input_schema: Arc<Value>,
@@ -54,7 +54,7 @@ pub struct ToolDescriptor {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Arc<Value>>,
     /// Behaviour hints.
-    #[serde(skip_serializing_if = "ToolAnnotations::is_empty")]
+    #[serde(default, skip_serializing_if = "ToolAnnotations::is_empty")]
     pub annotations: ToolAnnotations,
     /// Tool metadata.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]

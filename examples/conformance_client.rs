@@ -1,0 +1,190 @@
+//! The MCP client under the official conformance suite's client leg.
+//!
+//! The suite runs `conformance_client <url>` with the scenario in `MCP_CONFORMANCE_SCENARIO`,
+//! the protocol revision in `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data in
+//! `MCP_CONFORMANCE_CONTEXT`; each scenario below does what the suite's own client does for
+//! it, through `mcp_registry::client::Client`. Exits non-zero when the flow fails.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use mcp_registry::client::{Client, ClientBuilder, ClientError};
+use mcp_registry::protocol::{ElicitAction, ElicitResult, ProtocolVersion, ToolDescriptor};
+use serde_json::{Map, Value, json};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    // The URL is the last argument.
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: MCP_CONFORMANCE_SCENARIO=<scenario> conformance_client <url>");
+        return ExitCode::FAILURE;
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    match run(&scenario, &url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("conformance_client {scenario}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn builder() -> ClientBuilder {
+    let mut builder = Client::builder().info("mcp-registry-conformance-client", "1.0.0");
+    if let Some(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .and_then(|v| ProtocolVersion::parse(&v))
+    {
+        builder = builder.protocol_version(version);
+    }
+    builder
+}
+
+/// Accepts every elicitation with `content` (defaults are filled in by the client).
+fn accepting(content: Value) -> ClientBuilder {
+    builder().on_elicitation(move |_params| {
+        let content = content.as_object().cloned().unwrap_or_default();
+        async move {
+            Ok(ElicitResult {
+                action: ElicitAction::Accept,
+                content: Some(content),
+            })
+        }
+    })
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+    match scenario {
+        "json-schema-ref-no-deref" => {
+            let client = builder().connect_http(url).await?;
+            client.list_tools().await?;
+            client.close().await;
+        }
+        "json-schema-2020-12-preservation" => {
+            let client = builder().connect_http(url).await?;
+            let tools = client.list_tools().await?;
+            if let Some(focal) = tools.iter().find(|t| t.name == "json_schema_2020_12_tool") {
+                let schema = (*focal.input_schema).clone();
+                client
+                    .call_tool("json_schema_echo", json!({ "schema": schema }))
+                    .await?;
+            }
+            client.close().await;
+        }
+        "request-metadata" => {
+            // Connecting sends server/discover (retried after the scenario's -32022).
+            let client = builder().connect_http(url).await?;
+            client.list_tools().await?;
+            client.close().await;
+        }
+        "sep-2322-client-request-state" => {
+            let client = accepting(json!({"confirmed": true}))
+                .connect_http(url)
+                .await?;
+            client.list_tools().await?;
+            for tool in [
+                "test_mrtr_echo_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_state",
+                "test_mrtr_no_result_type",
+            ] {
+                client.call_tool(tool, json!({})).await?;
+            }
+            client.close().await;
+        }
+        "elicitation-sep1034-client-defaults" => {
+            let client = accepting(json!({})).connect_http(url).await?;
+            client.list_tools().await?;
+            client
+                .call_tool("test_client_elicitation_defaults", json!({}))
+                .await?;
+            client.close().await;
+        }
+        "http-standard-headers" => {
+            let client = builder().connect_http(url).await?;
+            for tool in client.list_tools().await? {
+                client.call_tool(&tool.name, json!({})).await?;
+            }
+            for resource in client.list_resources().await? {
+                client.read_resource(&resource.uri).await?;
+            }
+            for prompt in client.list_prompts().await? {
+                client.get_prompt(&prompt.name, BTreeMap::new()).await?;
+            }
+            client.close().await;
+        }
+        "http-custom-headers" => {
+            let client = builder().connect_http(url).await?;
+            client.list_tools().await?;
+            for (name, arguments) in context_tool_calls() {
+                client.call_tool(&name, arguments).await?;
+            }
+            client.close().await;
+        }
+        "http-invalid-tool-headers" => {
+            // The client leaves out tools with invalid x-mcp-header; call what remains.
+            let client = builder().connect_http(url).await?;
+            for tool in client.list_tools().await? {
+                client
+                    .call_tool(&tool.name, sample_arguments(&tool))
+                    .await?;
+            }
+            client.close().await;
+        }
+        // initialize, tools_call, sse-retry and anything else: list the tools, call the first.
+        _ => {
+            let client = builder().connect_http(url).await?;
+            let tools = client.list_tools().await?;
+            if let Some(tool) = tools.first() {
+                client
+                    .call_tool(&tool.name, json!({"a": 2, "b": 3}))
+                    .await?;
+            }
+            client.close().await;
+        }
+    }
+    Ok(())
+}
+
+/// `toolCalls` of `MCP_CONFORMANCE_CONTEXT`: the calls the scenario asks for.
+fn context_tool_calls() -> Vec<(String, Value)> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .filter_map(|c| {
+                    let name = c.get("name")?.as_str()?.to_owned();
+                    let arguments = c.get("arguments").cloned().unwrap_or(json!({}));
+                    Some((name, arguments))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Arguments that satisfy a tool's required string, integer and boolean properties.
+fn sample_arguments(tool: &ToolDescriptor) -> Value {
+    let schema = &tool.input_schema;
+    let mut arguments = Map::new();
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten().filter_map(Value::as_str) {
+        let kind = schema
+            .get("properties")
+            .and_then(|p| p.get(name))
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str);
+        let value = match kind {
+            Some("integer" | "number") => json!(1),
+            Some("boolean") => json!(true),
+            _ => json!("us-west1"),
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Value::Object(arguments)
+}

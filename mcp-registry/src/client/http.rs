@@ -1,0 +1,484 @@
+//! The Streamable HTTP transport: each message a POST; a request's reply comes back as one
+//! JSON body or an SSE stream (resumed with `Last-Event-ID` after the server's `retry` when
+//! it ends early, SEP-1699); `Mcp-Session-Id` kept for legacy sessions (a 404 on one means
+//! re-initialize); `MCP-Protocol-Version`, and on 2026-07-28 `Mcp-Method`, `Mcp-Name` and
+//! `Mcp-Param-*`, on every POST.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Response, StatusCode, Url};
+use serde_json::Value;
+use sse_stream::SseByteStream;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::ClientError;
+use super::headers::encode_header_value;
+use super::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
+use crate::protocol::{
+    ErrorCode, ErrorObject, ErrorResponse, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion,
+    RequestId,
+};
+use crate::tool::BoxFuture;
+
+const SESSION: &str = "mcp-session-id";
+const VERSION: &str = "mcp-protocol-version";
+/// How often a request's stream is resumed before the request is failed.
+const MAX_RESUMES: usize = 5;
+/// The wait before resuming when the server gave no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// A Streamable HTTP connection to one MCP endpoint.
+#[derive(Debug)]
+pub struct HttpTransport {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    http: reqwest::Client,
+    url: Url,
+    headers: HeaderMap,
+    session: Mutex<Option<HeaderValue>>,
+    incoming: mpsc::UnboundedSender<Inbound>,
+    streams: Mutex<HashMap<RequestId, AbortHandle>>,
+}
+
+fn other(e: impl std::fmt::Display) -> TransportError {
+    TransportError::Other(e.to_string())
+}
+
+impl HttpTransport {
+    /// A transport to `url`, sending `headers` with every request, delivering to `incoming`.
+    pub fn new(
+        url: &str,
+        headers: &[(String, String)],
+        incoming: mpsc::UnboundedSender<Inbound>,
+    ) -> Result<Self, ClientError> {
+        let url = Url::parse(url)
+            .map_err(|e| TransportError::Other(format!("invalid MCP URL {url:?}: {e}")))?;
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|e| TransportError::Other(format!("invalid header name {name:?}: {e}")))?;
+            let value = HeaderValue::try_from(value.as_str()).map_err(|e| {
+                TransportError::Other(format!("invalid value of header {name}: {e}"))
+            })?;
+            map.append(name, value);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(other)?;
+        Ok(HttpTransport {
+            inner: Arc::new(Shared {
+                http,
+                url,
+                headers: map,
+                session: Mutex::new(None),
+                incoming,
+                streams: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+}
+
+impl Shared {
+    fn session(&self) -> Option<HeaderValue> {
+        self.session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn base_headers(&self, version: Option<&str>) -> HeaderMap {
+        let mut headers = self.headers.clone();
+        if let Some(session) = self.session() {
+            headers.insert(SESSION, session);
+        }
+        if let Some(v) = version.and_then(|v| HeaderValue::try_from(v).ok()) {
+            headers.insert(VERSION, v);
+        }
+        headers
+    }
+
+    fn deliver(&self, message: Value) {
+        let _ = self.incoming.send(Inbound::Message(message));
+    }
+
+    /// Fails request `id` with `error` (there is no JSON-RPC reply to pass on).
+    fn fail(&self, id: &RequestId, error: ErrorObject) {
+        let reply = ErrorResponse::new(Some(id.clone()), error);
+        self.deliver(serde_json::to_value(reply).unwrap_or_default());
+    }
+}
+
+/// The version a message's headers name: its own `_meta` version (2026-07-28), else the
+/// version agreed on (2025-06-18 onward define the header).
+fn header_version(message: &Outbound) -> Option<String> {
+    let own = message
+        .message
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .and_then(Value::as_str);
+    match own {
+        Some(v) => Some(v.to_owned()),
+        None => message
+            .protocol_version
+            .filter(|v| *v >= ProtocolVersion::V2025_06_18)
+            .map(|v| v.as_str().to_owned()),
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, message: Outbound) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            let shared = &self.inner;
+            let version = header_version(&message);
+            let modern = version.as_deref() == Some(ProtocolVersion::MODERN.as_str());
+            let mut headers = shared.base_headers(version.as_deref());
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(
+                ACCEPT,
+                HeaderValue::from_static("application/json, text/event-stream"),
+            );
+            if let OutboundKind::Request {
+                method,
+                name,
+                params,
+                ..
+            } = &message.kind
+                && modern
+            {
+                if let Ok(v) = HeaderValue::try_from(method.as_str()) {
+                    headers.insert("mcp-method", v);
+                }
+                if let Some(v) = name
+                    .as_deref()
+                    .and_then(|n| HeaderValue::try_from(encode_header_value(n)).ok())
+                {
+                    headers.insert("mcp-name", v);
+                }
+                for (name, value) in params {
+                    if let (Ok(n), Ok(v)) = (
+                        HeaderName::try_from(name.as_str()),
+                        HeaderValue::try_from(value.as_str()),
+                    ) {
+                        headers.insert(n, v);
+                    }
+                }
+            }
+            let body = serde_json::to_vec(&message.message).map_err(other)?;
+            let response = shared
+                .http
+                .post(shared.url.clone())
+                .headers(headers)
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| TransportError::Closed(format!("POST {}: {e}", shared.url)))?;
+            let status = response.status();
+            let is_initialize = matches!(&message.kind, OutboundKind::Request { method, .. } if method == "initialize");
+            if status == StatusCode::NOT_FOUND && shared.session().is_some() && !is_initialize {
+                *shared
+                    .session
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = None;
+                return Err(TransportError::SessionExpired);
+            }
+            if let Some(session) = response.headers().get(SESSION)
+                && is_initialize
+            {
+                *shared
+                    .session
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(session.clone());
+            }
+            let OutboundKind::Request { id, .. } = message.kind else {
+                if !status.is_success() {
+                    tracing::warn!(%status, "MCP server refused a notification or response");
+                }
+                return Ok(());
+            };
+            let task_shared = Arc::clone(shared);
+            let task_id = id.clone();
+            let legacy = !modern;
+            let task = tokio::spawn(async move {
+                read_reply(&task_shared, &task_id, response, version, legacy).await;
+                task_shared
+                    .streams
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&task_id);
+            });
+            shared
+                .streams
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id, task.abort_handle());
+            Ok(())
+        })
+    }
+
+    fn cancelled(&self, id: &RequestId) {
+        if let Some(stream) = self
+            .inner
+            .streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id)
+        {
+            stream.abort();
+        }
+    }
+
+    fn mirrors_tool_params(&self) -> bool {
+        true
+    }
+
+    fn connected(&self, version: Option<ProtocolVersion>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // A legacy session (2025-03-26 onward) may carry server requests and
+            // notifications unrelated to any POST on a standalone GET stream: it is open
+            // before the first request goes out, so nothing sent on it is missed.
+            let Some(version) = version
+                .filter(|v| v.era() == ProtocolEra::Legacy && *v >= ProtocolVersion::V2025_03_26)
+            else {
+                return;
+            };
+            let shared = &self.inner;
+            let mut headers = shared.base_headers(Some(version.as_str()));
+            headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            let opened = shared.http.get(shared.url.clone()).headers(headers).send();
+            let Ok(Ok(response)) = tokio::time::timeout(Duration::from_secs(5), opened).await
+            else {
+                return;
+            };
+            let is_sse = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            if !response.status().is_success() || !is_sse {
+                return; // 405: the server offers no standalone stream.
+            }
+            let reader = Arc::clone(shared);
+            let task = tokio::spawn(async move {
+                let mut events = SseByteStream::new(response.bytes_stream());
+                while let Some(Ok(event)) = events.next().await {
+                    if let Some(message) = event
+                        .data
+                        .filter(|d| !d.trim().is_empty())
+                        .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                    {
+                        reader.deliver(message);
+                    }
+                }
+            });
+            shared
+                .streams
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(
+                    RequestId::from("standalone GET stream"),
+                    task.abort_handle(),
+                );
+        })
+    }
+
+    fn sends_cancelled_notifications(&self, version: Option<ProtocolVersion>) -> bool {
+        version.map(ProtocolVersion::era) != Some(ProtocolEra::Modern)
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let shared = &self.inner;
+            for (_, stream) in shared
+                .streams
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .drain()
+            {
+                stream.abort();
+            }
+            let session = shared
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(session) = session {
+                let mut headers = shared.headers.clone();
+                headers.insert(SESSION, session);
+                let _ = shared
+                    .http
+                    .delete(shared.url.clone())
+                    .headers(headers)
+                    .timeout(Duration::from_secs(5))
+                    .send()
+                    .await;
+            }
+        })
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        for (_, stream) in self
+            .inner
+            .streams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+        {
+            stream.abort();
+        }
+    }
+}
+
+/// Reads the reply to request `id`: a JSON body, or an SSE stream resumed (legacy) until the
+/// reply comes. A request left without one is failed, so its caller does not wait forever.
+async fn read_reply(
+    shared: &Shared,
+    id: &RequestId,
+    response: Response,
+    version: Option<String>,
+    legacy: bool,
+) {
+    let status = response.status();
+    let is_sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !is_sse {
+        let body = match response.bytes().await {
+            Ok(body) => body,
+            Err(e) => return shared.fail(id, http_error(status, &e.to_string())),
+        };
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Array(messages)) => messages.into_iter().for_each(|m| shared.deliver(m)),
+            Ok(message) if message.get("jsonrpc").is_some() => {
+                let unanswerable =
+                    message.get("id").is_none_or(Value::is_null) && message.get("error").is_some();
+                if unanswerable {
+                    // An error the server could not tie to the request: it is this one's.
+                    let error = message
+                        .get("error")
+                        .cloned()
+                        .and_then(|e| serde_json::from_value(e).ok())
+                        .unwrap_or_else(|| http_error(status, ""));
+                    shared.fail(id, error);
+                } else {
+                    shared.deliver(message);
+                }
+            }
+            _ => shared.fail(
+                id,
+                http_error(
+                    status,
+                    &String::from_utf8_lossy(&body[..body.len().min(200)]),
+                ),
+            ),
+        }
+        return;
+    }
+    let mut last_event_id: Option<String> = None;
+    let mut retry: Option<Duration> = None;
+    let mut answered = read_events(shared, id, response, &mut last_event_id, &mut retry).await;
+    let mut resumes = 0;
+    while !answered && legacy && resumes < MAX_RESUMES {
+        let Some(event_id) = last_event_id.clone() else {
+            break;
+        };
+        resumes += 1;
+        tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
+        let mut headers = shared.base_headers(version.as_deref());
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if let Ok(v) = HeaderValue::try_from(event_id) {
+            headers.insert("last-event-id", v);
+        }
+        let resumed = shared
+            .http
+            .get(shared.url.clone())
+            .headers(headers)
+            .send()
+            .await;
+        match resumed {
+            Ok(r) if r.status().is_success() => {
+                answered = read_events(shared, id, r, &mut last_event_id, &mut retry).await;
+            }
+            Ok(r) => {
+                tracing::debug!(status = %r.status(), "MCP stream could not be resumed");
+                break;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "MCP stream could not be resumed");
+            }
+        }
+    }
+    if !answered {
+        shared.fail(
+            id,
+            ErrorObject::new(
+                ErrorCode(-32000),
+                "the server's stream ended without a reply",
+            ),
+        );
+    }
+}
+
+/// Reads SSE events, passing each message on, until the reply to `id` (true) or the end of
+/// the stream (false). Keeps the last event id and the server's `retry`.
+async fn read_events(
+    shared: &Shared,
+    id: &RequestId,
+    response: Response,
+    last_event_id: &mut Option<String>,
+    retry: &mut Option<Duration>,
+) -> bool {
+    let mut events = SseByteStream::new(response.bytes_stream());
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                tracing::debug!(error = %e, "MCP event stream broke off");
+                return false;
+            }
+        };
+        if let Some(event_id) = event.id {
+            *last_event_id = Some(event_id);
+        }
+        if let Some(ms) = event.retry {
+            *retry = Some(Duration::from_millis(ms));
+        }
+        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
+            continue;
+        };
+        let Ok(message) = serde_json::from_str::<Value>(&data) else {
+            tracing::debug!("an MCP event that is not JSON");
+            continue;
+        };
+        let is_reply = message.get("method").is_none()
+            && message
+                .get("id")
+                .and_then(RequestId::from_value)
+                .is_some_and(|r| r == *id);
+        shared.deliver(message);
+        if is_reply {
+            return true;
+        }
+    }
+    false
+}
+
+fn http_error(status: StatusCode, body: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode(-32000),
+        format!("HTTP {status} from the MCP server: {}", body.trim()),
+    )
+}

@@ -1,0 +1,285 @@
+//! The MCP client against this project's own servers: in-process, over stdio
+//! (examples/stdio_server) and over Streamable HTTP, in both protocol eras.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mcp_registry::client::{CallOptions, Client, ClientBuilder, ClientError, ServerNotification};
+use mcp_registry::protocol::{ProtocolEra, ProtocolVersion};
+use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool, ToolContext};
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Steps {
+    steps: u32,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn registry() -> Registry {
+    let add = Tool::builder("add")
+        .description("Add two integers")
+        .typed(|a: Add| async move { (a.a + a.b).to_string() })
+        .unwrap();
+    let job = Tool::builder("job")
+        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
+            for i in 1..=a.steps {
+                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
+                    .unwrap();
+                tokio::task::yield_now().await;
+            }
+            "finished"
+        })
+        .unwrap();
+    let slow = Tool::new("slow", "Sleeps", json!({"type": "object"}), |_| async {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        "late"
+    })
+    .unwrap();
+    let hello = Prompt::builder("hello")
+        .description("Greets")
+        .argument(mcp_registry::protocol::PromptArgument::required("name"))
+        .handler(|args: mcp_registry::prompt::PromptArguments| async move {
+            vec![PromptMessage::user(format!("Hello, {}!", args["name"]))]
+        })
+        .unwrap();
+    let server = Server::builder("math")
+        .version("1.0.0")
+        .tools([add, job, slow])
+        .prompts([hello])
+        .build()
+        .unwrap();
+    Registry::from_servers([server])
+}
+
+fn builder(era: ProtocolEra) -> ClientBuilder {
+    let b = Client::builder().info("test-client", "0.1");
+    match era {
+        ProtocolEra::Legacy => b.protocol_version(ProtocolVersion::V2025_11_25),
+        ProtocolEra::Modern => b,
+    }
+}
+
+/// What every transport must do, in `era`.
+async fn exercise(client: &Client, era: ProtocolEra) {
+    assert_eq!(
+        client.protocol_version().map(ProtocolVersion::era),
+        Some(era)
+    );
+    assert!(client.server_capabilities().unwrap().tools.is_some());
+    client.ping().await.unwrap();
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["add", "job", "slow"]);
+    let sum = client
+        .call_tool("add", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    assert_eq!(sum.first_text(), Some("5"));
+    // A tool failure is a result; an unknown tool an error.
+    let bad = client.call_tool("add", json!({"a": "x"})).await.unwrap();
+    assert!(bad.is_error());
+    let unknown = client.call_tool("nope", json!({})).await.unwrap_err();
+    assert_eq!(
+        unknown.server_error().map(|e| e.code.0),
+        Some(-32602),
+        "{unknown}"
+    );
+    // Several requests in flight at once.
+    let calls = (0..8).map(|i| client.call_tool("add", json!({"a": i, "b": 1})));
+    let results = futures_util::future::join_all(calls).await;
+    for (i, r) in results.into_iter().enumerate() {
+        assert_eq!(r.unwrap().first_text(), Some((i + 1).to_string().as_str()));
+    }
+    // Prompts.
+    let prompts = client.list_prompts().await.unwrap();
+    assert_eq!(prompts[0].name, "hello");
+    let args = BTreeMap::from([("name".to_owned(), "Ada".to_owned())]);
+    let got = client.get_prompt("hello", args).await.unwrap();
+    assert_eq!(got.messages[0].content.as_text(), Some("Hello, Ada!"));
+    // Progress, before the reply.
+    let mut notes = client.notifications();
+    let done = client
+        .call_tool_with(
+            "job",
+            json!({"steps": 3}),
+            CallOptions::new().progress_token("p1"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.first_text(), Some("finished"));
+    let mut progress = Vec::new();
+    while let Ok(Ok(note)) = tokio::time::timeout(Duration::from_millis(500), notes.recv()).await {
+        if let ServerNotification::Progress(p) = note {
+            progress.push(p.progress);
+            if progress.len() == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    // A timeout gives up on the request and forgets it.
+    let late = client
+        .call_tool_with(
+            "slow",
+            json!({}),
+            CallOptions::new().timeout(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(late, ClientError::Timeout { .. }), "{late}");
+    // So does a cancellation.
+    let token = mcp_registry::CancellationToken::new();
+    let cancel = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    });
+    let cancelled = client
+        .call_tool_with("slow", json!({}), CallOptions::new().cancellation(token))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(cancelled, ClientError::Cancelled { .. }),
+        "{cancelled}"
+    );
+    assert_eq!(client.pending_count(), 0);
+    // Still usable.
+    client.ping().await.unwrap();
+}
+
+#[tokio::test]
+async fn in_process_legacy() {
+    let client = builder(ProtocolEra::Legacy)
+        .connect_in_process(registry(), "math")
+        .await
+        .unwrap();
+    assert_eq!(client.server_info().unwrap().name, "math");
+    exercise(&client, ProtocolEra::Legacy).await;
+    client.close().await;
+    assert!(client.ping().await.is_err(), "closed");
+}
+
+#[tokio::test]
+async fn in_process_modern() {
+    let client = builder(ProtocolEra::Modern)
+        .connect_in_process(registry(), "math")
+        .await
+        .unwrap();
+    exercise(&client, ProtocolEra::Modern).await;
+    // 2026-07-28: the log level travels in _meta; no request.
+    client
+        .set_logging_level(mcp_registry::protocol::LoggingLevel::Info)
+        .await
+        .unwrap();
+    client.close().await;
+}
+
+#[tokio::test]
+async fn unknown_server_fails_the_handshake() {
+    let err = Client::in_process(registry(), "nope").await.unwrap_err();
+    assert!(
+        err.to_string().contains("nope") || matches!(err, ClientError::Handshake(_)),
+        "{err}"
+    );
+}
+
+async fn http_url(registry: Registry) -> String {
+    let app = mcp_registry::transport::http::router(
+        registry,
+        "math",
+        mcp_registry::transport::http::HttpConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/mcp")
+}
+
+#[tokio::test]
+async fn http_legacy() {
+    let url = http_url(registry()).await;
+    let client = builder(ProtocolEra::Legacy)
+        .connect_http(&url)
+        .await
+        .unwrap();
+    exercise(&client, ProtocolEra::Legacy).await;
+    client.close().await;
+}
+
+#[tokio::test]
+async fn http_modern() {
+    let url = http_url(registry()).await;
+    let client = builder(ProtocolEra::Modern)
+        .connect_http(&url)
+        .await
+        .unwrap();
+    exercise(&client, ProtocolEra::Modern).await;
+    client.close().await;
+}
+
+#[tokio::test]
+async fn http_unreachable_is_a_clear_error() {
+    let err = Client::http("http://127.0.0.1:1/mcp").await.unwrap_err();
+    assert!(err.to_string().contains("127.0.0.1:1"), "{err}");
+}
+
+fn stdio_server() -> tokio::process::Command {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
+    let path = format!("{target}/debug/examples/stdio_server");
+    if !std::path::Path::new(&path).exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--example", "stdio_server"])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    tokio::process::Command::new(path)
+}
+
+#[tokio::test]
+async fn stdio_both_eras() {
+    for era in [ProtocolEra::Legacy, ProtocolEra::Modern] {
+        let client = builder(era).connect_stdio(stdio_server()).await.unwrap();
+        assert_eq!(
+            client.protocol_version().map(ProtocolVersion::era),
+            Some(era)
+        );
+        assert_eq!(client.server_info().unwrap().name, "demo");
+        let tools = client.list_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "add"));
+        let sum = client
+            .call_tool("add", json!({"a": 20, "b": 22}))
+            .await
+            .unwrap();
+        assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn stdio_missing_program_is_a_spawn_error() {
+    let err = Client::stdio(tokio::process::Command::new("/no/such/mcp-server"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Spawn { .. }), "{err}");
+    assert!(err.to_string().contains("/no/such/mcp-server"), "{err}");
+}
+
+#[tokio::test]
+async fn stdio_early_exit_says_why() {
+    let mut command = tokio::process::Command::new("sh");
+    command.args(["-c", "echo 'config missing' >&2; exit 3"]);
+    let err = Client::stdio(command).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("exit") && text.contains("config missing"),
+        "{text}"
+    );
+}
