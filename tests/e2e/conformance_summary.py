@@ -63,14 +63,17 @@ def load_baseline(path: Path, leg: str) -> dict[str, str]:
 
 
 def load_results(directory: Path, leg: str, scenarios: list[str]) -> dict[str, list[dict]]:
-    """`scenario -> checks` from `<leg>-<scenario>-<timestamp>/checks.json` (a `/` in a
-    scenario name is written as `-` in its directory name)."""
+    """`scenario -> checks` from `<scenario>-<timestamp>/checks.json` under `directory`. The
+    server leg prefixes the directory with `server-` and writes a `/` in a scenario name as
+    `-`; the client leg writes no prefix and keeps the `/` as a subdirectory (`auth/...`)."""
     by_dirname = {s.replace("/", "-"): s for s in scenarios}
     found: dict[str, list[dict]] = {}
-    for checks_file in sorted(directory.glob("*/checks.json")):
-        m = re.match(rf"^{leg}-(.+)-\d{{4}}-\d{{2}}-\d{{2}}T[\d-]+Z$", checks_file.parent.name)
-        name = m.group(1) if m else checks_file.parent.name
-        found[by_dirname.get(name, name)] = json.loads(checks_file.read_text(encoding="utf-8"))
+    for checks_file in sorted(directory.glob("**/checks.json")):
+        relative = checks_file.parent.relative_to(directory).as_posix()
+        m = re.match(rf"^(?:{leg}-)?(.+)-\d{{4}}-\d{{2}}-\d{{2}}T[\d-]+Z$", relative)
+        name = m.group(1) if m else relative
+        scenario = name if name in scenarios else by_dirname.get(name.replace("/", "-"), name)
+        found[scenario] = json.loads(checks_file.read_text(encoding="utf-8"))
     return found
 
 
