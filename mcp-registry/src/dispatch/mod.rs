@@ -5,6 +5,7 @@
 //! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
 //! transports use the dispatcher directly.
 
+mod completion;
 mod prompts;
 mod resources;
 mod session;
@@ -71,6 +72,7 @@ pub(crate) enum Body {
     Call(CallToolResult),
     Prompts(prompts::PromptsBody),
     Resources(resources::ResourcesBody),
+    Complete(crate::protocol::CompleteResult),
 }
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -236,6 +238,23 @@ impl<'r> Dispatcher<'r> {
                 if connection.subscriptions =>
             {
                 resources::subscription(&server, version, &method, params).map(Body::Resources)
+            }
+            (method::COMPLETION_COMPLETE, _) if server.has_completions() => {
+                match completion::start(&server, params) {
+                    Ok(completing) => {
+                        return Step::Waiting(Box::pin(async move {
+                            match completing.await {
+                                Ok(result) => Answer::Result(outcome(
+                                    &server,
+                                    version,
+                                    Body::Complete(result),
+                                )),
+                                Err(e) => Answer::Error(e),
+                            }
+                        }));
+                    }
+                    Err(e) => Err(e),
+                }
             }
             (method::TOOLS_CALL, _) => {
                 if let Some(meta) = meta {
@@ -546,8 +565,18 @@ fn capabilities(server: &Server, connection: Connection) -> ServerCapabilities {
         }),
         prompts: prompts::capability(server, connection),
         resources: resources::capability(server, connection),
-        other: Map::new(),
+        other: other_capabilities(server),
     }
+}
+
+/// The capabilities without a typed field: `completions` for a server with something to
+/// complete.
+fn other_capabilities(server: &Server) -> Map<String, Value> {
+    let mut other = Map::new();
+    if server.has_completions() {
+        other.insert("completions".to_owned(), Value::Object(Map::new()));
+    }
+    other
 }
 
 /// The legacy handshake: the version asked for when this crate speaks it (as a legacy
@@ -615,6 +644,7 @@ impl Serialize for Written<'_> {
             Body::Call(r) => write(r, outcome, serializer),
             Body::Prompts(r) => write(r, outcome, serializer),
             Body::Resources(r) => write(r, outcome, serializer),
+            Body::Complete(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,

@@ -197,4 +197,18 @@ pub mod method {
     pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
     /// `notifications/resources/list_changed`.
     pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+
+    // Completion, logging and subscriptions (server side, #13).
+
+    /// `completion/complete`.
+    pub const COMPLETION_COMPLETE: &str = "completion/complete";
+    /// `logging/setLevel` (legacy revisions; 2026-07-28 sets the level per request in
+    /// `_meta`).
+    pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+    /// `notifications/message`: a log message.
+    pub const LOGGING_MESSAGE: &str = "notifications/message";
+    /// `subscriptions/listen` (2026-07-28).
+    pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+    /// `notifications/subscriptions/acknowledged` (2026-07-28).
+    pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 }

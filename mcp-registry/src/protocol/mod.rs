@@ -3,13 +3,16 @@
 //!
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
 
+mod completion;
 mod content;
 pub(crate) mod decode;
 mod depth;
 mod jsonrpc;
+mod logging;
 mod messages;
 mod prompt;
 mod resource;
+mod subscription;
 mod tool;
 mod version;
 
@@ -36,6 +39,13 @@ pub use resource::{
     ListResourcesResult, ReadResourceParams, ReadResourceResult, ResourceDescriptor,
     ResourceTemplateDescriptor, ResourceUpdatedParams, ResourcesCapability, SubscribeParams,
 };
+// Completion, logging and subscriptions (server side, #13).
+pub use completion::{
+    CompleteArgument, CompleteContext, CompleteParams, CompleteResult, CompletionReference,
+    Completions, MAX_COMPLETION_VALUES,
+};
+pub use logging::{LoggingLevel, LoggingMessageParams, META_LOG_LEVEL, SetLevelParams};
+pub use subscription::{ListenParams, META_SUBSCRIPTION_ID, SubscriptionFilter};
 pub use tool::{ToolAnnotations, ToolDescriptor, ToolNameError, validate_tool_name};
 pub(crate) use version::Era;
 #[cfg(feature = "http")]
