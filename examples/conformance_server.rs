@@ -9,16 +9,17 @@
 //! ```
 //!
 //! `.ci/e2e.sh` runs the suite's requirement sets for 2025-11-25 and 2026-07-28 against it on
-//! every CI run, with the prompts its `prompts-*` scenarios get and the resources its
-//! `resources-*` scenarios read. Scenarios about features this library does not offer yet
-//! (completion, logging, sampling, elicitation, multi round-trip requests) have no fixtures
-//! here;
-//! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
+//! every CI run, with the prompts its `prompts-*` scenarios get (one argument completes), the
+//! resources its `resources-*` scenarios read and the tools that log. Scenarios about features
+//! this library does not offer yet (sampling, elicitation, multi round-trip requests) have no
+//! fixtures here; they are listed with their reasons in
+//! `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_registry::protocol::Role;
+use mcp_registry::completion::Completions;
+use mcp_registry::protocol::{LoggingLevel, Role};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
     CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext,
@@ -129,12 +130,35 @@ async fn test_streaming_elicitation(ctx: ToolContext) -> Result<&'static str, St
 }
 
 /// Diagnostic tool of the suite's `server-stateless` scenario: no `notifications/message` may
-/// reach a client whose request set no `io.modelcontextprotocol/logLevel`. The library has no
-/// logging yet (the server-side issue adds it); this tool must then log at `info` through its
-/// context, so the check keeps meaning something.
+/// reach a client whose request set no `io.modelcontextprotocol/logLevel`. Logs at `info`, so
+/// the check means something.
 #[mcp_tool(read_only)]
-async fn test_logging_tool() -> &'static str {
+async fn test_logging_tool(ctx: ToolContext) -> &'static str {
+    ctx.log(
+        LoggingLevel::Info,
+        None,
+        "Diagnostic trace logging activated",
+    );
     "Logging evaluated"
+}
+
+/// Sends three `info` log messages about 50 ms apart (`tools-call-with-logging`).
+#[mcp_tool(read_only)]
+async fn test_tool_with_logging(ctx: ToolContext) -> &'static str {
+    for (i, step) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.log(LoggingLevel::Info, None, step);
+    }
+    "Tool with logging executed successfully"
 }
 
 /// A tool built at run time from a raw JSON Schema that uses 2020-12 keywords (`$schema`,
@@ -191,6 +215,10 @@ fn prompts() -> Vec<Prompt> {
         .description("A prompt with required arguments")
         .required_argument("arg1", "First test argument")
         .required_argument("arg2", "Second test argument")
+        // `completion-complete` completes `arg1`.
+        .complete("arg1", |partial, _| async move {
+            Completions::matching(["paris", "park", "party"], &partial)
+        })
         .handler(|args| async move {
             format!(
                 "Prompt with arguments: arg1='{}', arg2='{}'",
@@ -291,6 +319,7 @@ fn conformance_server() -> Server {
             test_tool_with_progress::tool(),
             test_streaming_elicitation::tool(),
             test_logging_tool::tool(),
+            test_tool_with_logging::tool(),
             json_schema_2020_12_tool(),
         ])
         .prompts(prompts())

@@ -8,7 +8,7 @@ mod common;
 use common::{LEGACY, MODERN, assert_reply, modern_meta};
 use mcp_registry::completion::Completions;
 use mcp_registry::{
-    Prompt, PromptBuildError, Registry, ResourceBuildError, ResourceTemplate, Server,
+    Prompt, PromptBuildError, Registry, ResourceBuildError, ResourceTemplate, Server, mcp_prompt,
 };
 use serde_json::{Value, json};
 
@@ -336,4 +336,46 @@ fn completing_an_undeclared_argument_is_a_build_error() {
         err,
         ResourceBuildError::UnknownCompletionVariable { .. }
     ));
+}
+
+/// Suggests colours starting with what was typed.
+async fn colours(
+    partial: String,
+    context: mcp_registry::completion::CompletionContext,
+) -> Vec<String> {
+    ["red", "green", "grey"]
+        .into_iter()
+        .filter(|c| c.starts_with(&partial))
+        .map(|c| format!("{c}{}", context.get("suffix").unwrap_or_default()))
+        .collect()
+}
+
+/// Paint something.
+#[mcp_prompt]
+async fn paint(#[arg(complete = colours)] colour: String, suffix: Option<String>) -> String {
+    format!("paint it {colour}{}", suffix.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn the_macro_attaches_a_completion_function_to_an_argument() {
+    let prompt = paint::prompt();
+    assert!(prompt.has_completions());
+    let chosen = [("suffix".to_owned(), "!".to_owned())].into();
+    let suggested = prompt
+        .complete("colour", "gr", chosen)
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(suggested.values, ["green!", "grey!"]);
+    let none = prompt
+        .complete("suffix", "", Default::default())
+        .unwrap()
+        .await
+        .unwrap();
+    assert!(none.values.is_empty());
+    assert_eq!(
+        paint("red".into(), None).await,
+        "paint it red",
+        "still a plain function"
+    );
 }
