@@ -10,7 +10,8 @@
 //!
 //! `.ci/e2e.sh` runs the suite's requirement sets for 2025-11-25 and 2026-07-28 against it on
 //! every CI run, with the prompts its `prompts-*` scenarios get (one argument completes), the
-//! resources its `resources-*` scenarios read and the tools that log. Scenarios about features
+//! resources its `resources-*` scenarios read, the tools that log and those that change the
+//! server (for `subscriptions/listen` streams). Scenarios about features
 //! this library does not offer yet (sampling, elicitation, multi round-trip requests) have no
 //! fixtures here; they are listed with their reasons in
 //! `tests/e2e/conformance/server-<revision>.yml`.
@@ -161,6 +162,32 @@ async fn test_tool_with_logging(ctx: ToolContext) -> &'static str {
     "Tool with logging executed successfully"
 }
 
+/// The registry being served, for the tools that change it.
+static SERVED: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+
+/// Registers the served server again: every open `subscriptions/listen` stream that asked
+/// for list changes hears about it.
+fn touch_served() -> &'static str {
+    if let Some(registry) = SERVED.get()
+        && let Some(server) = registry.server(SERVER_NAME)
+    {
+        registry.register_server(server);
+    }
+    "Mutation triggered"
+}
+
+/// Diagnostic hook of the `server-stateless` scenario: changes the tool list.
+#[mcp_tool]
+async fn test_trigger_tool_change() -> &'static str {
+    touch_served()
+}
+
+/// Diagnostic hook of the `server-stateless` scenario: changes the prompt list.
+#[mcp_tool]
+async fn test_trigger_prompt_change() -> &'static str {
+    touch_served()
+}
+
 /// A tool built at run time from a raw JSON Schema that uses 2020-12 keywords (`$schema`,
 /// `$defs`, `$anchor`, `$ref`, `allOf`/`anyOf`, `if`/`then`/`else`, `additionalProperties`),
 /// which must reach clients untouched. The schema is the suite's own fixture (SEP-1613,
@@ -305,8 +332,10 @@ async fn watched_resource() -> &'static str {
     "Watched resource content"
 }
 
+const SERVER_NAME: &str = "mcp-registry-conformance";
+
 fn conformance_server() -> Server {
-    Server::builder("mcp-registry-conformance")
+    Server::builder(SERVER_NAME)
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("Tools for the MCP conformance suite's server scenarios.")
         .tools([
@@ -320,6 +349,8 @@ fn conformance_server() -> Server {
             test_streaming_elicitation::tool(),
             test_logging_tool::tool(),
             test_tool_with_logging::tool(),
+            test_trigger_tool_change::tool(),
+            test_trigger_prompt_change::tool(),
             json_schema_2020_12_tool(),
         ])
         .prompts(prompts())
@@ -352,6 +383,7 @@ async fn main() -> std::io::Result<()> {
     let name = server.name().to_owned();
     eprintln!("conformance_server: serving `{name}` at http://{addr}/mcp");
     let registry = Registry::from_servers([server]);
+    let _ = SERVED.set(registry.clone());
     let updates = registry.clone();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_secs(3));

@@ -9,6 +9,7 @@ mod completion;
 mod prompts;
 mod resources;
 mod session;
+mod subscriptions;
 
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
@@ -277,6 +278,12 @@ impl<'r> Dispatcher<'r> {
                     Err(e) => Err(e),
                 }
             }
+            (method::SUBSCRIPTIONS_LISTEN, Era::Modern) => {
+                match subscriptions::listen(self.registry, server.clone(), id, params, &options) {
+                    Ok(stream) => return Step::Waiting(stream),
+                    Err(e) => Err(e),
+                }
+            }
             (method::LOGGING_SET_LEVEL, Era::Legacy(_)) if connection.logging => {
                 prompts::read_params(method::LOGGING_SET_LEVEL, params)
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
@@ -325,12 +332,13 @@ impl<'r> Dispatcher<'r> {
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            // 2026-07-28 subscribes through `subscriptions/listen`, not served yet; its log
-            // level travels in each request.
+            // 2026-07-28 subscribes through `subscriptions/listen` (list changes, resource
+            // updates); its log level travels in each request.
             capabilities: capabilities(
                 server,
                 Connection {
-                    subscriptions: false,
+                    list_changed: true,
+                    subscriptions: true,
                     logging: true,
                     ..connection
                 },

@@ -545,8 +545,12 @@ impl ServerSession {
     /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
     /// while it runs, so `notifications/cancelled` can stop it.
     async fn dispatch(&self, request: IncomingRequest<'_>, mut options: CallOptions) -> Answer {
-        let _in_flight =
-            (request.method == method::TOOLS_CALL).then(|| self.track(&request.id, &mut options));
+        // A call, or a listen stream (which only ends when cancelled).
+        let cancellable = matches!(
+            &*request.method,
+            method::TOOLS_CALL | method::SUBSCRIPTIONS_LISTEN
+        );
+        let _in_flight = cancellable.then(|| self.track(&request.id, &mut options));
         if options.notifications.is_none() {
             options = options.notifications(self.inner.notifications.clone());
         }
