@@ -9,16 +9,18 @@
 //! ```
 //!
 //! `.ci/e2e.sh` runs the suite's requirement sets for 2025-11-25 and 2026-07-28 against it on
-//! every CI run, with the prompts its `prompts-*` scenarios get and the resources its
-//! `resources-*` scenarios read. Scenarios about features this library does not offer yet
-//! (completion, logging, sampling, elicitation, multi round-trip requests) have no fixtures
-//! here;
-//! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
+//! every CI run, with the prompts its `prompts-*` scenarios get (one argument completes), the
+//! resources its `resources-*` scenarios read, the tools that log and those that change the
+//! server (for `subscriptions/listen` streams). Scenarios about features
+//! this library does not offer yet (sampling, elicitation, multi round-trip requests) have no
+//! fixtures here; they are listed with their reasons in
+//! `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_registry::protocol::Role;
+use mcp_registry::completion::Completions;
+use mcp_registry::protocol::{LoggingLevel, Role};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
     CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext,
@@ -129,12 +131,61 @@ async fn test_streaming_elicitation(ctx: ToolContext) -> Result<&'static str, St
 }
 
 /// Diagnostic tool of the suite's `server-stateless` scenario: no `notifications/message` may
-/// reach a client whose request set no `io.modelcontextprotocol/logLevel`. The library has no
-/// logging yet (the server-side issue adds it); this tool must then log at `info` through its
-/// context, so the check keeps meaning something.
+/// reach a client whose request set no `io.modelcontextprotocol/logLevel`. Logs at `info`, so
+/// the check means something.
 #[mcp_tool(read_only)]
-async fn test_logging_tool() -> &'static str {
+async fn test_logging_tool(ctx: ToolContext) -> &'static str {
+    ctx.log(
+        LoggingLevel::Info,
+        None,
+        "Diagnostic trace logging activated",
+    );
     "Logging evaluated"
+}
+
+/// Sends three `info` log messages about 50 ms apart (`tools-call-with-logging`).
+#[mcp_tool(read_only)]
+async fn test_tool_with_logging(ctx: ToolContext) -> &'static str {
+    for (i, step) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.log(LoggingLevel::Info, None, step);
+    }
+    "Tool with logging executed successfully"
+}
+
+/// The registry being served, for the tools that change it.
+static SERVED: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+
+/// Registers the served server again: every open `subscriptions/listen` stream that asked
+/// for list changes hears about it.
+fn touch_served() -> &'static str {
+    if let Some(registry) = SERVED.get()
+        && let Some(server) = registry.server(SERVER_NAME)
+    {
+        registry.register_server(server);
+    }
+    "Mutation triggered"
+}
+
+/// Diagnostic hook of the `server-stateless` scenario: changes the tool list.
+#[mcp_tool]
+async fn test_trigger_tool_change() -> &'static str {
+    touch_served()
+}
+
+/// Diagnostic hook of the `server-stateless` scenario: changes the prompt list.
+#[mcp_tool]
+async fn test_trigger_prompt_change() -> &'static str {
+    touch_served()
 }
 
 /// A tool built at run time from a raw JSON Schema that uses 2020-12 keywords (`$schema`,
@@ -191,6 +242,10 @@ fn prompts() -> Vec<Prompt> {
         .description("A prompt with required arguments")
         .required_argument("arg1", "First test argument")
         .required_argument("arg2", "Second test argument")
+        // `completion-complete` completes `arg1`.
+        .complete("arg1", |partial, _| async move {
+            Completions::matching(["paris", "park", "party"], &partial)
+        })
         .handler(|args| async move {
             format!(
                 "Prompt with arguments: arg1='{}', arg2='{}'",
@@ -277,8 +332,10 @@ async fn watched_resource() -> &'static str {
     "Watched resource content"
 }
 
+const SERVER_NAME: &str = "mcp-registry-conformance";
+
 fn conformance_server() -> Server {
-    Server::builder("mcp-registry-conformance")
+    Server::builder(SERVER_NAME)
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("Tools for the MCP conformance suite's server scenarios.")
         .tools([
@@ -291,6 +348,9 @@ fn conformance_server() -> Server {
             test_tool_with_progress::tool(),
             test_streaming_elicitation::tool(),
             test_logging_tool::tool(),
+            test_tool_with_logging::tool(),
+            test_trigger_tool_change::tool(),
+            test_trigger_prompt_change::tool(),
             json_schema_2020_12_tool(),
         ])
         .prompts(prompts())
@@ -323,6 +383,7 @@ async fn main() -> std::io::Result<()> {
     let name = server.name().to_owned();
     eprintln!("conformance_server: serving `{name}` at http://{addr}/mcp");
     let registry = Registry::from_servers([server]);
+    let _ = SERVED.set(registry.clone());
     let updates = registry.clone();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_secs(3));

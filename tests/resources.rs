@@ -249,10 +249,10 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     )
     .await;
     assert_reply(MODERN, "DiscoverResult", &discover);
-    // 2026-07-28 subscribes through subscriptions/listen, which is not served yet.
+    // 2026-07-28 subscribes (and hears of list changes) through subscriptions/listen.
     assert_eq!(
         discover["result"]["capabilities"]["resources"],
-        json!({"subscribe": false, "listChanged": false})
+        json!({"subscribe": true, "listChanged": true})
     );
     for (method, def) in [
         ("resources/list", "ListResourcesResult"),

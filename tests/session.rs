@@ -618,9 +618,11 @@ fn no_list_changed_is_advertised_without_a_watcher() {
         json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
     discover["params"]["_meta"] = modern_meta();
     let reply = runtime.block_on(session.handle(discover)).unwrap();
+    // 2026-07-28 list changes travel on subscriptions/listen streams, which watch the
+    // registry themselves: no session watcher is needed for them.
     assert_eq!(
         reply["result"]["capabilities"]["tools"]["listChanged"],
-        false
+        true
     );
 }
 

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use mcp_registry::completion::{CompletionContext, Completions};
+use mcp_registry::protocol::LoggingLevel;
 use mcp_registry::{
     Json, PromptMessage, ResourceError, ToolContext, mcp_prompt, mcp_resource, mcp_tool, server,
 };
@@ -81,6 +83,16 @@ async fn countdown(ctx: ToolContext, steps: u32) -> Result<String, String> {
     for done in 1..=steps {
         tokio::time::sleep(Duration::from_millis(20)).await;
         let left = steps - done;
+        ctx.log(
+            LoggingLevel::Debug,
+            Some("countdown"),
+            format!("step {done}"),
+        );
+        ctx.log(
+            LoggingLevel::Info,
+            Some("countdown"),
+            format!("{left} left"),
+        );
         ctx.progress(
             f64::from(done),
             Some(f64::from(steps)),
@@ -97,7 +109,10 @@ async fn countdown(ctx: ToolContext, steps: u32) -> Result<String, String> {
 /// * `operation` - the tool to explain: add, divide, echo or countdown
 /// * `audience` - who the explanation is for; a beginner when left out
 #[mcp_prompt(title = "Explain an operation")]
-async fn explain(operation: String, audience: Option<String>) -> Vec<PromptMessage> {
+async fn explain(
+    #[arg(complete = operation_names)] operation: String,
+    audience: Option<String>,
+) -> Vec<PromptMessage> {
     let audience = audience.unwrap_or_else(|| "a beginner".to_owned());
     vec![
         PromptMessage::user(format!(
@@ -132,6 +147,12 @@ async fn operation(name: String) -> Result<String, ResourceError> {
         _ => return Err(ResourceError::not_found(format!("no operation `{name}`"))),
     };
     Ok(format!("# {name}\n\nThe `{name}` tool {what}."))
+}
+
+/// Completes `explain`'s `operation` argument: the demo's tools whose name starts with what
+/// was typed.
+async fn operation_names(partial: String, _context: CompletionContext) -> Completions {
+    Completions::matching(["add", "countdown", "divide", "echo"], &partial)
 }
 
 server!(

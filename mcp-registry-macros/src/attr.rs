@@ -222,6 +222,8 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
 pub(crate) struct ParamAttrs {
     pub(crate) description: Option<LitStr>,
     pub(crate) rename: Option<LitStr>,
+    /// `complete = path`: the argument's completion function (prompts only).
+    pub(crate) complete: Option<syn::Path>,
 }
 
 /// Whether `attr` is ours (`#[arg(...)]`); such attributes are removed from the emitted
@@ -244,16 +246,29 @@ pub(crate) fn parse_param_attrs(attrs: &[Attribute], errors: &mut Errors) -> Par
         };
         for meta in &metas {
             let key = key_of(meta.path());
-            if key != "description" && key != "rename" {
+            if key != "description" && key != "rename" && key != "complete" {
                 errors.spanned(
                     meta.path(),
                     format_args!(
-                        "unknown attribute `{key}`; #[arg] takes `description` and `rename`"
+                        "unknown attribute `{key}`; #[arg] takes `description`, `rename` and (on a prompt's parameters) `complete`"
                     ),
                 );
                 continue;
             }
             if !seen.first(&key, meta.path(), errors) {
+                continue;
+            }
+            if key == "complete" {
+                match meta {
+                    Meta::NameValue(syn::MetaNameValue {
+                        value: Expr::Path(p),
+                        ..
+                    }) => out.complete = Some(p.path.clone()),
+                    other => errors.spanned(
+                        other,
+                        "`complete` takes the path of a completion function: `complete = my_completer`",
+                    ),
+                }
                 continue;
             }
             let value = string_value(meta, &key, errors);

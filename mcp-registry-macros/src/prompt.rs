@@ -187,6 +187,12 @@ pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
     } else {
         quote_spanned!(ident.span()=> #krate::__private::prompt_sync(#ident(#(#values),*), #convert))
     };
+    let completers = prompt.params.iter().filter_map(|p| {
+        let path = p.attrs.complete.as_ref()?;
+        let name = p.property()?;
+        Some(quote_spanned!(path.span()=> .complete(#name, #path)))
+    });
+    let builder = hidden("__mcp_builder");
     let signature = hidden(&format!("prompt_signature{}", prompt.params.len()));
     let body = quote! {
         fn #start(#(#values: #plain),*) -> #krate::prompt::PromptFuture {
@@ -203,6 +209,7 @@ pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
                 start: #start,
                 docs: [#(#docs),*],
             }),
+            |#builder: #krate::PromptBuilder| #builder #(#completers)*,
         )
     };
     let items = items(prompt, &krate, body);

@@ -95,6 +95,12 @@ fn check_params(tool: &ToolFn, errors: &mut Errors) {
     }
     let mut properties: HashSet<String> = HashSet::new();
     for param in &tool.params {
+        if let Some(complete) = &param.attrs.complete {
+            errors.spanned(
+                complete,
+                "`complete` is for the arguments of a #[mcp_prompt]: tool arguments are not completed",
+            );
+        }
         if param.ident.is_none() {
             let hint = match &param.pat {
                 Pat::Wild(_) => "give it a name (`_name: Type`)",

@@ -52,6 +52,7 @@
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod client;
+pub mod completion;
 pub mod dispatch;
 mod name;
 mod private;

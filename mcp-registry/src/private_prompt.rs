@@ -167,6 +167,7 @@ pub fn cached_prompt(
     key: std::any::TypeId,
     meta: &'static PromptMeta,
     signature: &'static dyn PromptSignature,
+    completers: fn(crate::PromptBuilder) -> crate::PromptBuilder,
 ) -> Prompt {
     type Cache = std::sync::RwLock<std::collections::HashMap<std::any::TypeId, Prompt>>;
     static PROMPTS: std::sync::LazyLock<Cache> = std::sync::LazyLock::new(Default::default);
@@ -183,6 +184,8 @@ pub fn cached_prompt(
     for argument in signature.arguments() {
         builder = builder.argument(argument);
     }
+    // `#[arg(complete = ..)]`: each on a parameter, so on an argument the prompt has.
+    builder = completers(builder);
     // The name was checked at compile time, the argument names are distinct parameters.
     let built = builder.build_checked(MacroPromptHandler(signature));
     PROMPTS

@@ -118,6 +118,8 @@ struct ServerInner {
     templates: Vec<ResourceTemplate>,
     /// Indexes into `templates`, sorted by name then URI template: the listing order.
     template_listing: Vec<usize>,
+    /// Whether a prompt argument or template variable has a completion function.
+    completions: bool,
     /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
     /// every 2026-07-28 result carries it in `_meta`.
     info: Value,
@@ -312,6 +314,12 @@ impl Server {
         !self.inner.resources.is_empty() || !self.inner.templates.is_empty()
     }
 
+    /// Whether a prompt argument or a resource template variable has a completion function:
+    /// the server then serves `completion/complete` and advertises `completions`.
+    pub fn has_completions(&self) -> bool {
+        self.inner.completions
+    }
+
     /// Whether two handles are the same server value.
     pub fn ptr_eq(&self, other: &Server) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -472,6 +480,8 @@ impl ServerBuilder {
                 uri_template: pair[0].to_owned(),
             });
         }
+        let completions = prompts.iter().any(Prompt::has_completions)
+            || templates.iter().any(ResourceTemplate::has_completions);
         let resource_index = resources
             .iter()
             .enumerate()
@@ -530,6 +540,7 @@ impl ServerBuilder {
                 resource_index,
                 templates,
                 template_listing,
+                completions,
                 info,
             }),
         })

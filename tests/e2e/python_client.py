@@ -15,7 +15,9 @@ outputSchema (jsonschema), a tool failure (isError), bad arguments (isError), an
 (JSON-RPC error -32602), progress notifications, prompts/list and prompts/get (arguments,
 a missing argument and an unknown prompt as -32602), resources/list, resources/templates/list
 and resources/read (a fixed URI, a template match, an unknown URI as the revision's
-not-found error: -32002 legacy, -32602 in 2026-07-28), concurrent calls. The last line is
+not-found error: -32002 legacy, -32602 in 2026-07-28), completion/complete of a prompt argument
+(and -32602 for an unknown one), log messages from a tool (`logging/setLevel` in the legacy
+era, none before it; the per-request `_meta` level in 2026-07-28), concurrent calls. The last line is
 `N passed, M failed`; the exit status is 0 only when nothing failed.
 """
 
@@ -31,7 +33,7 @@ from importlib.metadata import version as package_version
 from typing import Any
 
 import jsonschema
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 try:  # mcp >= 2
@@ -94,7 +96,7 @@ class Checks:
             traceback.print_exc(limit=3, file=sys.stdout)
 
 
-async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
+async def run_checks(session: ClientSession, era: str, c: Checks, logs: list[dict[str, Any]]) -> None:
     # --- lifecycle -------------------------------------------------------------------------
     async with c.step("connect"):
         if era == "modern":
@@ -105,6 +107,8 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
             c.ok("discover: tools capability", "tools" in result.get("capabilities", {}), result)
             c.ok("discover: prompts capability", "prompts" in result.get("capabilities", {}), result)
             c.ok("discover: resources capability", "resources" in result.get("capabilities", {}), result)
+            c.ok("discover: completions capability", "completions" in result.get("capabilities", {}), result)
+            c.ok("discover: logging capability", "logging" in result.get("capabilities", {}), result)
             c.ok("negotiated protocol version is modern",
                  session.protocol_version in MODERN_VERSIONS, session.protocol_version)
             info = wire(session.server_info) if session.server_info is not None else None
@@ -123,6 +127,9 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
             c.ok("initialize: prompts capability", "prompts" in result.get("capabilities", {}), result)
             c.ok("initialize: resources capability, with subscriptions",
                  result.get("capabilities", {}).get("resources", {}).get("subscribe") is True, result)
+            c.ok("initialize: completions capability",
+                 "completions" in result.get("capabilities", {}), result)
+            c.ok("initialize: logging capability", "logging" in result.get("capabilities", {}), result)
             c.ok("initialize: instructions",
                  "Arithmetic" in (result.get("instructions") or ""), result.get("instructions"))
 
@@ -239,6 +246,37 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
              [u[0] for u in updates] == [1, 2, 3] and all(u[1] == 3 for u in updates), updates)
         c.ok("countdown: progress messages", [u[2] for u in updates] == ["2 left", "1 left", "0 left"],
              updates)
+        if era == "modern":
+            # The session's log level travels in each request's `_meta` (info): debug stays out.
+            c.ok("countdown: info log messages (2026-07-28 _meta level)",
+                 [(m.get("level"), m.get("logger"), m.get("data")) for m in logs]
+                 == [("info", "countdown", f"{n} left") for n in (2, 1, 0)], logs)
+        else:
+            c.ok("countdown: no log messages before logging/setLevel", logs == [], logs)
+
+    # --- logging ---------------------------------------------------------------------------
+    if era == "legacy":
+        async with c.step("logging/setLevel"):
+            logs.clear()
+            result = wire(await asyncio.wait_for(session.set_logging_level("debug"), CALL_TIMEOUT))
+            c.ok("setLevel debug: an empty result", result == {} or result == {"_meta": {}}, result)
+            await call("countdown", {"steps": 2})
+            await asyncio.sleep(0.2)
+            c.ok("countdown at debug: debug and info messages",
+                 [(m.get("level"), m.get("data")) for m in logs]
+                 == [("debug", "step 1"), ("info", "1 left"), ("debug", "step 2"), ("info", "0 left")], logs)
+            logs.clear()
+            await asyncio.wait_for(session.set_logging_level("warning"), CALL_TIMEOUT)
+            await call("countdown", {"steps": 2})
+            await asyncio.sleep(0.2)
+            c.ok("countdown at warning: nothing", logs == [], logs)
+            try:
+                await asyncio.wait_for(session.set_logging_level("loud"), CALL_TIMEOUT)  # type: ignore[arg-type]
+                c.ok("setLevel loud: JSON-RPC error", False, "got a result")
+            except McpError as e:
+                c.ok("setLevel loud: -32602", error_code(e) == INVALID_PARAMS, f"code {error_code(e)}: {e}")
+            except Exception as e:  # noqa: BLE001 - the SDK may refuse the level itself
+                c.ok("setLevel loud: refused", True, e)
 
     # --- prompts ---------------------------------------------------------------------------
     async with c.step("prompts/list"):
@@ -273,6 +311,25 @@ async def run_checks(session: ClientSession, era: str, c: Checks) -> None:
         except McpError as e:
             c.ok("unknown prompt: JSON-RPC error -32602", error_code(e) == INVALID_PARAMS,
                  f"code {error_code(e)}: {e}")
+
+    # --- completion ------------------------------------------------------------------------
+    async with c.step("completion/complete"):
+        ref = types.PromptReference(type="ref/prompt", name="explain")
+        result = wire(await asyncio.wait_for(
+            session.complete(ref, {"name": "operation", "value": "d"}), CALL_TIMEOUT))
+        c.ok("complete explain.operation 'd': divide",
+             result.get("completion") == {"values": ["divide"], "total": 1, "hasMore": False}, result)
+        result = wire(await asyncio.wait_for(
+            session.complete(ref, {"name": "audience", "value": "a"}), CALL_TIMEOUT))
+        c.ok("complete explain.audience: no suggestions", result.get("completion", {}).get("values") == [],
+             result)
+        try:
+            result = wire(await asyncio.wait_for(
+                session.complete(ref, {"name": "colour", "value": ""}), CALL_TIMEOUT))
+            c.ok("complete an unknown argument: JSON-RPC error", False, f"got a result: {result}")
+        except McpError as e:
+            c.ok("complete an unknown argument: -32602 naming it",
+                 error_code(e) == INVALID_PARAMS and "colour" in str(e), f"code {error_code(e)}: {e}")
 
     # --- resources -------------------------------------------------------------------------
     async with c.step("resources/list"):
@@ -336,8 +393,16 @@ async def main() -> int:
             else:
                 streams = await stack.enter_async_context(_http_client(args.http))
             read, write = streams[0], streams[1]  # mcp 1.x adds a session-id getter
-            session = await stack.enter_async_context(ClientSession(read, write))
-            await run_checks(session, args.era, c)
+            logs: list[dict[str, Any]] = []
+
+            async def on_log(params: Any) -> None:
+                logs.append(wire(params))
+
+            options: dict[str, Any] = {"logging_callback": on_log}
+            if args.era == "modern":
+                options["log_level"] = "info"  # mcp >= 2: sent in each request's _meta
+            session = await stack.enter_async_context(ClientSession(read, write, **options))
+            await run_checks(session, args.era, c, logs)
 
     try:
         await asyncio.wait_for(session_run(), args.timeout)

@@ -5,9 +5,11 @@
 //! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
 //! transports use the dispatcher directly.
 
+mod completion;
 mod prompts;
 mod resources;
 mod session;
+mod subscriptions;
 
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
@@ -23,9 +25,9 @@ use crate::protocol::decode::{
 };
 use crate::protocol::{
     CacheHints, CacheScope, CallToolResult, DiscoverResult, Era, ErrorCode, ErrorObject,
-    ErrorResponse, Implementation, InitializeParams, InitializeResult, META_SERVER_INFO,
-    ProtocolEra, ProtocolVersion, RequestId, ResultResponse, ResultType, ServerCapabilities,
-    ToolsCapability, exceeds_max_depth, method,
+    ErrorResponse, Implementation, InitializeParams, InitializeResult, LoggingLevel,
+    META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId, ResultResponse,
+    ResultType, ServerCapabilities, ToolsCapability, exceeds_max_depth, method,
 };
 use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
@@ -42,6 +44,10 @@ pub(crate) struct Connection {
     /// Whether `resources/subscribe` is kept (a legacy session) and
     /// `notifications/resources/updated` sent.
     pub(crate) subscriptions: bool,
+    /// Whether `logging/setLevel` is kept (a legacy session).
+    pub(crate) logging: bool,
+    /// The level `logging/setLevel` set, if any.
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
 /// A request's answer, before it is written as a `Value` or as text.
@@ -71,6 +77,9 @@ pub(crate) enum Body {
     Call(CallToolResult),
     Prompts(prompts::PromptsBody),
     Resources(resources::ResourcesBody),
+    Complete(crate::protocol::CompleteResult),
+    /// `logging/setLevel` accepted: `{}` on the wire; the session that asked records it.
+    LogLevel(LoggingLevel),
 }
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -196,6 +205,21 @@ impl<'r> Dispatcher<'r> {
             Era::Modern => Some(ProtocolVersion::MODERN),
             Era::Legacy(named) => named.or(connection.legacy_version),
         };
+        // The level log messages are sent at: per request in 2026-07-28, per session before.
+        let log_level = match era {
+            Era::Modern => match meta.as_ref().and_then(|m| m.get(META_LOG_LEVEL)) {
+                None => None,
+                Some(level) => match level.as_str().and_then(LoggingLevel::parse) {
+                    Some(level) => Some(level),
+                    None => {
+                        return Step::Answered(Answer::Error(invalid_params(format!(
+                            "`_meta.{META_LOG_LEVEL}` must be a log level (debug, info, notice, warning, error, critical, alert, emergency), got {level}"
+                        ))));
+                    }
+                },
+            },
+            Era::Legacy(_) => connection.log_level,
+        };
         let body = match (&*method, era) {
             (method::INITIALIZE, Era::Legacy(_)) => Ok(Body::Initialize(Box::new(initialize(
                 &server, params, connection,
@@ -237,9 +261,39 @@ impl<'r> Dispatcher<'r> {
             {
                 resources::subscription(&server, version, &method, params).map(Body::Resources)
             }
+            (method::COMPLETION_COMPLETE, _) if server.has_completions() => {
+                match completion::start(&server, params) {
+                    Ok(completing) => {
+                        return Step::Waiting(Box::pin(async move {
+                            match completing.await {
+                                Ok(result) => Answer::Result(outcome(
+                                    &server,
+                                    version,
+                                    Body::Complete(result),
+                                )),
+                                Err(e) => Answer::Error(e),
+                            }
+                        }));
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            (method::SUBSCRIPTIONS_LISTEN, Era::Modern) => {
+                match subscriptions::listen(self.registry, server.clone(), id, params, &options) {
+                    Ok(stream) => return Step::Waiting(stream),
+                    Err(e) => Err(e),
+                }
+            }
+            (method::LOGGING_SET_LEVEL, Era::Legacy(_)) if connection.logging => {
+                prompts::read_params(method::LOGGING_SET_LEVEL, params)
+                    .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
+            }
             (method::TOOLS_CALL, _) => {
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
+                }
+                if log_level.is_some() || era.is_modern() {
+                    options.log_level = log_level;
                 }
                 let request = RequestInfo {
                     id: Some(id),
@@ -278,11 +332,14 @@ impl<'r> Dispatcher<'r> {
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
         DiscoverResult {
             supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            // 2026-07-28 subscribes through `subscriptions/listen`, not served yet.
+            // 2026-07-28 subscribes through `subscriptions/listen` (list changes, resource
+            // updates); its log level travels in each request.
             capabilities: capabilities(
                 server,
                 Connection {
-                    subscriptions: false,
+                    list_changed: true,
+                    subscriptions: true,
+                    logging: true,
                     ..connection
                 },
             ),
@@ -546,8 +603,21 @@ fn capabilities(server: &Server, connection: Connection) -> ServerCapabilities {
         }),
         prompts: prompts::capability(server, connection),
         resources: resources::capability(server, connection),
-        other: Map::new(),
+        other: other_capabilities(server, connection),
     }
+}
+
+/// The capabilities without a typed field: `completions` for a server with something to
+/// complete, `logging` where a client can ask for log messages.
+fn other_capabilities(server: &Server, connection: Connection) -> Map<String, Value> {
+    let mut other = Map::new();
+    if connection.logging {
+        other.insert("logging".to_owned(), Value::Object(Map::new()));
+    }
+    if server.has_completions() {
+        other.insert("completions".to_owned(), Value::Object(Map::new()));
+    }
+    other
 }
 
 /// The legacy handshake: the version asked for when this crate speaks it (as a legacy
@@ -609,12 +679,13 @@ impl Serialize for Written<'_> {
         struct Empty {}
         let outcome = self.outcome;
         match &outcome.body {
-            Body::Empty => write(Empty {}, outcome, serializer),
+            Body::Empty | Body::LogLevel(_) => write(Empty {}, outcome, serializer),
             Body::Initialize(r) => write(r, outcome, serializer),
             Body::Discover(r) => write(r, outcome, serializer),
             Body::Call(r) => write(r, outcome, serializer),
             Body::Prompts(r) => write(r, outcome, serializer),
             Body::Resources(r) => write(r, outcome, serializer),
+            Body::Complete(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,

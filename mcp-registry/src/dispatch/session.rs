@@ -19,7 +19,7 @@ use crate::protocol::decode::{
     Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text,
 };
 use crate::protocol::{
-    Era, ErrorCode, ErrorObject, Notification, ProtocolVersion, RequestId, drop_flat,
+    Era, ErrorCode, ErrorObject, LoggingLevel, Notification, ProtocolVersion, RequestId, drop_flat,
     exceeds_max_depth, method,
 };
 use crate::registry::{CallOptions, Registry, UpdateHook};
@@ -79,6 +79,8 @@ pub const MAX_SUBSCRIPTIONS: usize = 4096;
 struct State {
     lifecycle: Lifecycle,
     version: Option<ProtocolVersion>,
+    /// What `logging/setLevel` asked for.
+    log_level: Option<LoggingLevel>,
 }
 
 struct Inner {
@@ -226,6 +228,7 @@ impl ServerSession {
                 state: Mutex::new(State {
                     lifecycle: Lifecycle::Uninitialized,
                     version: None,
+                    log_level: None,
                 }),
                 in_flight: Mutex::new(HashMap::new()),
                 notifications: NotificationSink::from_channel(outbox.clone()),
@@ -292,6 +295,12 @@ impl ServerSession {
         Self::lifecycle_of(&self.inner)
     }
 
+    /// The level a legacy client asked for with `logging/setLevel`: tools' log messages at it
+    /// or above are sent ([`ToolContext::log`](crate::ToolContext::log)); none before it asks.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.state().log_level
+    }
+
     /// The legacy protocol version negotiated by `initialize`, if any.
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
         self.state().version
@@ -328,6 +337,7 @@ impl ServerSession {
             }
             state.lifecycle = Lifecycle::Uninitialized;
             state.version = None;
+            state.log_level = None;
         }
         self.subscribed().clear();
         self.cancel_all();
@@ -483,6 +493,13 @@ impl ServerSession {
         let initialize = request.method == method::INITIALIZE;
         let mut answer = self.dispatch(request, options).await;
         self.on_subscription(&mut answer);
+        if let Answer::Result(Outcome {
+            body: Body::LogLevel(level),
+            ..
+        }) = answer
+        {
+            self.state().log_level = Some(level);
+        }
         if initialize {
             self.on_initialize_answered(&admitted_in, &answer);
         }
@@ -528,16 +545,26 @@ impl ServerSession {
     /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
     /// while it runs, so `notifications/cancelled` can stop it.
     async fn dispatch(&self, request: IncomingRequest<'_>, mut options: CallOptions) -> Answer {
-        let _in_flight =
-            (request.method == method::TOOLS_CALL).then(|| self.track(&request.id, &mut options));
+        // A call, or a listen stream (which only ends when cancelled).
+        let cancellable = matches!(
+            &*request.method,
+            method::TOOLS_CALL | method::SUBSCRIPTIONS_LISTEN
+        );
+        let _in_flight = cancellable.then(|| self.track(&request.id, &mut options));
         if options.notifications.is_none() {
             options = options.notifications(self.inner.notifications.clone());
         }
+        let (legacy_version, log_level) = {
+            let state = self.state();
+            (state.version, state.log_level)
+        };
         let connection = Connection {
-            legacy_version: self.protocol_version(),
+            legacy_version,
             // Advertised only when the watcher that sends it runs.
             list_changed: self.inner.watcher.is_some(),
             subscriptions: true,
+            logging: true,
+            log_level,
         };
         Dispatcher::new(&self.inner.registry)
             .request(&self.inner.server, request, options, connection)

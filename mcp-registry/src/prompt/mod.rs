@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 
 pub use result::{IntoPromptResult, PromptError};
 
+use crate::completion::{
+    Completer, Completers, CompletionContext, CompletionFuture, IntoCompletions,
+};
 use crate::protocol::{GetPromptResult, PromptArgument, PromptDescriptor};
 use crate::tool::BoxFuture;
 
@@ -66,6 +69,14 @@ pub enum PromptBuildError {
         /// The repeated name.
         argument: String,
     },
+    /// A completion function is given for an argument the prompt does not have.
+    #[error("prompt {prompt:?} has no argument {argument:?} to complete")]
+    UnknownCompletionArgument {
+        /// The prompt.
+        prompt: String,
+        /// The argument named by `complete`.
+        argument: String,
+    },
 }
 
 /// A prompt: its MCP description and its handler. Cheap to clone.
@@ -99,6 +110,7 @@ struct PromptInner {
     name: Arc<str>,
     descriptor: PromptDescriptor,
     handler: Arc<dyn PromptHandler>,
+    completers: Completers,
 }
 
 impl Prompt {
@@ -110,6 +122,7 @@ impl Prompt {
             description: None,
             arguments: Vec::new(),
             meta: None,
+            completers: Completers::default(),
         }
     }
 
@@ -130,6 +143,51 @@ impl Prompt {
     /// The handler.
     pub fn handler(&self) -> &Arc<dyn PromptHandler> {
         &self.inner.handler
+    }
+
+    /// Suggests values for `argument` (`completion/complete`) from the partial `value` and
+    /// the other arguments already chosen: `None` when the prompt has no such argument; no
+    /// suggestions when the argument has no completion function.
+    ///
+    /// ```
+    /// use mcp_registry::{Prompt, completion::Completions};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let review = Prompt::builder("review")
+    ///     .required_argument("language", "The language")
+    ///     .complete("language", |partial, _ctx| async move {
+    ///         Completions::matching(["python", "pytorch", "rust"], &partial)
+    ///     })
+    ///     .handler(|args| async move { format!("Review {}", args["language"]) })
+    ///     .unwrap();
+    /// let suggested = review.complete("language", "py", Default::default()).unwrap().await.unwrap();
+    /// assert_eq!(suggested.values, ["python", "pytorch"]);
+    /// assert!(review.complete("nope", "", Default::default()).is_none());
+    /// # }
+    /// ```
+    pub fn complete(
+        &self,
+        argument: &str,
+        value: impl Into<String>,
+        arguments: PromptArguments,
+    ) -> Option<CompletionFuture> {
+        self.inner
+            .descriptor
+            .arguments
+            .iter()
+            .any(|a| a.name == argument)
+            .then(|| {
+                crate::completion::run(
+                    self.inner.completers.get(argument),
+                    value.into(),
+                    CompletionContext::new(argument, arguments),
+                )
+            })
+    }
+
+    /// Whether any argument has a completion function.
+    pub fn has_completions(&self) -> bool {
+        !self.inner.completers.is_empty()
     }
 
     /// Renders the prompt with `arguments`: a missing required argument is refused before
@@ -177,6 +235,7 @@ pub struct PromptBuilder {
     description: Option<String>,
     arguments: Vec<PromptArgument>,
     meta: Option<Map<String, Value>>,
+    completers: Completers,
 }
 
 impl PromptBuilder {
@@ -222,6 +281,21 @@ impl PromptBuilder {
         self
     }
 
+    /// Completes `argument` (`completion/complete`) with `completer`, given the partial value
+    /// and a [`CompletionContext`] holding the other arguments already chosen; it returns
+    /// anything [`IntoCompletions`] (at most 100 values are sent: more are cut, and the
+    /// result says so). The argument must be one of the prompt's.
+    pub fn complete<F, Fut, R>(mut self, argument: impl Into<String>, completer: F) -> Self
+    where
+        F: Fn(String, CompletionContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoCompletions + 'static,
+    {
+        self.completers
+            .insert(argument.into(), Arc::new(completer) as Arc<dyn Completer>);
+        self
+    }
+
     /// Finishes with a closure over the arguments, returning anything [`IntoPromptResult`]
     /// (messages, a `String`, a [`GetPromptResult`], or a `Result` of those).
     pub fn handler<F, Fut, R>(self, handler: F) -> Result<Prompt, PromptBuildError>
@@ -240,6 +314,16 @@ impl PromptBuilder {
         if let Some(twice) = self.arguments.iter().find(|a| !seen.insert(&a.name)) {
             return Err(PromptBuildError::DuplicateArgument {
                 argument: twice.name.clone(),
+                prompt: self.name,
+            });
+        }
+        if let Some(unknown) = self
+            .completers
+            .names()
+            .find(|name| !self.arguments.iter().any(|a| a.name == *name))
+        {
+            return Err(PromptBuildError::UnknownCompletionArgument {
+                argument: unknown.to_owned(),
                 prompt: self.name,
             });
         }
@@ -263,6 +347,7 @@ impl PromptBuilder {
                     meta: self.meta,
                 },
                 handler: Arc::new(handler),
+                completers: self.completers,
             }),
         }
     }

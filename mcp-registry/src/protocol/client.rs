@@ -77,117 +77,6 @@ pub struct CallToolParams {
 /// in `protocol::resource`, shared with the server).
 pub type ResourceUriParams = super::resource::ReadResourceParams;
 
-/// What `completion/complete` completes: a prompt's argument or a resource template's.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type")]
-pub enum CompletionReference {
-    /// An argument of the prompt named `name`.
-    #[serde(rename = "ref/prompt")]
-    Prompt {
-        /// The prompt's name.
-        name: String,
-    },
-    /// A variable of the resource template `uri`.
-    #[serde(rename = "ref/resource")]
-    Resource {
-        /// The URI template.
-        uri: String,
-    },
-}
-
-/// The argument being completed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompletionArgument {
-    /// The argument's name.
-    pub name: String,
-    /// What has been typed so far.
-    pub value: String,
-}
-
-/// Arguments already resolved, which a completion may depend on.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompletionContext {
-    /// Previously resolved arguments.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<BTreeMap<String, String>>,
-}
-
-/// The params of `completion/complete`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompleteParams {
-    /// What is completed.
-    #[serde(rename = "ref")]
-    pub reference: CompletionReference,
-    /// The argument being completed.
-    pub argument: CompletionArgument,
-    /// Arguments already resolved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub context: Option<CompletionContext>,
-}
-
-/// The completions offered.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Completion {
-    /// Up to 100 values.
-    pub values: Vec<String>,
-    /// How many there are in all, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<u64>,
-    /// Whether there are more than those sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub has_more: Option<bool>,
-}
-
-/// The result of `completion/complete`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CompleteResult {
-    /// The completions.
-    pub completion: Completion,
-}
-
-/// The severity of a log message (RFC 5424 levels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoggingLevel {
-    /// Debugging detail.
-    Debug,
-    /// Informational.
-    Info,
-    /// Normal but significant.
-    Notice,
-    /// A warning.
-    Warning,
-    /// An error.
-    Error,
-    /// A critical condition.
-    Critical,
-    /// Action must be taken at once.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-}
-
-/// The params of `logging/setLevel` (legacy; 2026-07-28 carries the level in each request's
-/// `_meta`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SetLevelParams {
-    /// The lowest level the client wants.
-    pub level: LoggingLevel,
-}
-
-/// The params of `notifications/message`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoggingMessageParams {
-    /// The message's severity.
-    pub level: LoggingLevel,
-    /// Which logger wrote it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logger: Option<String>,
-    /// The message: any JSON.
-    pub data: Value,
-}
-
 /// The params of `sampling/createMessage`. The message contents and preferences are kept as
 /// JSON: the host hands them to its model as they are.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -326,31 +215,6 @@ pub struct InputRequiredResult {
     pub request_state: Option<String>,
 }
 
-/// Which change notifications a `subscriptions/listen` stream carries (2026-07-28).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SubscriptionFilter {
-    /// `notifications/tools/list_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools_list_changed: Option<bool>,
-    /// `notifications/prompts/list_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompts_list_changed: Option<bool>,
-    /// `notifications/resources/list_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources_list_changed: Option<bool>,
-    /// `notifications/resources/updated` for these URIs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_subscriptions: Option<Vec<String>>,
-}
-
-/// The params of `subscriptions/listen` (2026-07-28).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListenParams {
-    /// The notifications wanted on the stream.
-    pub notifications: SubscriptionFilter,
-}
-
 /// The `data` of a -32022 error: what the server speaks and what was asked.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnsupportedVersionData {
@@ -392,6 +256,7 @@ pub(crate) fn lenient_cache<'de, D: Deserializer<'de>>(d: D) -> Result<CacheHint
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{CompleteArgument, CompleteParams, CompletionReference, LoggingLevel};
     use serde_json::json;
 
     #[test]
@@ -400,7 +265,7 @@ mod tests {
             reference: CompletionReference::Prompt {
                 name: "review".into(),
             },
-            argument: CompletionArgument {
+            argument: CompleteArgument {
                 name: "lang".into(),
                 value: "ru".into(),
             },

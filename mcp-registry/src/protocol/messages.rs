@@ -201,9 +201,10 @@ pub mod method {
     pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
     /// `completion/complete`.
     pub const COMPLETION_COMPLETE: &str = "completion/complete";
-    /// `logging/setLevel` (legacy).
+    /// `logging/setLevel` (legacy revisions; 2026-07-28 sets the level per request in
+    /// `_meta`).
     pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
-    /// `notifications/message`.
+    /// `notifications/message`: a log message.
     pub const LOGGING_MESSAGE: &str = "notifications/message";
     /// `sampling/createMessage` (server to client).
     pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
@@ -215,4 +216,6 @@ pub mod method {
     pub const ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
     /// `subscriptions/listen` (2026-07-28).
     pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+    /// `notifications/subscriptions/acknowledged` (2026-07-28).
+    pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 }

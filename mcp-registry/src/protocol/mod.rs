@@ -4,23 +4,24 @@
 //! Everything here is plain data with serde impls; behaviour lives in the modules that use it.
 
 mod client;
+mod completion;
 mod content;
 pub(crate) mod decode;
 mod depth;
 mod jsonrpc;
+mod logging;
 mod messages;
 mod prompt;
 mod resource;
+mod subscription;
 mod tool;
 mod version;
 
 pub use client::{
-    CallToolParams, ClientCapabilities, CompleteParams, CompleteResult, Completion,
-    CompletionArgument, CompletionContext, CompletionReference, CreateMessageParams,
-    CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, InputRequest,
-    InputRequiredResult, ListRootsResult, ListToolsResult, ListenParams, LoggingLevel,
-    LoggingMessageParams, PaginatedParams, ResourceUriParams, Root, RootsCapability,
-    SetLevelParams, SubscriptionFilter, UnsupportedVersionData,
+    CallToolParams, ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction,
+    ElicitParams, ElicitResult, InputRequest, InputRequiredResult, ListRootsResult,
+    ListToolsResult, PaginatedParams, ResourceUriParams, Root, RootsCapability,
+    UnsupportedVersionData,
 };
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
@@ -46,6 +47,13 @@ pub use resource::{
     ListResourcesResult, ReadResourceParams, ReadResourceResult, ResourceDescriptor,
     ResourceTemplateDescriptor, ResourceUpdatedParams, ResourcesCapability, SubscribeParams,
 };
+// Completion, logging and subscriptions (server side, #13).
+pub use completion::{
+    CompleteArgument, CompleteContext, CompleteParams, CompleteResult, CompletionReference,
+    Completions, MAX_COMPLETION_VALUES,
+};
+pub use logging::{LoggingLevel, LoggingMessageParams, META_LOG_LEVEL, SetLevelParams};
+pub use subscription::{ListenParams, META_SUBSCRIPTION_ID, SubscriptionFilter};
 pub use tool::{ToolAnnotations, ToolDescriptor, ToolNameError, validate_tool_name};
 pub(crate) use version::Era;
 #[cfg(feature = "http")]
@@ -63,5 +71,3 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key carrying the client's identity on a modern request.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-/// `_meta` key carrying the log level a modern request wants `notifications/message` at.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";

@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CallError, Registry, Target};
 use crate::protocol::{
-    CallToolResult, MAX_DEPTH, ProtocolVersion, RequestId, drop_flat, exceeds_max_depth,
+    CallToolResult, LoggingLevel, MAX_DEPTH, ProtocolVersion, RequestId, drop_flat,
+    exceeds_max_depth,
 };
 use crate::tool::{
     Arguments, BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult,
@@ -39,6 +40,8 @@ pub struct CallOptions {
     pub(crate) meta: Option<Map<String, Value>>,
     /// Which tools `tools/list` shows (a filtered view's), judged before pagination.
     pub(crate) listing_filter: Option<ListingFilter>,
+    /// The least severe level of the log messages sent to the notification sink.
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
 /// Decides whether `tools/list` shows a tool.
@@ -120,6 +123,15 @@ impl CallOptions {
         self.meta = Some(meta);
         self
     }
+
+    /// Sends the tool's log messages ([`ToolContext::log`]) at `level` or above to the
+    /// notification sink, as `notifications/message`. Without it, none are sent. (An MCP
+    /// message's own level wins: a legacy session's `logging/setLevel`, a 2026-07-28
+    /// request's `_meta`.)
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
 }
 
 /// A tool call to configure and `.await`: what [`Registry::call_tool_by_name`] returns. Each
@@ -176,6 +188,12 @@ impl<'a> CallRequest<'a> {
     /// The request `_meta` the tool sees (e.g. `{"progressToken": 7}`).
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.options = self.options.meta(meta);
+        self
+    }
+
+    /// Sends the tool's log messages at `level` or above to the notification sink.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.options = self.options.log_level(level);
         self
     }
 
@@ -308,6 +326,7 @@ impl Registry {
             cancellation: options.cancellation,
             registry_extensions: self.config().extensions.clone(),
             call_extensions: options.extensions,
+            log_level: options.log_level,
         });
         let names = target.names.clone();
         let mut completion = ctx.completion();

@@ -16,6 +16,9 @@ use serde_json::{Map, Value};
 pub use result::{IntoResourceContents, ResourceError};
 pub use template::{UriTemplate, UriTemplateError};
 
+use crate::completion::{
+    Completer, Completers, CompletionContext, CompletionFuture, IntoCompletions,
+};
 use crate::protocol::{
     Annotations, Icon, ReadResourceResult, ResourceDescriptor, ResourceTemplateDescriptor,
 };
@@ -117,6 +120,14 @@ pub enum ResourceBuildError {
     EmptyName {
         /// The resource's URI or URI template.
         uri: String,
+    },
+    /// A completion function is given for a variable the template does not have.
+    #[error("resource template {uri_template:?} has no variable {variable:?} to complete")]
+    UnknownCompletionVariable {
+        /// The URI template.
+        uri_template: String,
+        /// The variable named by `complete`.
+        variable: String,
     },
 }
 
@@ -368,6 +379,7 @@ struct TemplateInner {
     mime_type: Option<Arc<str>>,
     descriptor: ResourceTemplateDescriptor,
     handler: Arc<dyn ResourceHandler>,
+    completers: Completers,
 }
 
 impl ResourceTemplate {
@@ -377,6 +389,7 @@ impl ResourceTemplate {
         name: impl Into<String>,
     ) -> ResourceTemplateBuilder {
         ResourceTemplateBuilder {
+            completers: Completers::default(),
             uri_template: uri_template.into(),
             metadata: Metadata {
                 name: name.into(),
@@ -420,6 +433,51 @@ impl ResourceTemplate {
         })
     }
 
+    /// Suggests values for template variable `variable` (`completion/complete`) from the
+    /// partial `value` and the variables already chosen: `None` when the template has no such
+    /// variable; no suggestions when the variable has no completion function.
+    ///
+    /// ```
+    /// use mcp_registry::ResourceTemplate;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let file = ResourceTemplate::builder("repo://{owner}/{name}", "repository")
+    ///     .complete("name", |partial, ctx| async move {
+    ///         let owner = ctx.get("owner").unwrap_or_default().to_owned();
+    ///         vec![format!("{owner}-{partial}-core"), format!("{owner}-{partial}-cli")]
+    ///     })
+    ///     .handler(|req| async move { req.uri().to_owned() })
+    ///     .unwrap();
+    /// let chosen = [("owner".to_owned(), "acme".to_owned())].into();
+    /// let suggested = file.complete("name", "x", chosen).unwrap().await.unwrap();
+    /// assert_eq!(suggested.values, ["acme-x-core", "acme-x-cli"]);
+    /// # }
+    /// ```
+    pub fn complete(
+        &self,
+        variable: &str,
+        value: impl Into<String>,
+        variables: BTreeMap<String, String>,
+    ) -> Option<CompletionFuture> {
+        self.inner
+            .template
+            .variables()
+            .iter()
+            .any(|v| v == variable)
+            .then(|| {
+                crate::completion::run(
+                    self.inner.completers.get(variable),
+                    value.into(),
+                    CompletionContext::new(variable, variables),
+                )
+            })
+    }
+
+    /// Whether any variable has a completion function.
+    pub fn has_completions(&self) -> bool {
+        !self.inner.completers.is_empty()
+    }
+
     /// Reads `uri` through this template; `None` when the template does not match it.
     pub fn read(&self, uri: &str) -> Option<ResourceFuture> {
         self.request_for(uri)
@@ -441,10 +499,26 @@ impl fmt::Debug for ResourceTemplate {
 pub struct ResourceTemplateBuilder {
     uri_template: String,
     metadata: Metadata,
+    completers: Completers,
 }
 
 impl ResourceTemplateBuilder {
     metadata_setters!();
+
+    /// Completes template variable `variable` (`completion/complete`) with `completer`,
+    /// given the partial value and a [`CompletionContext`] holding the variables already
+    /// chosen; it returns anything [`IntoCompletions`]. The variable must be one of the
+    /// template's.
+    pub fn complete<F, Fut, R>(mut self, variable: impl Into<String>, completer: F) -> Self
+    where
+        F: Fn(String, CompletionContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoCompletions + 'static,
+    {
+        self.completers
+            .insert(variable.into(), Arc::new(completer) as Arc<dyn Completer>);
+        self
+    }
 
     /// Finishes with a closure given each read's [`ResourceRequest`] (its
     /// [`variable`](ResourceRequest::variable)s read from the URI), returning anything
@@ -464,6 +538,16 @@ impl ResourceTemplateBuilder {
         handler: impl ResourceHandler,
     ) -> Result<ResourceTemplate, ResourceBuildError> {
         let template = UriTemplate::parse(&self.uri_template)?;
+        if let Some(unknown) = self
+            .completers
+            .names()
+            .find(|name| !template.variables().iter().any(|v| v == name))
+        {
+            return Err(ResourceBuildError::UnknownCompletionVariable {
+                variable: unknown.to_owned(),
+                uri_template: self.uri_template,
+            });
+        }
         if self.metadata.name.is_empty() {
             return Err(ResourceBuildError::EmptyName {
                 uri: self.uri_template,
@@ -493,6 +577,7 @@ impl ResourceTemplateBuilder {
                     meta,
                 },
                 handler: Arc::new(handler),
+                completers: self.completers,
             }),
         })
     }

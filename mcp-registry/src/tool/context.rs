@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{
-    Notification, ProgressNotificationParams, ProtocolVersion, RequestId, method,
+    LoggingLevel, LoggingMessageParams, Notification, ProgressNotificationParams, ProtocolVersion,
+    RequestId, method,
 };
 
 /// Typed values a host attaches to a registry or to one call, read by tools through
@@ -148,6 +149,16 @@ pub(crate) struct CallScope {
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) registry_extensions: Extensions,
     pub(crate) call_extensions: Extensions,
+    /// The least severe level the client receives `notifications/message` at, when it
+    /// asked for any.
+    pub(crate) log_level: Option<LoggingLevel>,
+}
+
+/// Where a call's log messages go: the client asked for this level and listens.
+#[derive(Clone)]
+struct ClientLog {
+    level: LoggingLevel,
+    sink: NotificationSink,
 }
 
 /// What a tool knows about the call it is serving, and its way to talk back.
@@ -165,6 +176,8 @@ pub struct ToolContext {
     cancellation: Option<CancellationToken>,
     registry_extensions: Extensions,
     call_extensions: Extensions,
+    /// Set only when the client asked for log messages and listens (no cost otherwise).
+    client_log: Option<ClientLog>,
 }
 
 fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
@@ -175,6 +188,13 @@ fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
 impl ToolContext {
     #[inline]
     pub(crate) fn from_scope(scope: CallScope) -> Self {
+        let client_log = match (scope.log_level, &scope.notifications) {
+            (Some(level), Some(sink)) => Some(ClientLog {
+                level,
+                sink: sink.clone(),
+            }),
+            _ => None,
+        };
         let progress = match (&scope.meta, scope.notifications) {
             (Some(meta), Some(sink)) => progress_token(meta).map(|token| {
                 Arc::new(ProgressState {
@@ -195,6 +215,7 @@ impl ToolContext {
             cancellation: scope.cancellation,
             registry_extensions: scope.registry_extensions,
             call_extensions: scope.call_extensions,
+            client_log,
         }
     }
 
@@ -213,6 +234,7 @@ impl ToolContext {
             cancellation: None,
             registry_extensions: Extensions::new(),
             call_extensions: Extensions::new(),
+            log_level: None,
         })
     }
 
@@ -291,6 +313,89 @@ impl ToolContext {
             .sink
             .send(serde_json::to_value(notification).unwrap_or_default());
         Ok(())
+    }
+
+    /// Logs `data` (a string or any JSON value) at `level`, from the logger named `logger`.
+    ///
+    /// It always goes to [`tracing`] (target `mcp_registry::tool`, with the tool and server
+    /// names). It is also sent to the client as `notifications/message` when the client asked
+    /// for log messages at `level` or a less severe one: in a legacy session with
+    /// `logging/setLevel`, in a 2026-07-28 request with `_meta`'s
+    /// `io.modelcontextprotocol/logLevel` (nothing is sent for a request without it), or
+    /// in-process with [`CallOptions::log_level`](crate::CallOptions::log_level). It goes
+    /// through the call's notification sink, in order with its progress, before its reply.
+    ///
+    /// ```
+    /// use mcp_registry::{CallOptions, NotificationSink, Registry, Server, Tool, ToolContext};
+    /// use mcp_registry::protocol::LoggingLevel;
+    /// use std::sync::{Arc, Mutex};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// type Args = serde_json::Map<String, serde_json::Value>;
+    /// let tool = Tool::builder("sync").typed_with_context(|ctx: ToolContext, _: Args| async move {
+    ///     ctx.log(LoggingLevel::Debug, Some("db"), "connecting");
+    ///     ctx.log(LoggingLevel::Warning, Some("db"), serde_json::json!({"slow_ms": 900}));
+    ///     "synced"
+    /// }).unwrap();
+    /// let registry = Registry::from_servers([Server::new("s", None, [tool]).unwrap()]);
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = { let seen = seen.clone(); NotificationSink::new(move |n| seen.lock().unwrap().push(n)) };
+    /// registry
+    ///     .call_tool_by_name("sync", serde_json::json!({}))
+    ///     .options(CallOptions::new().notifications(sink).log_level(LoggingLevel::Info))
+    ///     .await
+    ///     .unwrap();
+    /// let seen = seen.lock().unwrap();
+    /// assert_eq!(seen.len(), 1, "debug is below the level asked for");
+    /// assert_eq!(seen[0]["method"], "notifications/message");
+    /// assert_eq!(seen[0]["params"], serde_json::json!({"level": "warning", "logger": "db", "data": {"slow_ms": 900}}));
+    /// # }
+    /// ```
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) {
+        let data = data.into();
+        self.trace(level, logger, &data);
+        let Some(client) = &self.client_log else {
+            return;
+        };
+        if level < client.level {
+            return;
+        }
+        let notification = Notification::new(
+            method::LOGGING_MESSAGE,
+            Some(LoggingMessageParams {
+                level,
+                logger: logger.map(str::to_owned),
+                data,
+            }),
+        );
+        // Plain data with string keys: serializing it cannot fail.
+        client
+            .sink
+            .send(serde_json::to_value(notification).unwrap_or_default());
+    }
+
+    /// The least severe level the client receives log messages at, when it asked for any
+    /// (see [`log`](Self::log)): a tool can skip building messages no one reads.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.client_log.as_ref().map(|c| c.level)
+    }
+
+    /// A tool's log message as a `tracing` event.
+    fn trace(&self, level: LoggingLevel, logger: Option<&str>, data: &Value) {
+        let (tool, server) = (&*self.names.tool, &*self.names.server);
+        let logger = logger.unwrap_or_default();
+        match level {
+            LoggingLevel::Debug => {
+                tracing::debug!(target: "mcp_registry::tool", tool, server, logger, %data)
+            }
+            LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::info!(target: "mcp_registry::tool", tool, server, logger, %level, %data)
+            }
+            LoggingLevel::Warning => {
+                tracing::warn!(target: "mcp_registry::tool", tool, server, logger, %data)
+            }
+            _ => tracing::error!(target: "mcp_registry::tool", tool, server, logger, %level, %data),
+        }
     }
 
     /// Whether the caller has cancelled the call.

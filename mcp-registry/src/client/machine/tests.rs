@@ -277,7 +277,7 @@ fn every_operation_builds_its_request() {
         m.complete(
             &CompleteParams {
                 reference: crate::protocol::CompletionReference::Prompt { name: "p".into() },
-                argument: crate::protocol::CompletionArgument {
+                argument: crate::protocol::CompleteArgument {
                     name: "a".into(),
                     value: "x".into(),
                 },

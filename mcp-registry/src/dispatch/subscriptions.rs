@@ -1,0 +1,189 @@
+//! `subscriptions/listen` (2026-07-28): the acknowledgement first, then only the notification
+//! types the client asked for, each tagged with the listen request's id, through the request's
+//! notification sink (an HTTP response's SSE stream, stdio's output, an in-process sink), until
+//! the caller cancels (no reply) or the server goes away (a graceful `complete` result).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::prompts::read_params;
+use super::{Answer, Body, outcome};
+use crate::protocol::{
+    ErrorCode, ErrorObject, ListenParams, META_SUBSCRIPTION_ID, ProtocolVersion, RequestId,
+    SubscriptionFilter, method,
+};
+use crate::registry::{CallOptions, Registry, UpdateHook};
+use crate::server::Server;
+use crate::tool::{BoxFuture, NotificationSink};
+
+/// The most URIs one stream may watch.
+const MAX_RESOURCE_SUBSCRIPTIONS: usize = super::MAX_SUBSCRIPTIONS;
+
+/// A notification of the stream `id`: `params._meta` carries the subscription id.
+fn tagged(method: &str, id: &Value, mut params: Map<String, Value>) -> Value {
+    params.insert(
+        "_meta".to_owned(),
+        Value::Object(Map::from_iter([(
+            META_SUBSCRIPTION_ID.to_owned(),
+            id.clone(),
+        )])),
+    );
+    serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+/// What the server agrees to send of `asked`: list changes of what `server` has (tools
+/// always), updates of the resources it has.
+fn agreed(server: &Server, asked: SubscriptionFilter) -> SubscriptionFilter {
+    SubscriptionFilter {
+        tools_list_changed: asked.tools_list_changed,
+        prompts_list_changed: asked.prompts_list_changed && !server.prompts().is_empty(),
+        resources_list_changed: asked.resources_list_changed && server.has_resources(),
+        resource_subscriptions: asked
+            .resource_subscriptions
+            .filter(|_| server.has_resources())
+            .map(|uris| {
+                let mut seen = HashSet::new();
+                uris.into_iter()
+                    .filter(|uri| seen.insert(uri.clone()))
+                    .take(MAX_RESOURCE_SUBSCRIPTIONS)
+                    .collect()
+            }),
+    }
+}
+
+/// Starts a listen: refuses it without a notification sink to deliver to, sends the
+/// acknowledgement, and returns the stream's lifetime as the request's answer.
+pub(crate) fn listen(
+    registry: &Registry,
+    server: Server,
+    id: RequestId,
+    params: Map<String, Value>,
+    options: &CallOptions,
+) -> Result<BoxFuture<'static, Answer>, ErrorObject> {
+    let ListenParams { notifications } = read_params(method::SUBSCRIPTIONS_LISTEN, params)?;
+    let Some(sink) = options.notifications.clone() else {
+        return Err(ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "subscriptions/listen needs a stream to deliver notifications on (a notification sink)",
+        ));
+    };
+    let filter = agreed(&server, notifications);
+    let subscription = id.to_value();
+    let ack = serde_json::to_value(&filter)
+        .ok()
+        .and_then(|f| f.as_object().cloned())
+        .unwrap_or_default();
+    sink.send(tagged(
+        method::SUBSCRIPTIONS_ACKNOWLEDGED,
+        &subscription,
+        Map::from_iter([("notifications".to_owned(), Value::Object(ack))]),
+    ));
+    let stream = Stream {
+        registry: registry.clone(),
+        server,
+        subscription,
+        filter,
+        sink,
+    };
+    let cancellation = options.cancellation.clone();
+    Ok(Box::pin(async move {
+        match cancellation {
+            Some(token) => token
+                .run_until_cancelled(stream.run())
+                .await
+                .unwrap_or(Answer::Suppressed),
+            None => stream.run().await,
+        }
+    }))
+}
+
+/// One open listen stream.
+struct Stream {
+    registry: Registry,
+    server: Server,
+    subscription: Value,
+    filter: SubscriptionFilter,
+    sink: NotificationSink,
+}
+
+impl Stream {
+    /// Delivers what the filter asks for until the server is unregistered or disabled (or
+    /// the registry is gone), then ends gracefully.
+    async fn run(self) -> Answer {
+        let _updates = self.watch_resources();
+        let name = self.server.name().to_owned();
+        let mut changes = self.registry.subscribe();
+        let mut seen = changes.borrow_and_update().generation;
+        let mut had_prompts = !self.server.prompts().is_empty();
+        let mut had_resources = self.server.has_resources();
+        while changes.changed().await.is_ok() {
+            let touched = {
+                let change = changes.borrow_and_update();
+                let touched = change.changed_since(&name, seen);
+                seen = change.generation;
+                touched
+            };
+            if !touched {
+                continue;
+            }
+            let Ok(now) = self.registry.enabled_server(&name) else {
+                break;
+            };
+            let prompts = !now.prompts().is_empty();
+            let resources = now.has_resources();
+            let mut methods = Vec::new();
+            if self.filter.tools_list_changed {
+                methods.push(method::TOOLS_LIST_CHANGED);
+            }
+            if self.filter.prompts_list_changed
+                && (std::mem::replace(&mut had_prompts, prompts) || prompts)
+            {
+                methods.push(method::PROMPTS_LIST_CHANGED);
+            }
+            if self.filter.resources_list_changed
+                && (std::mem::replace(&mut had_resources, resources) || resources)
+            {
+                methods.push(method::RESOURCES_LIST_CHANGED);
+            }
+            for method in methods {
+                self.sink
+                    .send(tagged(method, &self.subscription, Map::new()));
+            }
+        }
+        let mut answer = outcome(&self.server, Some(ProtocolVersion::MODERN), Body::Empty);
+        answer
+            .meta
+            .get_or_insert_with(Map::new)
+            .insert(META_SUBSCRIPTION_ID.to_owned(), self.subscription.clone());
+        Answer::Result(answer)
+    }
+
+    /// Sends `notifications/resources/updated` for the URIs subscribed to, while the returned
+    /// hook is held (the registry holds it weakly).
+    fn watch_resources(&self) -> Option<Arc<UpdateHook>> {
+        let uris: HashSet<String> = self
+            .filter
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        if uris.is_empty() {
+            return None;
+        }
+        let sink = self.sink.clone();
+        let subscription = self.subscription.clone();
+        let hook: Arc<UpdateHook> = Arc::new(move |uri: &str| {
+            if !uris.contains(uri) {
+                return false;
+            }
+            let params = Map::from_iter([("uri".to_owned(), Value::String(uri.to_owned()))]);
+            sink.send(tagged(method::RESOURCES_UPDATED, &subscription, params));
+            true
+        });
+        self.registry.on_resource_updated(&hook);
+        Some(hook)
+    }
+}
