@@ -82,7 +82,7 @@ async fn notifications_are_acknowledged_and_malformed_requests_get_error_respons
     let reply = router.handle_control_request(&note).await.unwrap();
     assert_eq!(
         reply["response"]["response"]["mcp_response"],
-        json!({"jsonrpc": "2.0", "result": {}})
+        json!({"jsonrpc": "2.0", "result": {}, "id": 0})
     );
 
     let missing = json!({"type": "control_request", "request_id": "req_4", "request": {"subtype": "mcp_message", "message": {}}});
