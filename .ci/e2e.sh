@@ -7,12 +7,18 @@
 #      package in ../shared/conformance/, run with Node 22 from the npm package `node@22`): its
 #      requirement sets for 2025-11-25 and 2026-07-28, server leg against
 #      examples/conformance_server, each checked against tests/e2e/conformance/<leg>-<rev>.yml;
-#      the scoreboard (tests/e2e/conformance_summary.py) is printed at the end.
+#      the scoreboard (tests/e2e/conformance_summary.py) is printed at the end;
+#   3. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
+#      of examples/claude_code_host, its servers in-process through ControlRouter, the model
+#      played offline by tests/e2e/messages_api_standin.py (ANTHROPIC_BASE_URL on loopback,
+#      HOME a scratch directory under target/e2e, so no user config is read or written).
 #
 # Installs everything it needs under target/e2e/ (nothing lands in the repository), needs only
-# bash, python3 (with venv), npm (any Node) and cargo. Loopback only; every wait is bounded.
+# bash, python3 (with venv), npm (any Node) and cargo. Loopback only (the npm and PyPI installs
+# aside); every wait is bounded.
 # Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
-# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, E2E_SKIP_BUILD=1.
+# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION,
+#         E2E_SKIP_BUILD=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +34,9 @@ MCP_PY_VERSIONS=${MCP_PY_VERSIONS:-"2.3.0 1.27.0"}
 CONFORMANCE_TGZ=${CONFORMANCE_TGZ:-$ROOT/../shared/conformance/modelcontextprotocol-conformance-0.2.0-alpha.11.tgz}
 CONFORMANCE_REVISIONS=(2025-11-25 2026-07-28)
 NODE_PACKAGE=${NODE_PACKAGE:-node@22}
+# The Claude Code CLI the agent-host leg runs; bump deliberately (the stand-in model speaks
+# what this version sends).
+CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.330}
 EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PYTHONUNBUFFERED=1
@@ -118,12 +127,35 @@ if [[ ! -x $NODE || ! -f $CONFORMANCE || $(cat "$NODE_DIR/.tgz-sha256" 2>/dev/nu
 fi
 echo "node $("$NODE" --version), conformance $("$NODE" "$CONFORMANCE" --version)"
 
+step "install: Claude Code CLI @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+CLAUDE_DIR=$TOOLS/claude-code
+CLAUDE_PKG=$CLAUDE_DIR/node_modules/@anthropic-ai/claude-code
+CLAUDE_CLI=$CLAUDE_PKG/bin/claude.exe
+# The package's bin/claude.exe is a placeholder until its postinstall (install.cjs) copies the
+# native binary from the platform package (@anthropic-ai/claude-code-linux-x64, ...) over it.
+claude_cli_works() { [[ -x $CLAUDE_CLI ]] && HOME=$E2E_DIR/claude-home timeout 60 "$CLAUDE_CLI" --version >/dev/null 2>&1; }
+mkdir -p "$E2E_DIR/claude-home"
+if [[ $(cat "$CLAUDE_DIR/.version" 2>/dev/null) != "$CLAUDE_CODE_VERSION" ]] || ! claude_cli_works; then
+    rm -rf "$CLAUDE_DIR"
+    mkdir -p "$CLAUDE_DIR"
+    echo '{"private": true}' >"$CLAUDE_DIR/package.json"
+    timeout 900 npm install --prefix "$CLAUDE_DIR" --no-save --loglevel=error \
+        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+    # Install scripts off (ignore-scripts), or a postinstall that failed: run it by hand.
+    if ! claude_cli_works && [[ -f $CLAUDE_PKG/install.cjs ]]; then
+        (cd "$CLAUDE_PKG" && "$NODE" install.cjs) || true
+    fi
+    claude_cli_works || die "the Claude Code CLI does not run: $CLAUDE_CLI (see $CLAUDE_PKG/install.cjs)"
+    echo "$CLAUDE_CODE_VERSION" >"$CLAUDE_DIR/.version"
+fi
+echo "claude $(HOME=$E2E_DIR/claude-home "$CLAUDE_CLI" --version)"
+
 # ---------------------------------------------------------------------------------------------
 if [[ ${E2E_SKIP_BUILD:-0} != 1 ]]; then
     step "build: cargo build --examples"
     cargo build --examples
 fi
-for name in stdio_server http_server conformance_server; do
+for name in stdio_server http_server conformance_server claude_code_host; do
     [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples)"
 done
 
@@ -193,6 +225,36 @@ step "conformance scoreboard"
 run "conformance scoreboard" "${PYTHONS[0]}" tests/e2e/conformance_summary.py \
     "$CONFORMANCE_PKG/requirements" "$BASELINES" "$RESULTS" "${CLIENT_SKIP[@]}" \
     --table "$E2E_DIR/conformance-scoreboard.txt"
+
+# ---------------------------------------------------------------------------------------------
+step "Claude Code CLI $CLAUDE_CODE_VERSION as the agent runtime of examples/claude_code_host (model: tests/e2e/messages_api_standin.py)"
+# claude_code_leg: the stand-in model on a free port, then the host (which starts the CLI) with
+# --check; both verdicts must pass. HOME and the working directory are scratch directories.
+claude_code_leg() {
+    local dir=$E2E_DIR/claude-session status=0 standin_pid deadline
+    rm -rf "$dir" && mkdir -p "$dir/home" "$dir/work"
+    python3 tests/e2e/messages_api_standin.py --port-file "$dir/port" --record "$dir/requests.jsonl" \
+        --verdict "$dir/verdict.json" >"$LOGS/messages-api-standin.log" 2>&1 &
+    standin_pid=$!
+    PIDS+=("$standin_pid")
+    deadline=$((SECONDS + 30))
+    until [[ -s $dir/port ]]; do
+        ((SECONDS < deadline)) && kill -0 "$standin_pid" 2>/dev/null || { cat "$LOGS/messages-api-standin.log"; return 1; }
+        sleep 0.1
+    done
+    (cd "$dir/work" && env HOME="$dir/home" XDG_CONFIG_HOME="$dir/home/.config" \
+        ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$dir/port")" ANTHROPIC_API_KEY=sk-e2e-standin \
+        ANTHROPIC_MODEL=claude-standin DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        CLAUDE_CODE_CLI="$CLAUDE_CLI" timeout 300 "$EXAMPLES/claude_code_host" --check) \
+        >"$LOGS/claude_code_host.log" 2>&1 || status=$?
+    kill "$standin_pid" 2>/dev/null || true
+    wait "$standin_pid" 2>/dev/null || true
+    grep -E '^# (check|timing)' "$LOGS/claude_code_host.log" || true
+    grep -E '^standin: (FAIL|turn|[0-9]+ checks)' "$LOGS/messages-api-standin.log" || true
+    echo "host exit status $status (log: $LOGS/claude_code_host.log; model requests: $dir/requests.jsonl)"
+    ((status == 0)) && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$dir/verdict.json"
+}
+claude_code_leg || FAILED+=("Claude Code CLI agent session (examples/claude_code_host --check, tests/e2e/messages_api_standin.py)")
 
 # ---------------------------------------------------------------------------------------------
 step "e2e summary"

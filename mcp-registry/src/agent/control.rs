@@ -11,13 +11,28 @@
 //! host -> runtime  {"type":"control_response",
 //!                   "response":{"subtype":"error","request_id":"req_1","error":"<why>"}}
 //! ```
+//!
+//! The other way, a server's notifications (progress, `tools/list_changed`) travel as the
+//! TypeScript Agent SDK sends them (`sendMcpServerMessageToCli`): a `control_request` of
+//! subtype `mcp_message` from the host, which the runtime acknowledges with a
+//! `control_response`.
+//!
+//! ```text
+//! host -> runtime  {"type":"control_request","request_id":"mcp_notification_1",
+//!                   "request":{"subtype":"mcp_message","server_name":"math","message":{<notification>}}}
+//! ```
 
 use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
+use super::permission::{PermissionDecision, PermissionRequest};
 use crate::client::FilteredRegistry;
-use crate::registry::Registry;
+use crate::registry::{CallOptions, Registry};
+use crate::tool::{BoxFuture, NotificationSink};
 
 /// `type` of a control request.
 pub const CONTROL_REQUEST: &str = "control_request";
@@ -167,10 +182,19 @@ impl McpMessageRequest {
 ///
 /// The reply is always a `control_response`: the server's JSON-RPC reply as `mcp_response`
 /// (an unknown or disabled server is a JSON-RPC error naming it, a notification is
-/// acknowledged with `{"jsonrpc":"2.0","result":{}}` as the Python SDK does), or an `error`
-/// response for a malformed request. Built on a [`FilteredRegistry`], so a [`ToolFilter`]
-/// holds on this path too: filtered tools are missing from `tools/list` and refused by
-/// `tools/call`.
+/// acknowledged with `{"jsonrpc":"2.0","result":{},"id":0}` as the TypeScript Agent SDK
+/// does), or an `error` response for a malformed request. Built on a [`FilteredRegistry`], so
+/// a [`ToolFilter`] holds on this path too: filtered tools are missing from `tools/list` and
+/// refused by `tools/call`.
+///
+/// Two optional parts make it a whole host side:
+/// - [`with_outgoing`](Self::with_outgoing): where the router's own control messages go (to
+///   the runtime's stdin). Tools' notifications (progress) are then relayed while a call runs,
+///   [`relay_changes`](Self::relay_changes) tells the runtime when a server's tools change,
+///   and a disabled server lists no tools instead of an error (the runtime keeps its last list
+///   when `tools/list` fails, so a disabled server's tools would stay offered).
+/// - [`on_permission_request`](Self::on_permission_request): a host callback answering the
+///   runtime's `can_use_tool` requests (allow, or deny with a message the model sees).
 ///
 /// [`ToolFilter`]: crate::client::ToolFilter
 ///
@@ -200,9 +224,26 @@ impl McpMessageRequest {
 /// assert_eq!(reply["response"]["response"]["mcp_response"]["result"]["content"][0]["text"], "5");
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ControlRouter {
     servers: FilteredRegistry,
+    outgoing: Option<NotificationSink>,
+    permissions: Option<Arc<PermissionHandler>>,
+    next_request: Arc<AtomicU64>,
+}
+
+/// The host's permission callback.
+type PermissionHandler =
+    dyn Fn(PermissionRequest) -> BoxFuture<'static, PermissionDecision> + Send + Sync;
+
+impl fmt::Debug for ControlRouter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControlRouter")
+            .field("servers", &self.servers)
+            .field("outgoing", &self.outgoing.is_some())
+            .field("permissions", &self.permissions.is_some())
+            .finish()
+    }
 }
 
 impl ControlRouter {
@@ -211,6 +252,90 @@ impl ControlRouter {
     pub fn new(servers: impl Into<FilteredRegistry>) -> Self {
         ControlRouter {
             servers: servers.into(),
+            outgoing: None,
+            permissions: None,
+            next_request: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Sends the router's own control messages to `sink`, each a complete message to write
+    /// to the runtime as one JSON line: tools' notifications during a call (progress, for a
+    /// request carrying a `progressToken`) and, with [`relay_changes`](Self::relay_changes)
+    /// running, `notifications/tools/list_changed`, each wrapped by
+    /// [`notification_request`](Self::notification_request).
+    pub fn with_outgoing(mut self, sink: NotificationSink) -> Self {
+        self.outgoing = Some(sink);
+        self
+    }
+
+    /// Answers the runtime's `can_use_tool` control requests with `decide` (without one,
+    /// [`handle_control_request`](Self::handle_control_request) leaves them to the host).
+    ///
+    /// ```
+    /// use mcp_registry::agent::{ControlRouter, PermissionDecision};
+    /// use mcp_registry::Registry;
+    /// let router = ControlRouter::new(Registry::new()).on_permission_request(|request| async move {
+    ///     if request.tool_name == "mcp__math__divide" {
+    ///         PermissionDecision::deny("no dividing today")
+    ///     } else {
+    ///         PermissionDecision::allow()
+    ///     }
+    /// });
+    /// ```
+    pub fn on_permission_request<F, Fut>(mut self, decide: F) -> Self
+    where
+        F: Fn(PermissionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = PermissionDecision> + Send + 'static,
+    {
+        self.permissions = Some(Arc::new(move |request| Box::pin(decide(request))));
+        self
+    }
+
+    /// `notification` (a JSON-RPC notification of `server`) as the control request that
+    /// carries it to the runtime, under a fresh `request_id`.
+    pub fn notification_request(&self, server: &str, notification: Value) -> Value {
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed) + 1;
+        McpMessageRequest {
+            request_id: format!("mcp_notification_{n}"),
+            server_name: server.to_owned(),
+            message: notification,
+        }
+        .to_value()
+    }
+
+    /// Tells the runtime, through [`with_outgoing`](Self::with_outgoing)'s sink, whenever the
+    /// tools of an announced server change (registered, replaced, toggled, unregistered): a
+    /// `notifications/tools/list_changed` for that server, after which the runtime lists its
+    /// tools again on its next turn. Runs until the registry is dropped; spawn it. Returns at
+    /// once without an outgoing sink.
+    ///
+    /// Servers announced to the runtime are those of [`sdk_server_names`](Self::sdk_server_names)
+    /// when this starts; a server the runtime was never told about cannot be added this way.
+    pub fn relay_changes(&self) -> impl Future<Output = ()> + Send + 'static {
+        let router = self.clone();
+        let announced = self.sdk_server_names();
+        let mut changes = self.servers.registry().subscribe();
+        async move {
+            let Some(outgoing) = router.outgoing.clone() else {
+                return;
+            };
+            let mut seen = changes.borrow_and_update().generation;
+            while changes.changed().await.is_ok() {
+                let touched: Vec<&String> = {
+                    let change = changes.borrow_and_update();
+                    let touched = announced
+                        .iter()
+                        .filter(|server| change.changed_since(server, seen))
+                        .collect();
+                    seen = change.generation;
+                    touched
+                };
+                for server in touched {
+                    let changed =
+                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                    outgoing.send(router.notification_request(server, changed));
+                }
+            }
         }
     }
 
@@ -240,9 +365,19 @@ impl ControlRouter {
         })
     }
 
-    /// Answers `message` if it is a `control_request` of subtype `mcp_message`; `None` for any
-    /// other message (the host handles those).
+    /// Answers `message` if it is a `control_request` of subtype `mcp_message`, or of subtype
+    /// `can_use_tool` when a permission callback is set; `None` for any other message (the
+    /// host handles those).
     pub async fn handle_control_request(&self, message: &Value) -> Option<Value> {
+        if let Some(decide) = &self.permissions
+            && let Some(request) = PermissionRequest::parse(message)
+        {
+            let decision = decide(request.clone()).await;
+            return Some(control_success(
+                &request.request_id,
+                decision.to_response(&request),
+            ));
+        }
         let request = match McpMessageRequest::parse(message)? {
             Ok(request) => request,
             Err(error_response) => return Some(error_response),
@@ -252,12 +387,44 @@ impl ControlRouter {
 
     /// Answers a parsed `mcp_message` request.
     pub async fn answer(&self, request: McpMessageRequest) -> Value {
-        let reply = self
-            .servers
-            .handle_mcp_message(&request.server_name, request.message)
-            .await
-            .unwrap_or_else(|| json!({ "jsonrpc": "2.0", "result": {} }));
-        control_success(&request.request_id, json!({ "mcp_response": reply }))
+        let McpMessageRequest {
+            request_id,
+            server_name,
+            message,
+        } = request;
+        let reply = match self.lists_nothing(&server_name, &message) {
+            Some(id) => Some(json!({ "jsonrpc": "2.0", "id": id, "result": { "tools": [] } })),
+            None => {
+                let mut options = CallOptions::new();
+                if let Some(outgoing) = &self.outgoing {
+                    let router = self.clone();
+                    let outgoing = outgoing.clone();
+                    let server = server_name.clone();
+                    options = options.notifications(NotificationSink::new(move |notification| {
+                        outgoing.send(router.notification_request(&server, notification));
+                    }));
+                }
+                self.servers
+                    .handle_mcp_message_with(&server_name, message, options)
+                    .await
+            }
+        };
+        // The TypeScript Agent SDK acknowledges a notification with this exact reply.
+        let reply = reply.unwrap_or_else(|| json!({ "jsonrpc": "2.0", "result": {}, "id": 0 }));
+        control_success(&request_id, json!({ "mcp_response": reply }))
+    }
+
+    /// The id of a `tools/list` request for a server that is disabled or gone, when the
+    /// router relays changes: such a server lists no tools.
+    fn lists_nothing(&self, server: &str, message: &Value) -> Option<Value> {
+        self.outgoing.as_ref()?;
+        if message.get("method").and_then(Value::as_str) != Some("tools/list") {
+            return None;
+        }
+        let id = message
+            .get("id")
+            .filter(|id| id.is_string() || id.is_number())?;
+        (self.servers.registry().is_enabled(server) != Some(true)).then(|| id.clone())
     }
 
     /// [`handle_control_request`](Self::handle_control_request) for one JSON line; `None` for

@@ -6,8 +6,9 @@
 //!
 //! - [`GlobalServers`]: the process-wide set of servers, seeded with every `server!`.
 //! - [`SessionRegistries`]: one [`Registry`](crate::Registry) per session id, isolated.
-//! - [`ControlRouter`]: answers `control_request`s of subtype `mcp_message`, and projects the
-//!   `mcpServers` configuration and the `sdkMcpServers` names an agent CLI expects.
+//! - [`ControlRouter`]: answers `control_request`s of subtype `mcp_message` (and `can_use_tool`
+//!   through a host callback), relays tools' progress and list changes to the runtime, and
+//!   projects the `mcpServers` configuration and the `sdkMcpServers` names an agent CLI expects.
 //! - [`ModelApi`] and [`FilteredRegistry::export_tools`](crate::client::FilteredRegistry::export_tools):
 //!   the tools in the function-calling formats of model APIs, and the way back from a model's
 //!   tool-use block to a tool result.
@@ -15,6 +16,7 @@
 mod control;
 mod export;
 mod global;
+mod permission;
 mod sessions;
 
 pub use control::{
@@ -23,4 +25,5 @@ pub use control::{
 };
 pub use export::{ModelApi, ToolExport, ToolUse, ToolUseError};
 pub use global::GlobalServers;
+pub use permission::{CAN_USE_TOOL, PermissionDecision, PermissionRequest};
 pub use sessions::{SessionError, SessionRegistries};
