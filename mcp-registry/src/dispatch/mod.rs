@@ -6,6 +6,7 @@
 //! transports use the dispatcher directly.
 
 mod completion;
+mod page;
 mod prompts;
 mod resources;
 mod session;
@@ -13,7 +14,6 @@ mod subscriptions;
 
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
-use base64::Engine as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -33,6 +33,7 @@ use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
 use crate::tool::{Arguments, BoxFuture};
+use page::{Listing, Window};
 
 /// Per-connection facts the stateless entry points do not have.
 #[derive(Clone, Copy, Default)]
@@ -86,36 +87,13 @@ pub(crate) enum Body {
 pub(crate) struct ToolsPage {
     server: Server,
     version: Option<ProtocolVersion>,
-    page: Page,
-    next_cursor: Option<String>,
-    cache: Option<CacheHints>,
-}
-
-/// Which of a server's listed tools a `tools/list` page holds.
-enum Page {
-    /// Entries `start..end` of the server's listing.
-    Range { start: usize, end: usize },
-    /// Entries picked by a listing filter ([`CallOptions`]'s), already paginated.
-    Picked(Vec<Value>),
+    window: Window,
+    /// With a listing filter ([`CallOptions`]'s): the page's entries, picked and cut.
+    picked: Option<Vec<Value>>,
 }
 
 fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
-}
-
-fn encode_cursor(offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("tools:{offset}"))
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    std::str::from_utf8(&bytes)
-        .ok()?
-        .strip_prefix("tools:")?
-        .parse()
-        .ok()
 }
 
 /// Answers requests for the servers of one registry.
@@ -369,16 +347,9 @@ impl<'r> Dispatcher<'r> {
                 .collect()
         });
         let total = picked.as_ref().map_or(entries.len(), Vec::len);
-        let start = match params.get("cursor") {
-            None | Some(Value::Null) => 0,
-            Some(Value::String(c)) => match decode_cursor(c) {
-                Some(offset) if offset <= total => offset,
-                _ => {
-                    return Err(invalid_params(format!(
-                        "invalid cursor {c:?} for tools/list"
-                    )));
-                }
-            },
+        let cursor = match params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c.as_str()),
             Some(other) => {
                 return Err(invalid_params(format!(
                     "`cursor` must be a string, got {}",
@@ -386,20 +357,18 @@ impl<'r> Dispatcher<'r> {
                 )));
             }
         };
-        let end = match self.registry.config().page_size {
-            Some(size) => (start + size).min(total),
-            None => total,
-        };
-        let page = match picked {
-            Some(picked) => Page::Picked(picked[start..end].iter().map(|&t| t.clone()).collect()),
-            None => Page::Range { start, end },
-        };
+        let window = self.window(Listing::Tools, method::TOOLS_LIST, cursor, total, version)?;
+        let picked = picked.map(|picked| {
+            picked[window.start..window.end]
+                .iter()
+                .map(|&t| t.clone())
+                .collect()
+        });
         Ok(ToolsPage {
             server: server.clone(),
             version,
-            page,
-            next_cursor: (end < total).then(|| encode_cursor(end)),
-            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints()),
+            window,
+            picked,
         })
     }
 
@@ -743,24 +712,15 @@ impl Serialize for ToolsWritten<'_> {
         let page = self.page;
         let listing = page.server.listing(page.version);
         let mut map = serializer.serialize_map(None)?;
-        match &page.page {
-            Page::Range { start, end }
-                if self.raw_listing && *start == 0 && *end == listing.entries().len() =>
-            {
+        let Window { start, end, .. } = page.window;
+        match &page.picked {
+            Some(tools) => map.serialize_entry("tools", tools)?,
+            None if self.raw_listing && start == 0 && end == listing.entries().len() => {
                 map.serialize_entry("tools", &listing.text)?;
             }
-            Page::Range { start, end } => {
-                map.serialize_entry("tools", &listing.entries()[*start..*end])?
-            }
-            Page::Picked(tools) => map.serialize_entry("tools", tools)?,
+            None => map.serialize_entry("tools", &listing.entries()[start..end])?,
         }
-        if let Some(cursor) = &page.next_cursor {
-            map.serialize_entry("nextCursor", cursor)?;
-        }
-        if let Some(cache) = &page.cache {
-            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
-            map.serialize_entry("cacheScope", &cache.cache_scope)?;
-        }
+        page.window.write_tail(&mut map)?;
         map.end()
     }
 }

@@ -1,14 +1,14 @@
 //! `prompts/list` and `prompts/get` for a registry server. Each method takes the request's
 //! params as they came and reads them into its typed params struct.
 
-use base64::Engine as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::page::{Listing, Window};
 use super::{Connection, Dispatcher, invalid_params};
 use crate::protocol::{
-    CacheHints, ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams,
-    PromptsCapability, ProtocolVersion,
+    ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
+    ProtocolVersion,
 };
 use crate::registry::GetPromptError;
 use crate::server::Server;
@@ -23,10 +23,7 @@ pub(crate) enum PromptsBody {
 pub(crate) struct PromptsPage {
     server: Server,
     version: Option<ProtocolVersion>,
-    start: usize,
-    end: usize,
-    next_cursor: Option<String>,
-    cache: Option<CacheHints>,
+    window: Window,
 }
 
 /// `capabilities.prompts`: only for a server that has prompts.
@@ -34,21 +31,6 @@ pub(crate) fn capability(server: &Server, connection: Connection) -> Option<Prom
     (!server.prompts().is_empty()).then_some(PromptsCapability {
         list_changed: Some(connection.list_changed),
     })
-}
-
-fn encode_cursor(offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("prompts:{offset}"))
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    std::str::from_utf8(&bytes)
-        .ok()?
-        .strip_prefix("prompts:")?
-        .parse()
-        .ok()
 }
 
 /// `params` read as `T`, or -32602 saying why not.
@@ -70,28 +52,17 @@ impl Dispatcher<'_> {
     ) -> Result<PromptsBody, ErrorObject> {
         let ListPromptsParams { cursor } = read_params("prompts/list", params)?;
         let total = server.prompts().len();
-        let start = match cursor {
-            None => 0,
-            Some(c) => match decode_cursor(&c) {
-                Some(offset) if offset <= total => offset,
-                _ => {
-                    return Err(invalid_params(format!(
-                        "invalid cursor {c:?} for prompts/list"
-                    )));
-                }
-            },
-        };
-        let end = match self.registry.config().page_size {
-            Some(size) => (start + size).min(total),
-            None => total,
-        };
+        let window = self.window(
+            Listing::Prompts,
+            "prompts/list",
+            cursor.as_deref(),
+            total,
+            version,
+        )?;
         Ok(PromptsBody::List(PromptsPage {
             server: server.clone(),
             version,
-            start,
-            end,
-            next_cursor: (end < total).then(|| encode_cursor(end)),
-            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints()),
+            window,
         }))
     }
 }
@@ -119,7 +90,7 @@ impl Serialize for PromptsBody {
             PromptsBody::Get(result) => return result.serialize(serializer),
             PromptsBody::List(page) => page,
         };
-        let prompts = &page.server.prompts()[page.start..page.end];
+        let prompts = &page.server.prompts()[page.window.start..page.window.end];
         let mut map = serializer.serialize_map(None)?;
         match page.version {
             Some(v) => map.serialize_entry(
@@ -134,13 +105,7 @@ impl Serialize for PromptsBody {
                 &prompts.iter().map(|p| p.descriptor()).collect::<Vec<_>>(),
             )?,
         }
-        if let Some(cursor) = &page.next_cursor {
-            map.serialize_entry("nextCursor", cursor)?;
-        }
-        if let Some(cache) = &page.cache {
-            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
-            map.serialize_entry("cacheScope", &cache.cache_scope)?;
-        }
+        page.window.write_tail(&mut map)?;
         map.end()
     }
 }

@@ -1,12 +1,12 @@
 //! `resources/list`, `resources/templates/list`, `resources/read` and (legacy sessions)
 //! `resources/subscribe` / `resources/unsubscribe` for a registry server.
 
-use base64::Engine as _;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::page::{Listing, Window};
 use super::prompts::read_params;
-use super::{Connection, Dispatcher, invalid_params};
+use super::{Connection, Dispatcher};
 use crate::protocol::{
     CacheHints, CacheScope, ErrorObject, ListResourcesParams, ProtocolVersion, ReadResourceParams,
     ReadResourceResult, ResourcesCapability, SubscribeParams, method,
@@ -26,31 +26,12 @@ pub(crate) enum ResourcesBody {
     },
 }
 
-/// Which listing a page is of.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Listing {
-    Resources,
-    Templates,
-}
-
-impl Listing {
-    fn prefix(self) -> &'static str {
-        match self {
-            Listing::Resources => "resources:",
-            Listing::Templates => "templates:",
-        }
-    }
-}
-
 /// A page of a server's resources or templates, in the form its revision describes them.
 pub(crate) struct ResourcesPage {
     server: Server,
     listing: Listing,
     version: Option<ProtocolVersion>,
-    start: usize,
-    end: usize,
-    next_cursor: Option<String>,
-    cache: Option<CacheHints>,
+    window: Window,
 }
 
 /// `capabilities.resources`: only for a server that has resources or templates.
@@ -60,21 +41,6 @@ pub(crate) fn capability(server: &Server, connection: Connection) -> Option<Reso
         subscribe: Some(connection.subscriptions),
         list_changed: Some(connection.list_changed),
     })
-}
-
-fn encode_cursor(listing: Listing, offset: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{}{offset}", listing.prefix()))
-}
-
-fn decode_cursor(listing: Listing, cursor: &str) -> Option<usize> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    std::str::from_utf8(&bytes)
-        .ok()?
-        .strip_prefix(listing.prefix())?
-        .parse()
-        .ok()
 }
 
 /// The error `resources/read` answers `error` with under `version`: the revision's
@@ -105,25 +71,12 @@ impl Dispatcher<'_> {
         } else {
             (Listing::Resources, server.resources().len())
         };
-        let start = match cursor {
-            None => 0,
-            Some(c) => match decode_cursor(listing, &c) {
-                Some(offset) if offset <= total => offset,
-                _ => return Err(invalid_params(format!("invalid cursor {c:?} for {method}"))),
-            },
-        };
-        let end = match self.registry.config().page_size {
-            Some(size) => (start + size).min(total),
-            None => total,
-        };
+        let window = self.window(listing, method, cursor.as_deref(), total, version)?;
         Ok(ResourcesBody::List(ResourcesPage {
             server: server.clone(),
             listing,
             version,
-            start,
-            end,
-            next_cursor: (end < total).then(|| encode_cursor(listing, end)),
-            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints()),
+            window,
         }))
     }
 
@@ -185,38 +138,30 @@ impl Serialize for ResourcesBody {
         };
         let mut map = serializer.serialize_map(None)?;
         let server = &page.server;
-        match (page.listing, page.version) {
-            (Listing::Resources, version) => {
-                let resources = server.resources()[page.start..page.end].iter();
-                let described: Vec<_> = match version {
-                    Some(v) => resources.map(|r| r.descriptor().for_version(v)).collect(),
-                    None => resources
-                        .map(|r| std::borrow::Cow::Borrowed(r.descriptor()))
-                        .collect(),
-                };
-                map.serialize_entry("resources", &described)?;
-            }
-            (Listing::Templates, version) => {
-                let templates = server
-                    .listed_resource_templates()
-                    .skip(page.start)
-                    .take(page.end - page.start);
-                let described: Vec<_> = match version {
-                    Some(v) => templates.map(|t| t.descriptor().for_version(v)).collect(),
-                    None => templates
-                        .map(|t| std::borrow::Cow::Borrowed(t.descriptor()))
-                        .collect(),
-                };
-                map.serialize_entry("resourceTemplates", &described)?;
-            }
+        let version = page.version;
+        if page.listing == Listing::Templates {
+            let templates = server
+                .listed_resource_templates()
+                .skip(page.window.start)
+                .take(page.window.end - page.window.start);
+            let described: Vec<_> = match version {
+                Some(v) => templates.map(|t| t.descriptor().for_version(v)).collect(),
+                None => templates
+                    .map(|t| std::borrow::Cow::Borrowed(t.descriptor()))
+                    .collect(),
+            };
+            map.serialize_entry("resourceTemplates", &described)?;
+        } else {
+            let resources = server.resources()[page.window.start..page.window.end].iter();
+            let described: Vec<_> = match version {
+                Some(v) => resources.map(|r| r.descriptor().for_version(v)).collect(),
+                None => resources
+                    .map(|r| std::borrow::Cow::Borrowed(r.descriptor()))
+                    .collect(),
+            };
+            map.serialize_entry("resources", &described)?;
         }
-        if let Some(cursor) = &page.next_cursor {
-            map.serialize_entry("nextCursor", cursor)?;
-        }
-        if let Some(cache) = &page.cache {
-            map.serialize_entry("ttlMs", &cache.ttl_ms)?;
-            map.serialize_entry("cacheScope", &cache.cache_scope)?;
-        }
+        page.window.write_tail(&mut map)?;
         map.end()
     }
 }
