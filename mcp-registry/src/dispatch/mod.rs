@@ -14,7 +14,7 @@ mod subscriptions;
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
 use base64::Engine as _;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize as _, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use std::borrow::Cow;
@@ -24,15 +24,17 @@ use crate::protocol::decode::{
     too_deep,
 };
 use crate::protocol::{
-    CacheHints, CacheScope, CallToolResult, DiscoverResult, Era, ErrorCode, ErrorObject,
-    ErrorResponse, Implementation, InitializeParams, InitializeResult, LoggingLevel,
-    META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId, ResultResponse,
-    ResultType, ServerCapabilities, ToolsCapability, exceeds_max_depth, method,
+    CacheHints, CacheScope, CallToolResult, ClientCapabilities, DiscoverResult, Era, ErrorCode,
+    ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult, LoggingLevel,
+    META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra, ProtocolVersion,
+    RequestId, ResultResponse, ResultType, ServerCapabilities, ToolsCapability, exceeds_max_depth,
+    method,
 };
 use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
-use crate::tool::{Arguments, BoxFuture};
+use crate::tool::input::Declared;
+use crate::tool::{Arguments, BoxFuture, InputHandler};
 
 /// Per-connection facts the stateless entry points do not have.
 #[derive(Clone, Copy, Default)]
@@ -289,6 +291,12 @@ impl<'r> Dispatcher<'r> {
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
             }
             (method::TOOLS_CALL, _) => {
+                if era.is_modern()
+                    && let Some(handler) = options.input.take()
+                {
+                    // 2026-07-28: the request declares what its client answers.
+                    options.input = Some(declared_input(handler, meta.as_ref()));
+                }
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
                 }
@@ -418,6 +426,23 @@ impl<'r> Dispatcher<'r> {
             .registry
             .invoke(Target { tool, names }, call.arguments, options, request))
     }
+}
+
+/// A 2026-07-28 call's input handler, limited to the capabilities its request's `_meta`
+/// declares (none when it declares none).
+#[cold]
+fn declared_input(
+    handler: std::sync::Arc<dyn InputHandler>,
+    meta: Option<&Map<String, Value>>,
+) -> std::sync::Arc<dyn InputHandler> {
+    let capabilities = meta
+        .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+        .and_then(|c| ClientCapabilities::deserialize(c).ok())
+        .unwrap_or_default();
+    std::sync::Arc::new(Declared {
+        handler,
+        capabilities,
+    })
 }
 
 /// What a `tools/call` names: the tool and its arguments.
