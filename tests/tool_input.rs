@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use mcp_registry::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Role, Root};
 use mcp_registry::tool::{Elicitation, InputCallbacks, InputError, SamplingRequest};
-use mcp_registry::{CallError, Registry, Server, Tool, ToolContext};
+use mcp_registry::{CallError, Registry, Server, ServerSession, Tool, ToolContext};
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 type Args = Map<String, Value>;
 
@@ -294,4 +295,103 @@ async fn a_nested_form_is_refused_before_asking() {
         ctx.elicit::<Nested>("?").await,
         Err(InputError::InvalidForm(_))
     ));
+}
+
+async fn legacy_session(capabilities: Value) -> (ServerSession, UnboundedReceiver<Value>) {
+    let (session, outgoing) = ServerSession::new(registry(), "s");
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": "c", "version": "1"}}});
+    session.handle_text(&initialize.to_string()).await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(
+        session
+            .handle_text(&initialized.to_string())
+            .await
+            .is_none()
+    );
+    (session, outgoing)
+}
+
+/// The call's reply (`None`: the call was cancelled).
+fn start_call(session: &ServerSession, tool: &str) -> tokio::task::JoinHandle<Option<Value>> {
+    let session = session.clone();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": tool, "arguments": {}}})
+    .to_string();
+    tokio::spawn(async move {
+        let reply = session.handle_text(&call).await?;
+        Some(serde_json::from_str(&reply).unwrap())
+    })
+}
+
+#[tokio::test]
+async fn a_legacy_session_sends_the_request_and_matches_the_reply() {
+    let (session, mut outgoing) = legacy_session(json!({"elicitation": {}})).await;
+    let call = start_call(&session, "wipe");
+    let request = outgoing.recv().await.unwrap();
+    assert_eq!(request["jsonrpc"], "2.0");
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Really wipe the table?");
+    assert_eq!(
+        request["params"]["requestedSchema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    let id = request["id"].clone();
+    assert!(id.is_u64(), "a server-side id: {id}");
+    // A reply to nothing waiting is dropped, unanswered.
+    let stray = json!({"jsonrpc": "2.0", "id": "nope", "result": {"action": "decline"}});
+    assert!(session.handle_text(&stray.to_string()).await.is_none());
+    let reply = json!({"jsonrpc": "2.0", "id": id, "result": {
+        "action": "accept", "content": {"confirm": true, "reason": "ok"}}});
+    assert!(session.handle_text(&reply.to_string()).await.is_none());
+    let answer = call.await.unwrap().unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["result"]["content"][0]["text"], "wiped (ok)");
+}
+
+#[tokio::test]
+async fn a_legacy_client_error_reaches_the_tool() {
+    let (session, mut outgoing) = legacy_session(json!({"sampling": {}})).await;
+    let call = start_call(&session, "summarize");
+    let request = outgoing.recv().await.unwrap();
+    assert_eq!(request["method"], "sampling/createMessage");
+    assert_eq!(request["params"]["maxTokens"], 50);
+    assert_eq!(request["params"]["systemPrompt"], "Be terse.");
+    let reply = json!({"jsonrpc": "2.0", "id": request["id"], "error": {
+        "code": -1, "message": "User rejected sampling request"}});
+    session.handle(reply).await;
+    let answer = call.await.unwrap().unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "error: the client refused sampling/createMessage: User rejected sampling request (code -1)"
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_client_without_the_capability_gets_no_request() {
+    let (session, mut outgoing) = legacy_session(json!({"sampling": {}})).await;
+    let answer = start_call(&session, "workspace").await.unwrap().unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "error: the client did not declare the `roots` capability; roots/list was not sent"
+    );
+    assert!(outgoing.try_recv().is_err(), "nothing was sent");
+}
+
+#[tokio::test]
+async fn shutting_down_a_session_leaves_no_request_waiting() {
+    let (session, mut outgoing) = legacy_session(json!({"roots": {}})).await;
+    let call = start_call(&session, "workspace");
+    let request = outgoing.recv().await.unwrap();
+    assert_eq!(request["method"], "roots/list");
+    session.shutdown();
+    // The call was cancelled: no reply is sent, and a late reply is dropped.
+    let late = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"roots": []}});
+    assert!(session.handle(late).await.is_none());
+    let ended = tokio::time::timeout(Duration::from_secs(5), call).await;
+    assert!(
+        ended.unwrap().unwrap().is_none(),
+        "a cancelled call gets no reply"
+    );
 }

@@ -160,7 +160,7 @@ impl<'r> Dispatcher<'r> {
             Incoming::Invalid(Invalid { id, error }) => {
                 Some((id, Step::Answered(Answer::Error(error))))
             }
-            Incoming::Notification(_) | Incoming::Silent => None,
+            Incoming::Notification(_) | Incoming::Silent | Incoming::Response(_) => None,
         }
     }
 
