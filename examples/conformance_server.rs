@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use mcp_registry::completion::Completions;
 use mcp_registry::protocol::{ElicitParams, LoggingLevel, Role};
-use mcp_registry::tool::SamplingRequest;
+use mcp_registry::tool::{ClientCapability, InputError, SamplingRequest};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
     CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext,
@@ -238,6 +238,14 @@ async fn test_elicitation_sep1330_enums(ctx: ToolContext) -> String {
     });
     let message = "Please select options from the enum fields".to_owned();
     elicit_and_report(&ctx, "Elicitation completed", message, schema).await
+}
+
+/// Test tool requiring sampling
+#[mcp_tool]
+async fn test_missing_capability(ctx: ToolContext) -> Result<&'static str, InputError> {
+    // A 2026-07-28 client that declared no `sampling` gets -32021 (HTTP 400).
+    ctx.require_client_capability(ClientCapability::Sampling)?;
+    Ok("Success")
 }
 
 /// Reports progress 0/100, 50/100 and 100/100, about 50 ms apart.
@@ -483,6 +491,7 @@ fn conformance_server() -> Server {
             test_elicitation::tool(),
             test_elicitation_sep1034_defaults::tool(),
             test_elicitation_sep1330_enums::tool(),
+            test_missing_capability::tool(),
             test_streaming_elicitation::tool(),
             test_logging_tool::tool(),
             test_tool_with_logging::tool(),

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_registry::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Role, Root};
-use mcp_registry::tool::{Elicitation, InputCallbacks, InputError, SamplingRequest};
+use mcp_registry::tool::{
+    ClientCapability, Elicitation, InputCallbacks, InputError, SamplingRequest,
+};
 use mcp_registry::{CallError, Registry, Server, ServerSession, Tool, ToolContext};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -393,5 +395,61 @@ async fn shutting_down_a_session_leaves_no_request_waiting() {
     assert!(
         ended.unwrap().unwrap().is_none(),
         "a cancelled call gets no reply"
+    );
+}
+
+/// A server whose one tool needs `sampling` and refuses with `?` when it is missing.
+fn needs_sampling() -> Registry {
+    let tool = Tool::builder("needs_sampling")
+        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+            ctx.require_client_capability(ClientCapability::Sampling)?;
+            Ok::<_, InputError>("Success")
+        })
+        .unwrap();
+    Registry::from_servers([Server::new("s", None, [tool]).unwrap()])
+}
+
+#[tokio::test]
+async fn a_2026_request_without_a_required_capability_is_refused_with_32021() {
+    let registry = needs_sampling();
+    let call = |caps: Value| {
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "needs_sampling",
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        }}})
+    };
+    let refused = registry
+        .handle_mcp_message("s", call(json!({})))
+        .await
+        .unwrap();
+    assert_eq!(refused["id"], 3);
+    assert_eq!(refused["error"]["code"], -32021);
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"requiredCapabilities": {"sampling": {}}})
+    );
+    let served = registry
+        .handle_mcp_message("s", call(json!({"sampling": {}})))
+        .await
+        .unwrap();
+    assert_eq!(served["result"]["content"][0]["text"], "Success");
+}
+
+#[tokio::test]
+async fn a_legacy_client_without_a_required_capability_gets_a_tool_error() {
+    let registry = needs_sampling();
+    let reply = registry
+        .handle_mcp_message(
+            "s",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "needs_sampling"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["isError"], true);
+    assert_eq!(
+        reply["result"]["content"][0]["text"],
+        "the client did not declare the `sampling` capability; sampling/createMessage was not sent"
     );
 }

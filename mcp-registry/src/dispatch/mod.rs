@@ -544,10 +544,30 @@ impl PendingCall {
             Ok(result) => result,
             // A cancelled call gets no reply.
             Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+            // 2026-07-28 refuses the request itself.
+            Err(CallError::MissingClientCapability {
+                capability,
+                message,
+                ..
+            }) if self.version == Some(ProtocolVersion::MODERN) => {
+                return Answer::Error(missing_capability(capability, message));
+            }
             Err(e) => e.into_call_tool_result(),
         };
         Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
     }
+}
+
+/// -32021 MissingRequiredClientCapability, naming the capability in `data`.
+#[cold]
+fn missing_capability(capability: &str, message: String) -> ErrorObject {
+    let mut required = Map::new();
+    required.insert(capability.to_owned(), Value::Object(Map::new()));
+    let mut data = Map::new();
+    data.insert("requiredCapabilities".to_owned(), Value::Object(required));
+    let mut error = ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
+    error.data = Some(Value::Object(data));
+    error
 }
 
 fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) -> Outcome {

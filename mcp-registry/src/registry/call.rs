@@ -538,6 +538,14 @@ impl Failure {
                 CallError::InvalidArguments { tool, message }
             }
             Failure::Tool(ToolError::Failed(message)) => CallError::ToolFailed { tool, message },
+            Failure::Tool(ToolError::MissingClientCapability {
+                capability,
+                message,
+            }) => CallError::MissingClientCapability {
+                tool,
+                capability,
+                message,
+            },
             Failure::Panicked(message) => {
                 tracing::error!(tool, server = &*names.server, %message, "tool panicked");
                 CallError::Panicked { tool, message }

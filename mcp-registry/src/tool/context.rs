@@ -9,14 +9,17 @@ use tokio_util::sync::CancellationToken;
 
 use futures_util::FutureExt as _;
 use schemars::JsonSchema;
+use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 
 use super::BoxFuture;
-use super::input::{Elicitation, InputError, InputHandler, form_schema, panic_text};
+use super::input::{
+    ClientCapability, Elicitation, InputError, InputHandler, form_schema, panic_text,
+};
 use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
-    ElicitResult, LoggingLevel, LoggingMessageParams, Notification, ProgressNotificationParams,
-    ProtocolVersion, RequestId, Root, method,
+    ElicitResult, LoggingLevel, LoggingMessageParams, META_CLIENT_CAPABILITIES, Notification,
+    ProgressNotificationParams, ProtocolVersion, RequestId, Root, method,
 };
 
 /// Typed values a host attaches to a registry or to one call, read by tools through
@@ -435,9 +438,35 @@ impl ToolContext {
         }
     }
 
-    /// The capabilities of the client this call can ask for input, if it can ask any.
+    /// The capabilities of the client this call can ask for input: its input handler's
+    /// (a legacy session's client, or an in-process host's), else those a 2026-07-28
+    /// request declares in `_meta`; `None` when neither is known.
     pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
-        self.input.as_ref().map(|h| h.capabilities())
+        if let Some(handler) = &self.input {
+            return Some(handler.capabilities());
+        }
+        let declared = self.meta.as_deref()?.get(META_CLIENT_CAPABILITIES)?;
+        Some(ClientCapabilities::deserialize(declared).unwrap_or_default())
+    }
+
+    /// `Ok` when the client declared `capability`; otherwise
+    /// [`InputError::NotSupported`], which a tool returns with `?` to refuse the call: a
+    /// 2026-07-28 client then gets -32021 (MissingRequiredClientCapability).
+    pub fn require_client_capability(
+        &self,
+        capability: ClientCapability,
+    ) -> Result<(), InputError> {
+        let declared = self
+            .client_capabilities()
+            .is_some_and(|c| capability.declared_in(&c));
+        if declared {
+            Ok(())
+        } else {
+            Err(InputError::NotSupported {
+                capability: capability.name(),
+                method: capability.method(),
+            })
+        }
     }
 
     /// Asks the user to fill in the form `T` (elicitation), with `message` saying why.

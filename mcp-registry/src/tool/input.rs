@@ -65,7 +65,56 @@ pub enum InputError {
 
 impl From<InputError> for super::ToolError {
     fn from(e: InputError) -> Self {
-        super::ToolError::Failed(e.to_string())
+        match e {
+            InputError::NotSupported { capability, .. } => {
+                super::ToolError::MissingClientCapability {
+                    capability,
+                    message: e.to_string(),
+                }
+            }
+            e => super::ToolError::Failed(e.to_string()),
+        }
+    }
+}
+
+/// A capability a client declares so a server can ask it for input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientCapability {
+    /// `elicitation`: forms shown to the user.
+    Elicitation,
+    /// `sampling`: completions from the client's model.
+    Sampling,
+    /// `roots`: the client's workspace roots.
+    Roots,
+}
+
+impl ClientCapability {
+    /// The name `ClientCapabilities` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientCapability::Elicitation => "elicitation",
+            ClientCapability::Sampling => "sampling",
+            ClientCapability::Roots => "roots",
+        }
+    }
+
+    /// The request that needs it.
+    pub fn method(self) -> &'static str {
+        match self {
+            ClientCapability::Elicitation => "elicitation/create",
+            ClientCapability::Sampling => "sampling/createMessage",
+            ClientCapability::Roots => "roots/list",
+        }
+    }
+
+    /// Whether `capabilities` declares it.
+    pub fn declared_in(self, capabilities: &ClientCapabilities) -> bool {
+        match self {
+            ClientCapability::Elicitation => capabilities.elicitation.is_some(),
+            ClientCapability::Sampling => capabilities.sampling.is_some(),
+            ClientCapability::Roots => capabilities.roots.is_some(),
+        }
     }
 }
 

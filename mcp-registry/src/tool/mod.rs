@@ -22,7 +22,9 @@ pub use arguments::Arguments;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
-pub use input::{Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest};
+pub use input::{
+    ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
+};
 pub use result::{IntoToolResult, Json, ToolError};
 
 use crate::protocol::{self, ToolAnnotations, ToolNameError};
