@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::de::DeserializeOwned;
@@ -373,6 +373,17 @@ impl ServerSession {
         }
     }
 
+    /// The client can no longer reply (its input ended): requests waiting for its replies
+    /// end with [`InputError::Disconnected`], and so do those made later.
+    #[cfg(feature = "stdio")]
+    pub(crate) fn client_gone(&self) {
+        self.inner
+            .requests
+            .closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.inner.requests.waiting().clear();
+    }
+
     /// Cancels the in-flight request `id`, as `notifications/cancelled` does. Returns whether
     /// such a request was running.
     pub fn cancel(&self, id: &RequestId) -> bool {
@@ -738,6 +749,8 @@ fn client_capabilities(params: &Map<String, Value>) -> ClientCapabilities {
 #[derive(Default)]
 struct ClientRequests {
     next_id: AtomicU64,
+    /// Set once the client can no longer reply: nothing more is sent.
+    closed: AtomicBool,
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<IncomingResponse>>>,
 }
 
@@ -780,12 +793,15 @@ struct SessionInput {
 }
 
 impl SessionInput {
-    fn request<P: Serialize, R: DeserializeOwned>(
+    fn request<P: Serialize, R: DeserializeOwned + Send + 'static>(
         &self,
         method: &'static str,
         params: Option<P>,
     ) -> BoxFuture<'static, Result<R, InputError>> {
         let requests = self.requests.clone();
+        if requests.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Box::pin(std::future::ready(Err(InputError::Disconnected)));
+        }
         let id = RequestId::Number(
             (requests
                 .next_id
