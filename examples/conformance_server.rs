@@ -11,16 +11,17 @@
 //! `.ci/e2e.sh` runs the suite's requirement sets for 2025-11-25 and 2026-07-28 against it on
 //! every CI run, with the prompts its `prompts-*` scenarios get (one argument completes), the
 //! resources its `resources-*` scenarios read, the tools that log and those that change the
-//! server (for `subscriptions/listen` streams). Scenarios about features
-//! this library does not offer yet (sampling, elicitation, multi round-trip requests) have no
-//! fixtures here; they are listed with their reasons in
-//! `tests/e2e/conformance/server-<revision>.yml`.
+//! server (for `subscriptions/listen` streams), and the tools that ask the client for input
+//! (sampling, elicitation) over a legacy session. Scenarios about features this library does
+//! not offer yet (multi round-trip requests) have no fixtures here; they are listed with their
+//! reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use mcp_registry::completion::Completions;
-use mcp_registry::protocol::{LoggingLevel, Role};
+use mcp_registry::protocol::{ElicitParams, LoggingLevel, Role};
+use mcp_registry::tool::{ClientCapability, InputError, SamplingRequest};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
     CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext,
@@ -105,6 +106,146 @@ async fn test_multiple_content_types() -> Vec<Content> {
 #[mcp_tool(read_only)]
 async fn test_error_handling() -> CallToolResult {
     CallToolResult::error("This tool intentionally returns an error for testing")
+}
+
+/// Tests server-initiated sampling (LLM completion request)
+///
+/// # Arguments
+/// * `prompt` - The prompt to send to the LLM
+#[mcp_tool]
+async fn test_sampling(ctx: ToolContext, prompt: String) -> String {
+    match ctx.sample(SamplingRequest::new(100).user(prompt)).await {
+        Ok(message) => {
+            let text = message.content["text"].as_str().unwrap_or("No response");
+            format!("LLM response: {text}")
+        }
+        Err(e) => format!("Sampling not supported or error: {e}"),
+    }
+}
+
+/// Sends `elicitation/create` with `requested_schema` and reports the answer as
+/// everything-server.ts does: `{prefix}: action=.., content={..}`.
+async fn elicit_and_report(
+    ctx: &ToolContext,
+    prefix: &str,
+    message: String,
+    requested_schema: Value,
+) -> String {
+    let params = ElicitParams {
+        message,
+        mode: None,
+        requested_schema: Some(requested_schema),
+        url: None,
+    };
+    match ctx.elicit_with(params).await {
+        Ok(result) => {
+            let action = serde_json::to_value(result.action).unwrap_or_default();
+            let content = Value::Object(result.content.unwrap_or_default());
+            format!(
+                "{prefix}: action={}, content={content}",
+                action.as_str().unwrap_or_default()
+            )
+        }
+        Err(e) => format!("Elicitation not supported or error: {e}"),
+    }
+}
+
+/// Tests server-initiated elicitation (user input request)
+///
+/// # Arguments
+/// * `message` - The message to show the user
+#[mcp_tool]
+async fn test_elicitation(ctx: ToolContext, message: String) -> String {
+    let schema = json!({
+        "type": "object",
+        "properties": {"response": {"type": "string", "description": "User's response"}},
+        "required": ["response"]
+    });
+    elicit_and_report(&ctx, "User response", message, schema).await
+}
+
+/// Tests elicitation with default values per SEP-1034
+#[mcp_tool]
+async fn test_elicitation_sep1034_defaults(ctx: ToolContext) -> String {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active"
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        },
+        "required": []
+    });
+    let message = "Please review and update the form fields with defaults".to_owned();
+    elicit_and_report(&ctx, "Elicitation completed", message, schema).await
+}
+
+/// Tests elicitation with enum schema improvements per SEP-1330
+#[mcp_tool]
+async fn test_elicitation_sep1330_enums(ctx: ToolContext) -> String {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {
+                "type": "string",
+                "description": "Select one option",
+                "enum": ["option1", "option2", "option3"]
+            },
+            "titledSingle": {
+                "type": "string",
+                "description": "Select one option with titles",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"}
+                ]
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Select one option (legacy)",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Select multiple options",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Select multiple options with titles",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"}
+                    ]
+                }
+            }
+        },
+        "required": []
+    });
+    let message = "Please select options from the enum fields".to_owned();
+    elicit_and_report(&ctx, "Elicitation completed", message, schema).await
+}
+
+/// Test tool requiring sampling
+#[mcp_tool]
+async fn test_missing_capability(ctx: ToolContext) -> Result<&'static str, InputError> {
+    // A 2026-07-28 client that declared no `sampling` gets -32021 (HTTP 400).
+    ctx.require_client_capability(ClientCapability::Sampling)?;
+    Ok("Success")
 }
 
 /// Reports progress 0/100, 50/100 and 100/100, about 50 ms apart.
@@ -346,6 +487,11 @@ fn conformance_server() -> Server {
             test_multiple_content_types::tool(),
             test_error_handling::tool(),
             test_tool_with_progress::tool(),
+            test_sampling::tool(),
+            test_elicitation::tool(),
+            test_elicitation_sep1034_defaults::tool(),
+            test_elicitation_sep1330_enums::tool(),
+            test_missing_capability::tool(),
             test_streaming_elicitation::tool(),
             test_logging_tool::tool(),
             test_tool_with_logging::tool(),

@@ -1,4 +1,4 @@
-//! An MCP server over Streamable HTTP: the same four tools as `examples/stdio_server.rs`,
+//! An MCP server over Streamable HTTP: the same six tools as `examples/stdio_server.rs`,
 //! at `http://127.0.0.1:8000/mcp` by default.
 //!
 //! ```text

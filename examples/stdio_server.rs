@@ -1,4 +1,4 @@
-//! An MCP server over stdio: four tools from plain async functions, served as
+//! An MCP server over stdio: six tools from plain async functions, served as
 //! newline-delimited JSON-RPC on stdin/stdout (logs go to stderr).
 //!
 //! Build it once, then point an MCP client at the binary:

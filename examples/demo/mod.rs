@@ -1,16 +1,18 @@
-//! The demo server shared by `examples/stdio_server.rs` and `examples/http_server.rs`: four
-//! tools, a prompt and resources from plain async functions, collected as the server `demo`.
+//! The demo server shared by `examples/stdio_server.rs` and `examples/http_server.rs`: six
+//! tools (two of them ask the client: an approval form, a model completion), a prompt and
+//! resources from plain async functions, collected as the server `demo`.
 
 use std::fmt;
 use std::time::Duration;
 
 use mcp_registry::completion::{CompletionContext, Completions};
 use mcp_registry::protocol::LoggingLevel;
+use mcp_registry::tool::{Elicitation, InputError, SamplingRequest};
 use mcp_registry::{
     Json, PromptMessage, ResourceError, ToolContext, mcp_prompt, mcp_resource, mcp_tool, server,
 };
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The result of `add`.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -155,12 +157,51 @@ async fn operation_names(partial: String, _context: CompletionContext) -> Comple
     Completions::matching(["add", "countdown", "divide", "echo"], &partial)
 }
 
+/// What `wipe` asks the user before acting.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Confirmation {
+    /// Delete every row: there is no undo.
+    confirm: bool,
+}
+
+/// Delete every row of a table, once the user confirms (an approval form: elicitation).
+///
+/// # Arguments
+/// * `table` - the table to empty
+#[mcp_tool(title = "Wipe", destructive)]
+async fn wipe(ctx: ToolContext, table: String) -> Result<String, InputError> {
+    let question = format!("Delete every row of `{table}`?");
+    Ok(match ctx.elicit::<Confirmation>(question).await? {
+        Elicitation::Accept(Confirmation { confirm: true }) => format!("wiped {table}"),
+        Elicitation::Accept(_) => format!("kept {table}: not confirmed"),
+        Elicitation::Decline => format!("kept {table}: declined"),
+        Elicitation::Cancel => format!("kept {table}: cancelled"),
+    })
+}
+
+/// Summarize a text in one sentence with the client's model (sampling).
+///
+/// # Arguments
+/// * `text` - what to summarize
+#[mcp_tool(title = "Summarize", read_only)]
+async fn summarize(ctx: ToolContext, text: String) -> Result<String, InputError> {
+    let request = SamplingRequest::new(100)
+        .user(format!("Summarize: {text}"))
+        .system_prompt("Answer in one sentence.");
+    let reply = ctx.sample(request).await?;
+    Ok(format!(
+        "{} (by {})",
+        reply.content["text"].as_str().unwrap_or_default(),
+        reply.model
+    ))
+}
+
 server!(
     name = "demo",
     version = "1.0.0",
     title = "mcp-registry demo",
     instructions = "Arithmetic and echo tools from the mcp-registry examples.",
-    tools = [add, divide, echo, countdown],
+    tools = [add, divide, echo, countdown, wipe, summarize],
     prompts = [explain],
     resources = [operations, operation],
 );

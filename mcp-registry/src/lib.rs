@@ -84,8 +84,9 @@ pub use resource::{
 pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    Extensions, IntoToolResult, Json, NotificationSink, ProgressError, Tool, ToolBuildError,
-    ToolBuilder, ToolContext, ToolError, run_blocking,
+    Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult, Json,
+    NotificationSink, ProgressError, SamplingRequest, Tool, ToolBuildError, ToolBuilder,
+    ToolContext, ToolError, run_blocking,
 };
 
 pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_tool, server};

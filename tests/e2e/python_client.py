@@ -17,7 +17,10 @@ a missing argument and an unknown prompt as -32602), resources/list, resources/t
 and resources/read (a fixed URI, a template match, an unknown URI as the revision's
 not-found error: -32002 legacy, -32602 in 2026-07-28), completion/complete of a prompt argument
 (and -32602 for an unknown one), log messages from a tool (`logging/setLevel` in the legacy
-era, none before it; the per-request `_meta` level in 2026-07-28), concurrent calls. The last line is
+era, none before it; the per-request `_meta` level in 2026-07-28), concurrent calls, and
+(legacy era) tools that ask the client: `wipe` sends elicitation/create (the elicitation callback
+accepts, then declines) and `summarize` sampling/createMessage (the sampling callback answers);
+the tool gets the callback's answer. The last line is
 `N passed, M failed`; the exit status is 0 only when nothing failed.
 """
 
@@ -48,7 +51,7 @@ except ImportError:  # mcp 1.x
 
 LEGACY_VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 MODERN_VERSIONS = {"2026-07-28"}
-EXPECTED_TOOLS = {"add", "countdown", "divide", "echo"}
+EXPECTED_TOOLS = {"add", "countdown", "divide", "echo", "summarize", "wipe"}
 RESOURCE_NOT_FOUND = -32002
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
@@ -96,7 +99,33 @@ class Checks:
             traceback.print_exc(limit=3, file=sys.stdout)
 
 
-async def run_checks(session: ClientSession, era: str, c: Checks, logs: list[dict[str, Any]]) -> None:
+class ScriptedUser:
+    """The client side of the tools that ask: an elicitation callback answering from a script,
+    a sampling callback answering as a fixed model. Records what was asked."""
+
+    def __init__(self) -> None:
+        self.elicit_answers: list[types.ElicitResult] = []
+        self.asked: list[dict[str, Any]] = []
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(wire(params))
+        if self.elicit_answers:
+            return self.elicit_answers.pop(0)
+        return types.ElicitResult(action="cancel")
+
+    async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        self.asked.append(wire(params))
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="a short summary"),
+            model="scripted-model",
+            stopReason="endTurn",
+        )
+
+
+async def run_checks(
+    session: ClientSession, era: str, c: Checks, logs: list[dict[str, Any]], user: ScriptedUser
+) -> None:
     # --- lifecycle -------------------------------------------------------------------------
     async with c.step("connect"):
         if era == "modern":
@@ -254,6 +283,38 @@ async def run_checks(session: ClientSession, era: str, c: Checks, logs: list[dic
         else:
             c.ok("countdown: no log messages before logging/setLevel", logs == [], logs)
 
+    # --- a tool asks the client (legacy: server-to-client requests) -------------------------
+    if era == "legacy":
+        async with c.step("elicitation"):
+            user.asked.clear()
+            user.elicit_answers = [types.ElicitResult(action="accept", content={"confirm": True})]
+            result = await call("wipe", {"table": "orders"})
+            c.ok("wipe: the accepted form reaches the tool",
+                 [b.get("text") for b in result.get("content", [])] == ["wiped orders"], result)
+            asked = user.asked[0] if user.asked else {}
+            c.ok("wipe: elicitation/create carries the message",
+                 asked.get("message") == "Delete every row of `orders`?", asked)
+            schema = asked.get("requestedSchema", {})
+            c.ok("wipe: the form is a flat object with a required boolean",
+                 schema.get("type") == "object"
+                 and schema.get("properties", {}).get("confirm", {}).get("type") == "boolean"
+                 and schema.get("required") == ["confirm"], schema)
+            user.elicit_answers = [types.ElicitResult(action="decline")]
+            result = await call("wipe", {"table": "orders"})
+            c.ok("wipe: a declined form reaches the tool",
+                 [b.get("text") for b in result.get("content", [])] == ["kept orders: declined"], result)
+        async with c.step("sampling"):
+            user.asked.clear()
+            result = await call("summarize", {"text": "a long story"})
+            c.ok("summarize: the model's message reaches the tool",
+                 [b.get("text") for b in result.get("content", [])] == ["a short summary (by scripted-model)"],
+                 result)
+            asked = user.asked[0] if user.asked else {}
+            c.ok("summarize: sampling/createMessage params",
+                 asked.get("maxTokens") == 100 and asked.get("systemPrompt") == "Answer in one sentence."
+                 and asked.get("messages", [{}])[0].get("content", {}).get("text") == "Summarize: a long story",
+                 asked)
+
     # --- logging ---------------------------------------------------------------------------
     if era == "legacy":
         async with c.step("logging/setLevel"):
@@ -398,11 +459,15 @@ async def main() -> int:
             async def on_log(params: Any) -> None:
                 logs.append(wire(params))
 
+            user = ScriptedUser()
             options: dict[str, Any] = {"logging_callback": on_log}
+            if args.era == "legacy":
+                options["elicitation_callback"] = user.elicit
+                options["sampling_callback"] = user.sample
             if args.era == "modern":
                 options["log_level"] = "info"  # mcp >= 2: sent in each request's _meta
             session = await stack.enter_async_context(ClientSession(read, write, **options))
-            await run_checks(session, args.era, c, logs)
+            await run_checks(session, args.era, c, logs, user)
 
     try:
         await asyncio.wait_for(session_run(), args.timeout)

@@ -14,7 +14,7 @@ mod subscriptions;
 
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize as _, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use std::borrow::Cow;
@@ -24,15 +24,17 @@ use crate::protocol::decode::{
     too_deep,
 };
 use crate::protocol::{
-    CacheHints, CacheScope, CallToolResult, DiscoverResult, Era, ErrorCode, ErrorObject,
-    ErrorResponse, Implementation, InitializeParams, InitializeResult, LoggingLevel,
-    META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra, ProtocolVersion, RequestId, ResultResponse,
-    ResultType, ServerCapabilities, ToolsCapability, exceeds_max_depth, method,
+    CacheHints, CacheScope, CallToolResult, ClientCapabilities, DiscoverResult, Era, ErrorCode,
+    ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult, LoggingLevel,
+    META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra, ProtocolVersion,
+    RequestId, ResultResponse, ResultType, ServerCapabilities, ToolsCapability, exceeds_max_depth,
+    method,
 };
 use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
-use crate::tool::{Arguments, BoxFuture};
+use crate::tool::input::Declared;
+use crate::tool::{Arguments, BoxFuture, InputHandler};
 use page::{Listing, Window};
 
 /// Per-connection facts the stateless entry points do not have.
@@ -136,7 +138,7 @@ impl<'r> Dispatcher<'r> {
             Incoming::Invalid(Invalid { id, error }) => {
                 Some((id, Step::Answered(Answer::Error(error))))
             }
-            Incoming::Notification(_) | Incoming::Silent => None,
+            Incoming::Notification(_) | Incoming::Silent | Incoming::Response(_) => None,
         }
     }
 
@@ -267,6 +269,12 @@ impl<'r> Dispatcher<'r> {
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
             }
             (method::TOOLS_CALL, _) => {
+                if era.is_modern()
+                    && let Some(handler) = options.input.take()
+                {
+                    // 2026-07-28: the request declares what its client answers.
+                    options.input = Some(declared_input(handler, meta.as_ref()));
+                }
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
                 }
@@ -389,6 +397,23 @@ impl<'r> Dispatcher<'r> {
     }
 }
 
+/// A 2026-07-28 call's input handler, limited to the capabilities its request's `_meta`
+/// declares (none when it declares none).
+#[cold]
+fn declared_input(
+    handler: std::sync::Arc<dyn InputHandler>,
+    meta: Option<&Map<String, Value>>,
+) -> std::sync::Arc<dyn InputHandler> {
+    let capabilities = meta
+        .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+        .and_then(|c| ClientCapabilities::deserialize(c).ok())
+        .unwrap_or_default();
+    std::sync::Arc::new(Declared {
+        handler,
+        capabilities,
+    })
+}
+
 /// What a `tools/call` names: the tool and its arguments.
 struct ToolCall<'a> {
     name: Cow<'a, str>,
@@ -488,10 +513,30 @@ impl PendingCall {
             Ok(result) => result,
             // A cancelled call gets no reply.
             Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+            // 2026-07-28 refuses the request itself.
+            Err(CallError::MissingClientCapability {
+                capability,
+                message,
+                ..
+            }) if self.version == Some(ProtocolVersion::MODERN) => {
+                return Answer::Error(missing_capability(capability, message));
+            }
             Err(e) => e.into_call_tool_result(),
         };
         Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
     }
+}
+
+/// -32021 MissingRequiredClientCapability, naming the capability in `data`.
+#[cold]
+fn missing_capability(capability: &str, message: String) -> ErrorObject {
+    let mut required = Map::new();
+    required.insert(capability.to_owned(), Value::Object(Map::new()));
+    let mut data = Map::new();
+    data.insert("requiredCapabilities".to_owned(), Value::Object(required));
+    let mut error = ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
+    error.data = Some(Value::Object(data));
+    error
 }
 
 fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) -> Outcome {

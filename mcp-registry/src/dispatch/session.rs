@@ -1,13 +1,17 @@
 //! [`ServerSession`]: one connection's view of one server, with the legacy lifecycle,
 //! concurrent requests, cancellation, `notifications/{tools,prompts,resources}/list_changed`,
-//! and resource subscriptions (`notifications/resources/updated`).
+//! resource subscriptions (`notifications/resources/updated`), and the requests a tool makes
+//! of the client (elicitation, sampling, roots) with the client's replies matched to them.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize as _, Serialize};
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::resources::ResourcesBody;
@@ -15,15 +19,17 @@ use super::{
     Answer, Body, Connection, Dispatcher, Outcome, empty_batch, error_value, parse_error,
     refuse_too_deep, reply_text, reply_value,
 };
+use crate::protocol::decode::IncomingResponse;
 use crate::protocol::decode::{
     Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text,
 };
 use crate::protocol::{
-    Era, ErrorCode, ErrorObject, LoggingLevel, Notification, ProtocolVersion, RequestId, drop_flat,
-    exceeds_max_depth, method,
+    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Era,
+    ErrorCode, ErrorObject, ListRootsResult, LoggingLevel, Notification, ProtocolVersion, Request,
+    RequestId, drop_flat, exceeds_max_depth, method,
 };
 use crate::registry::{CallOptions, Registry, UpdateHook};
-use crate::tool::{BoxFuture, NotificationSink};
+use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
 
 /// Where a session is in the MCP lifecycle.
 ///
@@ -81,6 +87,8 @@ struct State {
     version: Option<ProtocolVersion>,
     /// What `logging/setLevel` asked for.
     log_level: Option<LoggingLevel>,
+    /// What the client declared in `initialize`, shared with its calls' input handlers.
+    client: Option<Arc<ClientCapabilities>>,
 }
 
 struct Inner {
@@ -88,6 +96,8 @@ struct Inner {
     server: String,
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// Requests sent to the client, waiting for its replies.
+    requests: Arc<ClientRequests>,
     outbox: mpsc::UnboundedSender<Value>,
     /// Calls' notifications, into `outbox` (built once, cloned per request).
     notifications: NotificationSink,
@@ -103,6 +113,8 @@ impl Drop for Inner {
         if let Some(w) = &self.watcher {
             w.abort();
         }
+        // Whoever still waits for the client hears that it is gone.
+        self.requests.waiting().clear();
     }
 }
 
@@ -229,8 +241,10 @@ impl ServerSession {
                     lifecycle: Lifecycle::Uninitialized,
                     version: None,
                     log_level: None,
+                    client: None,
                 }),
                 in_flight: Mutex::new(HashMap::new()),
+                requests: Arc::default(),
                 notifications: NotificationSink::from_channel(outbox.clone()),
                 subscriptions: Mutex::new(HashSet::new()),
                 _update_hook: update_hook,
@@ -338,6 +352,7 @@ impl ServerSession {
             state.lifecycle = Lifecycle::Uninitialized;
             state.version = None;
             state.log_level = None;
+            state.client = None;
         }
         self.subscribed().clear();
         self.cancel_all();
@@ -356,6 +371,17 @@ impl ServerSession {
         for token in in_flight.values() {
             token.cancel();
         }
+    }
+
+    /// The client can no longer reply (its input ended): requests waiting for its replies
+    /// end with [`InputError::Disconnected`], and so do those made later.
+    #[cfg(feature = "stdio")]
+    pub(crate) fn client_gone(&self) {
+        self.inner
+            .requests
+            .closed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.inner.requests.waiting().clear();
     }
 
     /// Cancels the in-flight request `id`, as `notifications/cancelled` does. Returns whether
@@ -479,6 +505,13 @@ impl ServerSession {
                 return Response::Reply(Some(error_value(id, error)));
             }
             Incoming::Silent => return Response::Reply(None),
+            Incoming::Response(response) => {
+                // Once shut down, the calls that asked are cancelled: nothing is delivered.
+                if self.lifecycle() != Lifecycle::ShuttingDown {
+                    self.inner.requests.answer(response);
+                }
+                return Response::Reply(None);
+            }
             Incoming::Notification(n) => {
                 self.on_notification(&n.method, &n.params);
                 return Response::Reply(None);
@@ -491,6 +524,7 @@ impl ServerSession {
             Err(refusal) => return Response::Reply(Some(error_value(Some(id), refusal))),
         };
         let initialize = request.method == method::INITIALIZE;
+        let client = initialize.then(|| client_capabilities(&request.params));
         let mut answer = self.dispatch(request, options).await;
         self.on_subscription(&mut answer);
         if let Answer::Result(Outcome {
@@ -500,8 +534,8 @@ impl ServerSession {
         {
             self.state().log_level = Some(level);
         }
-        if initialize {
-            self.on_initialize_answered(&admitted_in, &answer);
+        if let Some(client) = client {
+            self.on_initialize_answered(&admitted_in, &answer, client);
         }
         Response::Answer(id, answer)
     }
@@ -554,10 +588,22 @@ impl ServerSession {
         if options.notifications.is_none() {
             options = options.notifications(self.inner.notifications.clone());
         }
-        let (legacy_version, log_level) = {
+        let (legacy_version, log_level, client) = {
             let state = self.state();
-            (state.version, state.log_level)
+            (state.version, state.log_level, state.client.clone())
         };
+        // A legacy call asks the client with requests on the call's own stream.
+        if request.method == method::TOOLS_CALL
+            && matches!(request.era, Era::Legacy(_))
+            && options.input.is_none()
+            && let (Some(client), Some(sink)) = (client, &options.notifications)
+        {
+            options.input = Some(Arc::new(SessionInput {
+                client,
+                sink: sink.clone(),
+                requests: self.inner.requests.clone(),
+            }));
+        }
         let connection = Connection {
             legacy_version,
             // Advertised only when the watcher that sends it runs.
@@ -596,7 +642,12 @@ impl ServerSession {
     /// Handshake bookkeeping: an answered `initialize` admitted in `admitted_in`
     /// (`Uninitialized`, or `Error` for a re-initialization) moves the session to
     /// `Initializing` under the negotiated version, unless the state changed meanwhile.
-    fn on_initialize_answered(&self, admitted_in: &Lifecycle, answer: &Answer) {
+    fn on_initialize_answered(
+        &self,
+        admitted_in: &Lifecycle,
+        answer: &Answer,
+        client: ClientCapabilities,
+    ) {
         let Answer::Result(Outcome {
             body: Body::Initialize(result),
             ..
@@ -613,6 +664,7 @@ impl ServerSession {
         if before_handshake && state.lifecycle == *admitted_in {
             state.lifecycle = Lifecycle::Initializing;
             state.version = negotiated;
+            state.client = Some(Arc::new(client));
         }
     }
 
@@ -682,5 +734,126 @@ impl Lifecycle {
     /// Whether `initialize` has been answered (Initializing or Ready).
     pub fn is_initialized(&self) -> bool {
         matches!(self, Lifecycle::Initializing | Lifecycle::Ready)
+    }
+}
+
+/// The capabilities of an `initialize` request (none when they cannot be read).
+fn client_capabilities(params: &Map<String, Value>) -> ClientCapabilities {
+    params
+        .get("capabilities")
+        .and_then(|c| ClientCapabilities::deserialize(c).ok())
+        .unwrap_or_default()
+}
+
+/// Requests the session sent its client, by the server-side id their replies carry.
+#[derive(Default)]
+struct ClientRequests {
+    next_id: AtomicU64,
+    /// Set once the client can no longer reply: nothing more is sent.
+    closed: AtomicBool,
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<IncomingResponse>>>,
+}
+
+impl ClientRequests {
+    fn waiting(&self) -> MutexGuard<'_, HashMap<RequestId, oneshot::Sender<IncomingResponse>>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands a client's reply to the request waiting for it (a reply to nothing waiting,
+    /// e.g. after a timeout, is dropped).
+    fn answer(&self, response: IncomingResponse) {
+        match self.waiting().remove(&response.id) {
+            Some(waiting) => {
+                let _ = waiting.send(response);
+            }
+            None => tracing::debug!(id = %response.id, "a reply to no request waiting for one"),
+        }
+    }
+}
+
+/// A request waiting for its reply; leaves the table when dropped (answered, timed out,
+/// cancelled).
+struct Waiting {
+    requests: Arc<ClientRequests>,
+    id: RequestId,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.requests.waiting().remove(&self.id);
+    }
+}
+
+/// A legacy call's way to its client: requests go out on the call's stream (stdout, or the
+/// POST's SSE stream), replies come back through [`ServerSession::handle`].
+struct SessionInput {
+    client: Arc<ClientCapabilities>,
+    sink: NotificationSink,
+    requests: Arc<ClientRequests>,
+}
+
+impl SessionInput {
+    fn request<P: Serialize, R: DeserializeOwned + Send + 'static>(
+        &self,
+        method: &'static str,
+        params: Option<P>,
+    ) -> BoxFuture<'static, Result<R, InputError>> {
+        let requests = self.requests.clone();
+        if requests.closed.load(std::sync::atomic::Ordering::Acquire) {
+            return Box::pin(std::future::ready(Err(InputError::Disconnected)));
+        }
+        let id = RequestId::Number(
+            (requests
+                .next_id
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1)
+            .into(),
+        );
+        let (tx, rx) = oneshot::channel();
+        requests.waiting().insert(id.clone(), tx);
+        let waiting = Waiting {
+            requests,
+            id: id.clone(),
+        };
+        // Plain data with string keys: serializing it cannot fail.
+        let request = serde_json::to_value(Request::new(id, method, params)).unwrap_or_default();
+        self.sink.send(request);
+        Box::pin(async move {
+            let response = rx.await.map_err(|_| InputError::Disconnected)?;
+            drop(waiting);
+            if let Some(error) = response.error {
+                let error = ErrorObject::deserialize(&error).unwrap_or_else(|_| {
+                    ErrorObject::new(ErrorCode::INTERNAL_ERROR, error.to_string())
+                });
+                return Err(InputError::Client { method, error });
+            }
+            R::deserialize(response.result.unwrap_or_default()).map_err(|e| {
+                InputError::InvalidAnswer {
+                    method,
+                    message: e.to_string(),
+                }
+            })
+        })
+    }
+}
+
+impl InputHandler for SessionInput {
+    fn capabilities(&self) -> ClientCapabilities {
+        ClientCapabilities::clone(&self.client)
+    }
+
+    fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
+        self.request(method::ELICITATION_CREATE, Some(params))
+    }
+
+    fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
+        self.request(method::SAMPLING_CREATE_MESSAGE, Some(params))
+    }
+
+    fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
+        self.request::<(), _>(method::ROOTS_LIST, None)
     }
 }

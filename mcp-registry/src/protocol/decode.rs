@@ -17,9 +17,12 @@ use super::{ErrorCode, ErrorObject, MAX_DEPTH, RequestId, drop_flat, exceeds_max
 pub(crate) enum Incoming<'a> {
     Request(IncomingRequest<'a>),
     Notification(IncomingNotification),
-    /// Nothing to answer: a response to something sent (whatever its id), or a notification
-    /// that cannot be read (a notification is never answered, even when invalid).
+    /// Nothing to answer: a response whose id cannot be read, or a notification that cannot
+    /// be read (a notification is never answered, even when invalid).
     Silent,
+    /// A response to a request the server sent (never answered; a session routes it to the
+    /// request waiting for it).
+    Response(IncomingResponse),
     /// A request that cannot be served, answered with this error.
     Invalid(Invalid),
 }
@@ -63,6 +66,14 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 pub(crate) struct IncomingNotification {
     pub(crate) method: String,
     pub(crate) params: Map<String, Value>,
+}
+
+/// A response, taken apart: its id and its `result` or `error` member.
+#[derive(Debug)]
+pub(crate) struct IncomingResponse {
+    pub(crate) id: RequestId,
+    pub(crate) result: Option<Value>,
+    pub(crate) error: Option<Value>,
 }
 
 /// A message refused, with the id to answer it under (`None` when it cannot be read).
@@ -116,21 +127,25 @@ pub(crate) fn decode_parsed(message: Value) -> Incoming<'static> {
         ));
     };
     let (mut id, mut jsonrpc, mut method, mut params) = (None, None, None, None);
-    let mut is_response = false;
+    let (mut result, mut error) = (None, None);
     for (key, value) in map {
         match key.as_str() {
             "id" => id = Some(value),
             "jsonrpc" => jsonrpc = Some(value),
             "method" => method = Some(value),
             "params" => params = Some(value),
-            "result" | "error" => is_response = true,
+            "result" => result = Some(value),
+            "error" => error = Some(value),
             _ => {}
         }
     }
     // A response (no `method`; `result` or `error`) is never answered, whatever its id, and
     // neither is a notification (a `method` and no `id` member), even one that is invalid.
-    if method.is_none() && is_response {
-        return Incoming::Silent;
+    if method.is_none() && (result.is_some() || error.is_some()) {
+        return match id.as_ref().and_then(RequestId::from_value) {
+            Some(id) => Incoming::Response(IncomingResponse { id, result, error }),
+            None => Incoming::Silent,
+        };
     }
     let Some(raw_id) = id else {
         return match (method.is_some(), notification(jsonrpc, method, params)) {

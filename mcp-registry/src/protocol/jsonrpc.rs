@@ -118,6 +118,8 @@ impl ErrorCode {
     /// The `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` header does not match the body
     /// (2026-07-28, Streamable HTTP).
     pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// 2026-07-28: the request needs a client capability its `_meta` does not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
     /// The resource asked for does not exist (2025-11-25 and earlier; 2026-07-28 answers
     /// [`INVALID_PARAMS`](Self::INVALID_PARAMS) with `data.uri` instead).
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);

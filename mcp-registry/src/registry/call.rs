@@ -19,7 +19,7 @@ use crate::protocol::{
 };
 use crate::tool::{
     Arguments, BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult,
-    NotificationSink, ToolContext, ToolError,
+    InputHandler, NotificationSink, ToolContext, ToolError,
 };
 
 /// Per-call settings for [`Registry::call_tool_by_name`] (through
@@ -42,6 +42,8 @@ pub struct CallOptions {
     pub(crate) listing_filter: Option<ListingFilter>,
     /// The least severe level of the log messages sent to the notification sink.
     pub(crate) log_level: Option<LoggingLevel>,
+    /// Who answers the tool's elicitation, sampling and roots requests.
+    pub(crate) input: Option<Arc<dyn InputHandler>>,
 }
 
 /// Decides whether `tools/list` shows a tool.
@@ -132,6 +134,22 @@ impl CallOptions {
         self.log_level = Some(level);
         self
     }
+
+    /// Answers the tool's requests for input ([`ToolContext::elicit`], `sample`, `roots`)
+    /// with `handler`: a host showing forms to its user, or a scripted client in a test
+    /// ([`InputCallbacks`](crate::tool::InputCallbacks)). Without one, an in-process tool
+    /// that asks gets [`InputError::NoClient`](crate::tool::InputError::NoClient); a legacy
+    /// session sets its own (requests to its client).
+    pub fn input_handler(mut self, handler: impl InputHandler) -> Self {
+        self.input = Some(Arc::new(handler));
+        self
+    }
+
+    /// [`input_handler`](Self::input_handler) with a shared handler.
+    pub fn input_handler_shared(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input = Some(handler);
+        self
+    }
 }
 
 /// A tool call to configure and `.await`: what [`Registry::call_tool_by_name`] returns. Each
@@ -194,6 +212,13 @@ impl<'a> CallRequest<'a> {
     /// Sends the tool's log messages at `level` or above to the notification sink.
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.options = self.options.log_level(level);
+        self
+    }
+
+    /// Answers the tool's requests for input with `handler` (see
+    /// [`CallOptions::input_handler`]).
+    pub fn input_handler(mut self, handler: impl InputHandler) -> Self {
+        self.options = self.options.input_handler(handler);
         self
     }
 
@@ -327,6 +352,7 @@ impl Registry {
             registry_extensions: self.config().extensions.clone(),
             call_extensions: options.extensions,
             log_level: options.log_level,
+            input: options.input,
         });
         let names = target.names.clone();
         let mut completion = ctx.completion();
@@ -512,6 +538,14 @@ impl Failure {
                 CallError::InvalidArguments { tool, message }
             }
             Failure::Tool(ToolError::Failed(message)) => CallError::ToolFailed { tool, message },
+            Failure::Tool(ToolError::MissingClientCapability {
+                capability,
+                message,
+            }) => CallError::MissingClientCapability {
+                tool,
+                capability,
+                message,
+            },
             Failure::Panicked(message) => {
                 tracing::error!(tool, server = &*names.server, %message, "tool panicked");
                 CallError::Panicked { tool, message }

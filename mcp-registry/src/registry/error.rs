@@ -95,6 +95,17 @@ pub enum CallError {
         /// The tool.
         tool: String,
     },
+    /// The tool needs a client capability the client did not declare
+    /// ([`ToolError::MissingClientCapability`](crate::ToolError::MissingClientCapability)).
+    #[error("tool {tool:?} needs a client capability: {message}")]
+    MissingClientCapability {
+        /// The tool.
+        tool: String,
+        /// The capability (`sampling`, `elicitation`, `roots`).
+        capability: &'static str,
+        /// What the tool was told.
+        message: String,
+    },
 }
 
 impl CallError {
@@ -113,7 +124,8 @@ impl CallError {
     pub fn into_call_tool_result(self) -> CallToolResult {
         match self {
             // The tool's own words, unprefixed: they are what the model should read.
-            CallError::ToolFailed { message, .. } => CallToolResult::error(message),
+            CallError::ToolFailed { message, .. }
+            | CallError::MissingClientCapability { message, .. } => CallToolResult::error(message),
             other => CallToolResult::error(other.to_string()),
         }
     }

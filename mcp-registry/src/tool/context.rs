@@ -7,9 +7,19 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use futures_util::FutureExt as _;
+use schemars::JsonSchema;
+use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+
+use super::BoxFuture;
+use super::input::{
+    ClientCapability, Elicitation, InputError, InputHandler, form_schema, panic_text,
+};
 use crate::protocol::{
-    LoggingLevel, LoggingMessageParams, Notification, ProgressNotificationParams, ProtocolVersion,
-    RequestId, method,
+    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
+    ElicitResult, LoggingLevel, LoggingMessageParams, META_CLIENT_CAPABILITIES, Notification,
+    ProgressNotificationParams, ProtocolVersion, RequestId, Root, method,
 };
 
 /// Typed values a host attaches to a registry or to one call, read by tools through
@@ -152,6 +162,8 @@ pub(crate) struct CallScope {
     /// The least severe level the client receives `notifications/message` at, when it
     /// asked for any.
     pub(crate) log_level: Option<LoggingLevel>,
+    /// Who answers the tool's requests for input, when anyone can.
+    pub(crate) input: Option<Arc<dyn InputHandler>>,
 }
 
 /// Where a call's log messages go: the client asked for this level and listens.
@@ -178,6 +190,9 @@ pub struct ToolContext {
     call_extensions: Extensions,
     /// Set only when the client asked for log messages and listens (no cost otherwise).
     client_log: Option<ClientLog>,
+    /// Who answers elicitation, sampling and roots requests (none: the tool gets
+    /// [`InputError::NoClient`]).
+    input: Option<Arc<dyn InputHandler>>,
 }
 
 fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
@@ -216,6 +231,7 @@ impl ToolContext {
             registry_extensions: scope.registry_extensions,
             call_extensions: scope.call_extensions,
             client_log,
+            input: scope.input,
         }
     }
 
@@ -235,7 +251,15 @@ impl ToolContext {
             registry_extensions: Extensions::new(),
             call_extensions: Extensions::new(),
             log_level: None,
+            input: None,
         })
+    }
+
+    /// This context with `handler` answering its requests for input: for calling a tool
+    /// function directly in a test, with a scripted client.
+    pub fn with_input_handler(mut self, handler: impl InputHandler) -> Self {
+        self.input = Some(Arc::new(handler));
+        self
     }
 
     /// The tool's name.
@@ -411,6 +435,166 @@ impl ToolContext {
         match &self.cancellation {
             Some(token) => token.cancelled().await,
             None => std::future::pending().await,
+        }
+    }
+
+    /// The capabilities of the client this call can ask for input: its input handler's
+    /// (a legacy session's client, or an in-process host's), else those a 2026-07-28
+    /// request declares in `_meta`; `None` when neither is known.
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        if let Some(handler) = &self.input {
+            return Some(handler.capabilities());
+        }
+        let declared = self.meta.as_deref()?.get(META_CLIENT_CAPABILITIES)?;
+        Some(ClientCapabilities::deserialize(declared).unwrap_or_default())
+    }
+
+    /// `Ok` when the client declared `capability`; otherwise
+    /// [`InputError::NotSupported`], which a tool returns with `?` to refuse the call: a
+    /// 2026-07-28 client then gets -32021 (MissingRequiredClientCapability).
+    pub fn require_client_capability(
+        &self,
+        capability: ClientCapability,
+    ) -> Result<(), InputError> {
+        let declared = self
+            .client_capabilities()
+            .is_some_and(|c| capability.declared_in(&c));
+        if declared {
+            Ok(())
+        } else {
+            Err(InputError::NotSupported {
+                capability: capability.name(),
+                method: capability.method(),
+            })
+        }
+    }
+
+    /// Asks the user to fill in the form `T` (elicitation), with `message` saying why.
+    ///
+    /// `T`'s schema must be a flat object of primitive fields (strings, numbers, integers,
+    /// booleans, enums, lists of choices): the spec's restricted form schema. The answer is
+    /// the user's choice: [`Elicitation::Accept`] with the values read into `T`, or
+    /// [`Decline`](Elicitation::Decline) / [`Cancel`](Elicitation::Cancel).
+    ///
+    /// In a legacy session (2025-06-18, 2025-11-25) this sends `elicitation/create` to the
+    /// client and waits for its reply; in-process, the call's
+    /// [`InputHandler`] answers. A client that did not declare `elicitation` is not asked:
+    /// the tool gets [`InputError::NotSupported`]. The call's time limit and cancellation
+    /// cover the wait.
+    ///
+    /// ```
+    /// use mcp_registry::{Registry, Server, Tool, ToolContext};
+    /// use mcp_registry::tool::{Elicitation, InputCallbacks};
+    /// use mcp_registry::protocol::ElicitResult;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm { confirm: bool }
+    /// type Args = serde_json::Map<String, serde_json::Value>;
+    /// let wipe = Tool::builder("wipe").typed_with_context(|ctx: ToolContext, _: Args| async move {
+    ///     match ctx.elicit::<Confirm>("Really wipe the table?").await {
+    ///         Ok(Elicitation::Accept(Confirm { confirm: true })) => "wiped".to_owned(),
+    ///         Ok(_) => "kept".to_owned(),
+    ///         Err(e) => e.to_string(),
+    ///     }
+    /// }).unwrap();
+    /// let registry = Registry::from_servers([Server::new("db", None, [wipe]).unwrap()]);
+    /// let user = InputCallbacks::new().on_elicit(|params| async move {
+    ///     assert_eq!(params.message, "Really wipe the table?");
+    ///     let mut form = serde_json::Map::new();
+    ///     form.insert("confirm".into(), true.into());
+    ///     Ok(ElicitResult::accept(form))
+    /// });
+    /// let result = registry.call_tool_by_name("wipe", serde_json::json!({})).input_handler(user).await.unwrap();
+    /// assert_eq!(result.first_text(), Some("wiped"));
+    /// # }
+    /// ```
+    pub async fn elicit<T: JsonSchema + DeserializeOwned + 'static>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, InputError> {
+        let schema = form_schema(&crate::schema::schema_for::<T>())?;
+        let result = self
+            .elicit_with(ElicitParams {
+                message: message.into(),
+                mode: None,
+                requested_schema: Some(schema),
+                url: None,
+            })
+            .await?;
+        match result.action {
+            ElicitAction::Accept => {
+                let content = Value::Object(result.content.unwrap_or_default());
+                serde_json::from_value(content)
+                    .map(Elicitation::Accept)
+                    .map_err(|e| InputError::InvalidAnswer {
+                        method: "elicitation/create",
+                        message: format!("the submitted form does not match it: {e}"),
+                    })
+            }
+            ElicitAction::Decline => Ok(Elicitation::Decline),
+            ElicitAction::Cancel => Ok(Elicitation::Cancel),
+        }
+    }
+
+    /// Sends `elicitation/create` with `params` as they are (a hand-written form schema, or
+    /// URL mode) and returns the client's answer untyped. See [`elicit`](Self::elicit).
+    pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, InputError> {
+        let handler = self.input_for("elicitation", "elicitation/create", |c| {
+            c.elicitation.is_some()
+        })?;
+        self.ask(move || handler.elicit(params)).await
+    }
+
+    /// Asks the client's model for a completion (sampling): `request` is a
+    /// [`SamplingRequest`](crate::tool::SamplingRequest) (messages, model preferences,
+    /// system prompt, max tokens) or raw [`CreateMessageParams`]. Returns the model's
+    /// message. Sent and checked like [`elicit`](Self::elicit), for the `sampling`
+    /// capability.
+    pub async fn sample(
+        &self,
+        request: impl Into<CreateMessageParams>,
+    ) -> Result<CreateMessageResult, InputError> {
+        let params = request.into();
+        let handler = self.input_for("sampling", "sampling/createMessage", |c| {
+            c.sampling.is_some()
+        })?;
+        self.ask(move || handler.create_message(params)).await
+    }
+
+    /// The client's roots (`roots/list`): the directories and files it exposes. Sent and
+    /// checked like [`elicit`](Self::elicit), for the `roots` capability.
+    pub async fn roots(&self) -> Result<Vec<Root>, InputError> {
+        let handler = self.input_for("roots", "roots/list", |c| c.roots.is_some())?;
+        Ok(self.ask(move || handler.list_roots()).await?.roots)
+    }
+
+    /// The call's input handler, when the client declared `capability`.
+    fn input_for(
+        &self,
+        capability: &'static str,
+        method: &'static str,
+        declared: impl FnOnce(&ClientCapabilities) -> bool,
+    ) -> Result<Arc<dyn InputHandler>, InputError> {
+        let handler = self.input.as_ref().ok_or(InputError::NoClient)?;
+        if !declared(&handler.capabilities()) {
+            return Err(InputError::NotSupported { capability, method });
+        }
+        Ok(handler.clone())
+    }
+
+    /// Waits for a handler's answer: a panic in the handler is an error for the tool. (A
+    /// cancelled or timed-out call drops the tool's future, and this wait with it.)
+    async fn ask<R>(
+        &self,
+        request: impl FnOnce() -> BoxFuture<'static, Result<R, InputError>>,
+    ) -> Result<R, InputError> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(request)) {
+            Ok(fut) => std::panic::AssertUnwindSafe(fut)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|p| Err(InputError::HandlerPanicked(panic_text(&*p)))),
+            Err(p) => Err(InputError::HandlerPanicked(panic_text(&*p))),
         }
     }
 

@@ -4,6 +4,7 @@ mod args;
 mod arguments;
 mod blocking;
 mod context;
+pub mod input;
 pub mod param;
 mod result;
 
@@ -21,6 +22,9 @@ pub use arguments::Arguments;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
+pub use input::{
+    ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
+};
 pub use result::{IntoToolResult, Json, ToolError};
 
 use crate::protocol::{self, ToolAnnotations, ToolNameError};

@@ -18,6 +18,17 @@ pub enum ToolError {
     /// The tool ran and failed; the text is the tool's own message.
     #[error("{0}")]
     Failed(String),
+    /// The tool needs a client capability the client did not declare (`sampling`,
+    /// `elicitation`, `roots`): what [`InputError::NotSupported`](crate::tool::InputError)
+    /// becomes with `?`. A 2026-07-28 request gets the JSON-RPC error -32021
+    /// (MissingRequiredClientCapability); a legacy one a result with `isError: true`.
+    #[error("{message}")]
+    MissingClientCapability {
+        /// The capability, as `ClientCapabilities` names it.
+        capability: &'static str,
+        /// What the tool was told.
+        message: String,
+    },
 }
 
 impl ToolError {
@@ -126,15 +137,38 @@ impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Json<T> {
     }
 }
 
-impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
+impl<T: IntoToolResult, E: Display + 'static> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
         match self {
             Ok(v) => v.into_tool_result(),
-            Err(e) => Err(ToolError::Failed(e.to_string())),
+            Err(e) => {
+                Err(missing_capability(&e).unwrap_or_else(|| ToolError::Failed(e.to_string())))
+            }
         }
     }
 
     fn output_schema() -> Option<Arc<Value>> {
         T::output_schema()
+    }
+}
+
+/// A tool error that says the client lacks a capability (a [`ToolError`] or an
+/// [`InputError`](crate::tool::InputError) returned with `?`), kept as such so a 2026-07-28
+/// request is refused with -32021; `None` for any other error.
+fn missing_capability(e: &dyn std::any::Any) -> Option<ToolError> {
+    use crate::tool::InputError;
+    if let Some(ToolError::MissingClientCapability {
+        capability,
+        message,
+    }) = e.downcast_ref::<ToolError>()
+    {
+        return Some(ToolError::MissingClientCapability {
+            capability,
+            message: message.clone(),
+        });
+    }
+    match e.downcast_ref::<InputError>() {
+        Some(input @ InputError::NotSupported { .. }) => Some(input.clone().into()),
+        _ => None,
     }
 }

@@ -802,11 +802,12 @@ where
         None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
         Some(Flow::Reply(Some(reply))) => {
             drop(guard.disarm());
-            let status = if modern && reply_error_code(&reply) == Some(ErrorCode::METHOD_NOT_FOUND)
-            {
-                StatusCode::NOT_FOUND
-            } else {
-                StatusCode::OK
+            let status = match reply_error_code(&reply) {
+                Some(ErrorCode::METHOD_NOT_FOUND) if modern => StatusCode::NOT_FOUND,
+                Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY) if modern => {
+                    StatusCode::BAD_REQUEST
+                }
+                _ => StatusCode::OK,
             };
             json_response(status, &reply)
         }

@@ -73,7 +73,11 @@ where
     loop {
         tokio::select! {
             line = lines.next(), if reading && calls.len() < MAX_IN_FLIGHT => match line {
-                None => reading = false,
+                None => {
+                    reading = false;
+                    // No reply can come any more: tools waiting on the client stop waiting.
+                    session.client_gone();
+                }
                 Some(Ok(Line::Text(line))) if line.trim_ascii().is_empty() => {}
                 Some(Ok(Line::Text(line))) => match String::from_utf8(Vec::from(line)) {
                     Err(e) => { let _ = out_tx.send(not_utf8(e.as_bytes()).to_string()); }
@@ -105,6 +109,7 @@ where
                     tracing::error!(error = %e, "stdio: reading stdin failed");
                     read_error = Some(e);
                     reading = false;
+                    session.client_gone();
                 }
             },
             Some(line) = out_rx.recv() => write_line(&mut writer, line).await?,
