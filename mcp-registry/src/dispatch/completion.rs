@@ -7,7 +7,7 @@ use futures_util::FutureExt as _;
 use serde_json::{Map, Value};
 
 use super::invalid_params;
-use super::prompts::read_params;
+use super::read_params;
 use crate::completion::CompletionFuture;
 use crate::protocol::{
     CompleteParams, CompleteResult, CompletionReference, ErrorCode, ErrorObject, method,

@@ -5,6 +5,7 @@
 //! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
 //! transports use the dispatcher directly.
 
+mod changes;
 mod completion;
 mod page;
 mod prompts;
@@ -96,6 +97,15 @@ pub(crate) struct ToolsPage {
 
 fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+/// `params` read as `T`, or -32602 saying why not.
+pub(crate) fn read_params<T: serde::de::DeserializeOwned>(
+    method: &str,
+    params: Map<String, Value>,
+) -> Result<T, ErrorObject> {
+    serde_json::from_value(Value::Object(params))
+        .map_err(|e| invalid_params(format!("invalid {method} params: {e}")))
 }
 
 /// Answers requests for the servers of one registry.
@@ -265,7 +275,7 @@ impl<'r> Dispatcher<'r> {
                 }
             }
             (method::LOGGING_SET_LEVEL, Era::Legacy(_)) if connection.logging => {
-                prompts::read_params(method::LOGGING_SET_LEVEL, params)
+                read_params(method::LOGGING_SET_LEVEL, params)
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
             }
             (method::TOOLS_CALL, _) => {

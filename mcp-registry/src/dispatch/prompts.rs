@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
-use super::{Connection, Dispatcher, invalid_params};
+use super::{Connection, Dispatcher, invalid_params, read_params};
 use crate::protocol::{
     ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
     ProtocolVersion,
@@ -31,15 +31,6 @@ pub(crate) fn capability(server: &Server, connection: Connection) -> Option<Prom
     (!server.prompts().is_empty()).then_some(PromptsCapability {
         list_changed: Some(connection.list_changed),
     })
-}
-
-/// `params` read as `T`, or -32602 saying why not.
-pub(super) fn read_params<T: serde::de::DeserializeOwned>(
-    method: &str,
-    params: Map<String, Value>,
-) -> Result<T, ErrorObject> {
-    serde_json::from_value(Value::Object(params))
-        .map_err(|e| invalid_params(format!("invalid {method} params: {e}")))
 }
 
 impl Dispatcher<'_> {

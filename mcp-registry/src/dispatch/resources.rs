@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
-use super::prompts::read_params;
+use super::read_params;
 use super::{Connection, Dispatcher};
 use crate::protocol::{
     CacheHints, CacheScope, ErrorObject, ListResourcesParams, ProtocolVersion, ReadResourceParams,

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::changes::ServerChanges;
 use super::resources::ResourcesBody;
 use super::{
     Answer, Body, Connection, Dispatcher, Outcome, empty_batch, error_value, parse_error,
@@ -173,47 +174,24 @@ impl ServerSession {
         let (outbox, outgoing) = mpsc::unbounded_channel();
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
             let watcher = tokio::runtime::Handle::try_current().ok().map(|handle| {
-                let mut changes = registry.subscribe();
-                // Changes can coalesce: the task asks whether this server changed since the
-                // generation it last looked at (from now on), not whether the latest change
-                // names it.
-                let mut seen = changes.borrow_and_update().generation;
+                let mut changes =
+                    ServerChanges::new(&registry, &server, registry.server(&server).as_ref());
                 let weak = weak.clone();
                 let name = server.clone();
-                let has_prompts = |registry: &Registry, name: &str| {
-                    registry
-                        .server(name)
-                        .is_some_and(|s| !s.prompts().is_empty())
-                };
-                let mut had_prompts = has_prompts(&registry, &name);
-                let has_resources = |registry: &Registry, name: &str| {
-                    registry.server(name).is_some_and(|s| s.has_resources())
-                };
-                let mut had_resources = has_resources(&registry, &name);
                 handle.spawn(async move {
-                    while changes.changed().await.is_ok() {
-                        let touched = {
-                            let change = changes.borrow_and_update();
-                            let touched = change.changed_since(&name, seen);
-                            seen = change.generation;
-                            touched
-                        };
+                    while changes.changed().await {
+                        let touched = changes.touched();
                         let Some(inner) = weak.upgrade() else { break };
                         if !touched {
                             continue;
                         }
-                        let prompts = has_prompts(&inner.registry, &name);
-                        let prompts_changed =
-                            std::mem::replace(&mut had_prompts, prompts) || prompts;
-                        let resources = has_resources(&inner.registry, &name);
-                        let resources_changed =
-                            std::mem::replace(&mut had_resources, resources) || resources;
+                        let lists = changes.lists(inner.registry.server(&name).as_ref());
                         if ServerSession::lifecycle_of(&inner).is_initialized() {
                             let mut methods = vec![method::TOOLS_LIST_CHANGED];
-                            if prompts_changed {
+                            if lists.prompts {
                                 methods.push(method::PROMPTS_LIST_CHANGED);
                             }
-                            if resources_changed {
+                            if lists.resources {
                                 methods.push(method::RESOURCES_LIST_CHANGED);
                             }
                             for method in methods {

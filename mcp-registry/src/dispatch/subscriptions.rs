@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::prompts::read_params;
+use super::changes::ServerChanges;
+use super::read_params;
 use super::{Answer, Body, outcome};
 use crate::protocol::{
     ErrorCode, ErrorObject, ListenParams, META_SUBSCRIPTION_ID, ProtocolVersion, RequestId,
@@ -113,38 +114,24 @@ impl Stream {
     /// the registry is gone), then ends gracefully.
     async fn run(self) -> Answer {
         let _updates = self.watch_resources();
-        let name = self.server.name().to_owned();
-        let mut changes = self.registry.subscribe();
-        let mut seen = changes.borrow_and_update().generation;
-        let mut had_prompts = !self.server.prompts().is_empty();
-        let mut had_resources = self.server.has_resources();
-        while changes.changed().await.is_ok() {
-            let touched = {
-                let change = changes.borrow_and_update();
-                let touched = change.changed_since(&name, seen);
-                seen = change.generation;
-                touched
-            };
-            if !touched {
+        let name = self.server.name();
+        let mut changes = ServerChanges::new(&self.registry, name, Some(&self.server));
+        while changes.changed().await {
+            if !changes.touched() {
                 continue;
             }
-            let Ok(now) = self.registry.enabled_server(&name) else {
+            let Ok(now) = self.registry.enabled_server(name) else {
                 break;
             };
-            let prompts = !now.prompts().is_empty();
-            let resources = now.has_resources();
+            let lists = changes.lists(Some(&now));
             let mut methods = Vec::new();
             if self.filter.tools_list_changed {
                 methods.push(method::TOOLS_LIST_CHANGED);
             }
-            if self.filter.prompts_list_changed
-                && (std::mem::replace(&mut had_prompts, prompts) || prompts)
-            {
+            if self.filter.prompts_list_changed && lists.prompts {
                 methods.push(method::PROMPTS_LIST_CHANGED);
             }
-            if self.filter.resources_list_changed
-                && (std::mem::replace(&mut had_resources, resources) || resources)
-            {
+            if self.filter.resources_list_changed && lists.resources {
                 methods.push(method::RESOURCES_LIST_CHANGED);
             }
             for method in methods {
