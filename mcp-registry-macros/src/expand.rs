@@ -56,21 +56,56 @@ pub(crate) fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
         .collect()
 }
 
-/// The items standing for the tool: the struct, `add::tool()`, and the `ToolItem` impl whose
-/// `tool()` has the given body.
-/// The tool name is checked there too, by the runtime crate's rule in constant evaluation: a
-/// name it refuses is a compile error at the name.
-pub(crate) fn tool_items(tool: &ToolFn, krate: &Path, body: TokenStream) -> TokenStream {
-    let ident = &tool.item.sig.ident;
-    let vis = &tool.item.vis;
-    let cfgs = cfgs(tool);
-    let (name, span) = tool.tool_name();
+/// What the items standing for an annotated function are: the item trait `server!` reaches
+/// them through, its getter, the type the getter returns, and the name rule.
+pub(crate) struct ItemKind {
+    /// `ToolItem`, `PromptItem`.
+    item_trait: &'static str,
+    /// `tool`, `prompt`: the getter's name and, in its doc, what it makes.
+    getter: &'static str,
+    /// `Tool`, `Prompt`.
+    ty: &'static str,
+    /// `tool_name_error`, `prompt_name_error`.
+    name_error: &'static str,
+}
+
+/// A tool's items.
+pub(crate) const TOOL: ItemKind = ItemKind {
+    item_trait: "ToolItem",
+    getter: "tool",
+    ty: "Tool",
+    name_error: "tool_name_error",
+};
+
+/// A prompt's items.
+pub(crate) const PROMPT: ItemKind = ItemKind {
+    item_trait: "PromptItem",
+    getter: "prompt",
+    ty: "Prompt",
+    name_error: "prompt_name_error",
+};
+
+/// The items standing for the function: the struct, `add::tool()` (or `::prompt()`), and the
+/// item trait's impl whose getter has the given body. The name is checked there too, by the
+/// runtime crate's rule in constant evaluation: a name it refuses is a compile error at the
+/// name.
+pub(crate) fn items(def: &ToolFn, kind: &ItemKind, krate: &Path, body: TokenStream) -> TokenStream {
+    let ident = &def.item.sig.ident;
+    let vis = &def.item.vis;
+    let cfgs = cfgs(def);
+    let (name, span) = def.tool_name();
     let name = syn::LitStr::new(&name, span);
-    let check = name_check(span, quote!(#krate::__private::tool_name_error(#name)));
+    let [item_trait, getter, ty, name_error] =
+        [kind.item_trait, kind.getter, kind.ty, kind.name_error]
+            .map(|word| Ident::new(word, Span::call_site()));
+    let check = name_check(span, quote!(#krate::__private::#name_error(#name)));
+    let doc = format!(
+        "The MCP {} made from this function (built on first use, then shared).",
+        kind.getter
+    );
     quote! {
         #(#cfgs)*
         #check
-
 
         #(#cfgs)*
         #[doc(hidden)]
@@ -79,19 +114,19 @@ pub(crate) fn tool_items(tool: &ToolFn, krate: &Path, body: TokenStream) -> Toke
 
         #(#cfgs)*
         impl #ident {
-            /// The MCP tool made from this function (built on first use, then shared).
+            #[doc = #doc]
             #[allow(dead_code)]
-            pub fn tool() -> #krate::Tool {
-                <Self as #krate::__private::ToolItem>::tool()
+            pub fn #getter() -> #krate::#ty {
+                <Self as #krate::__private::#item_trait>::#getter()
             }
         }
 
         #(#cfgs)*
         #[allow(deprecated, unused_mut, unused_variables, clippy::too_many_arguments)]
-        impl #krate::__private::ToolItem for #ident {
+        impl #krate::__private::#item_trait for #ident {
             const NAME: &'static str = #name;
 
-            fn tool() -> #krate::Tool {
+            fn #getter() -> #krate::#ty {
                 #body
             }
         }
@@ -137,7 +172,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             #output_schema,
         )
     };
-    let items = tool_items(tool, &krate, body);
+    let items = items(tool, &TOOL, &krate, body);
     let item = &tool.item;
     match &tool.original {
         Some(original) => quote!(#original #items),

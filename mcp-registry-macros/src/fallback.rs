@@ -18,8 +18,9 @@ pub(crate) fn tool(tool: &ToolFn, errors: &Errors) -> TokenStream {
         return quote!(#errors #item);
     }
     let krate = tool.krate();
-    let stubs = expand::tool_items(
+    let stubs = expand::items(
         tool,
+        &expand::TOOL,
         &krate,
         quote!(::core::unreachable!("this tool failed to compile")),
     );

@@ -4,13 +4,11 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, Pat, Path, ReturnType, Type};
+use syn::{Ident, Pat, ReturnType, Type};
 
 use crate::ast::ToolFn;
 use crate::ctxt::Errors;
-use crate::expand::{
-    MAX_PARAMS, cfgs, hidden, name_check, option_str, param_docs, static_lifetimes,
-};
+use crate::expand::{MAX_PARAMS, PROMPT, hidden, items, option_str, param_docs, static_lifetimes};
 
 // ---------------------------------------------------------------------------------------------
 // Checks.
@@ -93,46 +91,6 @@ pub(crate) fn check(prompt: &ToolFn, errors: &mut Errors) {
 // ---------------------------------------------------------------------------------------------
 // Generation.
 
-/// The items standing for the prompt: the struct, `review::prompt()`, and the `PromptItem`
-/// impl whose `prompt()` has the given body; the name is checked by the runtime crate's rule
-/// in constant evaluation.
-fn items(prompt: &ToolFn, krate: &Path, body: TokenStream) -> TokenStream {
-    let ident = &prompt.item.sig.ident;
-    let vis = &prompt.item.vis;
-    let cfgs = cfgs(prompt);
-    let (name, span) = prompt.tool_name();
-    let name = syn::LitStr::new(&name, span);
-    let check = name_check(span, quote!(#krate::__private::prompt_name_error(#name)));
-    quote! {
-        #(#cfgs)*
-        #check
-
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #ident {}
-
-        #(#cfgs)*
-        impl #ident {
-            /// The MCP prompt made from this function (built on first use, then shared).
-            #[allow(dead_code)]
-            pub fn prompt() -> #krate::Prompt {
-                <Self as #krate::__private::PromptItem>::prompt()
-            }
-        }
-
-        #(#cfgs)*
-        #[allow(deprecated, unused_mut, unused_variables, clippy::too_many_arguments)]
-        impl #krate::__private::PromptItem for #ident {
-            const NAME: &'static str = #name;
-
-            fn prompt() -> #krate::Prompt {
-                #body
-            }
-        }
-    }
-}
-
 /// `#[mcp_prompt]`: the function, unchanged, and the prompt next to it.
 pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
     let krate = prompt.krate();
@@ -212,7 +170,7 @@ pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
             |#builder: #krate::PromptBuilder| #builder #(#completers)*,
         )
     };
-    let items = items(prompt, &krate, body);
+    let items = items(prompt, &PROMPT, &krate, body);
     let item = &prompt.item;
     match &prompt.original {
         Some(original) => quote!(#original #items),
@@ -234,6 +192,7 @@ pub(crate) fn fallback(prompt: &ToolFn, errors: &Errors) -> TokenStream {
     let krate = prompt.krate();
     let stubs = items(
         prompt,
+        &PROMPT,
         &krate,
         quote!(::core::unreachable!("this prompt failed to compile")),
     );
