@@ -16,6 +16,7 @@ use super::machine::{
     OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequestKind,
     VersionPreference,
 };
+use super::policy::{Approval, ApprovalRequest, CallPolicy, is_retryable};
 use super::transport::{
     InProcessTransport, Inbound, Outbound, OutboundKind, Transport, TransportError,
 };
@@ -85,6 +86,14 @@ pub enum ClientError {
     /// The lifecycle state does not allow the operation.
     #[error(transparent)]
     State(#[from] ClientStateError),
+    /// The [`CallPolicy`]'s approval callback refused the call; nothing was sent.
+    #[error("calling {tool} was denied: {reason}")]
+    Denied {
+        /// The tool.
+        tool: String,
+        /// The callback's reason.
+        reason: String,
+    },
 }
 
 impl ClientError {
@@ -108,7 +117,7 @@ pub type SamplingHandler = Arc<
         + Sync,
 >;
 
-/// Per-call options: timeout, cancellation, progress.
+/// Per-call options: timeout, cancellation, progress, call policy.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
     /// Overrides the client's default timeout.
@@ -118,6 +127,8 @@ pub struct CallOptions {
     /// Asks for `notifications/progress` under this token (they arrive on
     /// [`Client::notifications`]).
     pub progress_token: Option<Value>,
+    /// Overrides the client's [`CallPolicy`] (for [`Client::call_tool_with`]).
+    pub policy: Option<CallPolicy>,
 }
 
 impl CallOptions {
@@ -143,6 +154,12 @@ impl CallOptions {
         self.progress_token = Some(token.into());
         self
     }
+
+    /// Retries, backoff and approval for this call, instead of the client's.
+    pub fn policy(mut self, policy: CallPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
 }
 
 /// Builds a [`Client`]: who it is, what it answers, which version it speaks.
@@ -155,6 +172,7 @@ pub struct ClientBuilder {
     elicitation: Option<ElicitationHandler>,
     sampling: Option<SamplingHandler>,
     roots: Option<Vec<Root>>,
+    policy: CallPolicy,
     #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
 }
@@ -165,6 +183,7 @@ impl fmt::Debug for ClientBuilder {
             .field("info", &self.info)
             .field("version", &self.version)
             .field("timeout", &self.timeout)
+            .field("policy", &self.policy)
             .finish_non_exhaustive()
     }
 }
@@ -183,6 +202,7 @@ impl Default for ClientBuilder {
             elicitation: None,
             sampling: None,
             roots: None,
+            policy: CallPolicy::default(),
             headers: Vec::new(),
         }
     }
@@ -240,6 +260,13 @@ impl ClientBuilder {
     /// Answers `roots/list` with `roots` (declares the `roots` capability).
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
         self.roots = Some(roots);
+        self
+    }
+
+    /// Retries, backoff and approval for every [`Client::call_tool`] (default:
+    /// [`CallPolicy::new`], 3 retries of retryable failures, no approval).
+    pub fn call_policy(mut self, policy: CallPolicy) -> Self {
+        self.policy = policy;
         self
     }
 
@@ -867,12 +894,85 @@ impl Client {
             .await
     }
 
-    /// [`call_tool`](Self::call_tool) with a timeout, cancellation or progress token.
+    /// [`call_tool`](Self::call_tool) with a timeout, cancellation, progress token or
+    /// [`CallPolicy`].
+    ///
+    /// The policy (the options' or else the client's) runs first: its approval callback,
+    /// then up to its retry count of further attempts for retryable failures, waiting its
+    /// backoff between them (a cancellation during the wait ends the call). The call is
+    /// traced as the policy describes.
     pub async fn call_tool_with(
         &self,
         name: &str,
         arguments: Value,
         options: CallOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let policy = options
+            .policy
+            .clone()
+            .unwrap_or_else(|| self.inner.builder.policy.clone());
+        let server = self.server_info().map(|i| i.name).unwrap_or_default();
+        let span = tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", server = %server, tool = %name);
+        let started = tokio::time::Instant::now();
+        let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let request = ApprovalRequest {
+            server,
+            tool: name.to_owned(),
+            arguments,
+        };
+        let attempts = async {
+            let arguments = match policy.approve(request.clone()).await {
+                Approval::Allow => request.arguments,
+                Approval::Deny(reason) => {
+                    tracing::info!(target: "mcp_registry::client", outcome = "denied", attempt = 0u32, duration_ms = elapsed(), error = %reason, "tool call denied");
+                    return Err(ClientError::Denied {
+                        tool: name.to_owned(),
+                        reason,
+                    });
+                }
+            };
+            let mut attempt = 1;
+            loop {
+                tracing::debug!(target: "mcp_registry::client", attempt, "tool call attempt");
+                match self.call_tool_once(name, arguments.clone(), &options).await {
+                    Ok(result) => {
+                        let outcome = if result.is_error == Some(true) {
+                            "tool_error"
+                        } else {
+                            "success"
+                        };
+                        tracing::info!(target: "mcp_registry::client", outcome, attempt, duration_ms = elapsed(), "tool call finished");
+                        return Ok(result);
+                    }
+                    Err(error) if attempt <= policy.retry_count() && is_retryable(&error) => {
+                        let wait = policy.delay(attempt);
+                        tracing::debug!(target: "mcp_registry::client", attempt, error = %error, retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), "tool call attempt failed; retrying");
+                        let never = CancellationToken::new();
+                        let cancellation = options.cancellation.as_ref().unwrap_or(&never);
+                        tokio::select! {
+                            () = tokio::time::sleep(wait) => {}
+                            () = cancellation.cancelled() => {
+                                return Err(ClientError::Cancelled { method: method::TOOLS_CALL.into() });
+                            }
+                        }
+                        attempt += 1;
+                    }
+                    Err(error) => {
+                        tracing::warn!(target: "mcp_registry::client", outcome = "failure", attempt, duration_ms = elapsed(), error = %error, "tool call failed");
+                        return Err(error);
+                    }
+                }
+            }
+        };
+        tracing::Instrument::instrument(attempts, span).await
+    }
+
+    /// One attempt of a tool call.
+    async fn call_tool_once(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &CallOptions,
     ) -> Result<CallToolResult, ClientError> {
         let arguments = match arguments {
             Value::Null => None,
@@ -900,7 +1000,7 @@ impl Client {
             _ => Map::new(),
         };
         let result = self
-            .call_with_input(method::TOOLS_CALL, params, &options, headers)
+            .call_with_input(method::TOOLS_CALL, params, options, headers)
             .await?;
         parse(method::TOOLS_CALL, result)
     }
