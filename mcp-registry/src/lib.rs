@@ -81,7 +81,7 @@ pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,
     ResourceTemplate, ResourceTemplateBuilder,
 };
-pub use server::{Server, ServerBuildError, ServerBuilder, ServerRegistration};
+pub use server::{ConnectionState, Server, ServerBuildError, ServerBuilder, ServerRegistration};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult, Json,

@@ -123,6 +123,32 @@ struct ServerInner {
     /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
     /// every 2026-07-28 result carries it in `_meta`.
     info: Value,
+    /// The connection behind a server mounted from a remote MCP server.
+    remote: Option<Arc<dyn RemoteLink>>,
+}
+
+/// The state of the connection behind a server mounted from a remote MCP server
+/// ([`client::RemoteServer`](crate::client::RemoteServer)), as
+/// [`ServerStatus::connection`](crate::ServerStatus::connection) reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionState {
+    /// Connecting (or reconnecting) and listing what the remote offers.
+    Connecting,
+    /// Connected: calls are forwarded.
+    Connected,
+    /// The connection is gone (or could not be made), and why; calls fail until
+    /// [`Registry::reconnect_server`](crate::Registry::reconnect_server) succeeds.
+    Disconnected(String),
+}
+
+/// What a registry can ask of the connection behind a mounted server.
+pub(crate) trait RemoteLink: Send + Sync + 'static {
+    /// The connection's state now.
+    fn state(&self) -> ConnectionState;
+    /// Starts reconnecting in the background (the server is registered again once the
+    /// remote is listed anew).
+    fn reconnect(self: Arc<Self>);
 }
 
 /// A server's tool list in the forms `tools/list` sends, each serialized once: the full
@@ -174,6 +200,7 @@ impl Server {
             prompts: Vec::new(),
             resources: Vec::new(),
             templates: Vec::new(),
+            remote: None,
         }
     }
 
@@ -193,6 +220,16 @@ impl Server {
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The state of its connection, for a server mounted from a remote MCP server; `None`
+    /// for an in-process one.
+    pub fn connection_state(&self) -> Option<ConnectionState> {
+        self.inner.remote.as_ref().map(|r| r.state())
+    }
+
+    pub(crate) fn remote(&self) -> Option<&Arc<dyn RemoteLink>> {
+        self.inner.remote.as_ref()
     }
 
     pub(crate) fn shared_name(&self) -> &Arc<str> {
@@ -354,7 +391,7 @@ impl fmt::Debug for Server {
 }
 
 /// Builds a [`Server`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[must_use = "call build() to get the server"]
 pub struct ServerBuilder {
     name: String,
@@ -365,6 +402,23 @@ pub struct ServerBuilder {
     prompts: Vec<Prompt>,
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
+    remote: Option<Arc<dyn RemoteLink>>,
+}
+
+impl fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("title", &self.title)
+            .field("instructions", &self.instructions)
+            .field("tools", &self.tools)
+            .field("prompts", &self.prompts)
+            .field("resources", &self.resources)
+            .field("templates", &self.templates)
+            .field("remote", &self.remote.as_ref().map(|r| r.state()))
+            .finish()
+    }
 }
 
 impl ServerBuilder {
@@ -435,6 +489,12 @@ impl ServerBuilder {
         templates: impl IntoIterator<Item = ResourceTemplate>,
     ) -> Self {
         self.templates.extend(templates);
+        self
+    }
+
+    /// Marks the server as mounted from a remote MCP server.
+    pub(crate) fn remote(mut self, link: Arc<dyn RemoteLink>) -> Self {
+        self.remote = Some(link);
         self
     }
 
@@ -542,6 +602,7 @@ impl ServerBuilder {
                 template_listing,
                 completions,
                 info,
+                remote: self.remote,
             }),
         })
     }

@@ -29,6 +29,7 @@ use crate::protocol::{
     ReadResourceResult, ResourceDescriptor, ResourceTemplateDescriptor, Root, RootsCapability,
     ServerCapabilities, ToolDescriptor, UnsupportedVersionData, method,
 };
+use crate::protocol::{ListenParams, SubscriptionFilter};
 use crate::registry::Registry;
 use crate::tool::BoxFuture;
 
@@ -356,6 +357,8 @@ struct Inner {
     tool_headers: Mutex<HashMap<String, Vec<ParamHeader>>>,
     reader: Mutex<Option<tokio::task::JoinHandle<()>>>,
     closed: Mutex<Option<String>>,
+    /// Cancelled once the connection is gone (`closed` then says why).
+    gone: CancellationToken,
     /// The id of the handshake request in flight, whose reply comes back as a
     /// [`Handshake`].
     handshake_id: Mutex<Option<crate::protocol::RequestId>>,
@@ -449,6 +452,7 @@ impl Client {
             tool_headers: Mutex::new(HashMap::new()),
             reader: Mutex::new(None),
             closed: Mutex::new(None),
+            gone: CancellationToken::new(),
             handshake_id: Mutex::new(None),
         });
         let reader = tokio::spawn(read_loop(Arc::downgrade(&inner), incoming));
@@ -492,6 +496,15 @@ impl Client {
     /// resource updates.
     pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
         self.inner.notifications.subscribe()
+    }
+
+    /// Completes when the connection is gone (the server exited or hung up, the transport
+    /// failed, or [`close`](Self::close) was called), with the reason.
+    pub async fn closed(&self) -> String {
+        self.inner.gone.cancelled().await;
+        lock(&self.inner.closed)
+            .clone()
+            .unwrap_or_else(|| "the connection closed".into())
     }
 
     fn machine(&self) -> MutexGuard<'_, ClientMachine> {
@@ -1172,6 +1185,38 @@ impl Client {
         .map(|(_, result)| result)
     }
 
+    /// Listens for the server's notifications of the kinds `filter` opts in to (list
+    /// changes, resource updates): they arrive on [`notifications`](Self::notifications).
+    ///
+    /// On 2026-07-28 this is a `subscriptions/listen` request, open until the server ends
+    /// it (this then returns `Ok`), the connection goes, or `cancellation` is cancelled
+    /// (the request is then cancelled on the wire and this returns
+    /// [`ClientError::Cancelled`]); no timeout applies. A legacy server sends these
+    /// notifications unasked (resource updates after
+    /// [`subscribe_resource`](Self::subscribe_resource)): this then returns `Ok` at once.
+    pub async fn listen(
+        &self,
+        filter: SubscriptionFilter,
+        cancellation: CancellationToken,
+    ) -> Result<(), ClientError> {
+        if self.machine().era() != Some(ProtocolEra::Modern) {
+            return Ok(());
+        }
+        let params = ListenParams {
+            notifications: filter,
+        };
+        let request = self.machine().listen(&params, Instant::now())?;
+        let method = request.method().to_owned();
+        match self.exchange(request, None, Some(&cancellation)).await? {
+            Reply::Result(_) => Ok(()),
+            Reply::Error(error) => Err(ClientError::Server { method, error }),
+            Reply::Closed(reason) => Err(ClientError::Closed(reason)),
+            Reply::Handshake(_) => Err(ClientError::Handshake(
+                "an unexpected handshake reply".into(),
+            )),
+        }
+    }
+
     /// Tells the server the client's roots changed (`notifications/roots/list_changed`).
     pub async fn roots_list_changed(&self) -> Result<(), ClientError> {
         let note = self.machine().roots_list_changed();
@@ -1183,6 +1228,7 @@ impl Client {
     pub async fn close(&self) {
         self.machine().mark_shutting_down();
         *lock(&self.inner.closed) = Some("the client closed".into());
+        self.inner.gone.cancel();
         for (_, waiter) in lock(&self.inner.waiters).drain() {
             let _ = waiter.send(Reply::Closed("the client closed".into()));
         }
@@ -1342,6 +1388,7 @@ fn deliver(inner: &Inner, id: &crate::protocol::RequestId, reply: Reply) {
 fn close_all(inner: &Inner, reason: String) {
     let _ = lock(&inner.machine).mark_disconnected(reason.clone());
     *lock(&inner.closed) = Some(reason.clone());
+    inner.gone.cancel();
     for (_, waiter) in lock(&inner.waiters).drain() {
         let _ = waiter.send(Reply::Closed(reason.clone()));
     }

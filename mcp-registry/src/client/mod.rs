@@ -17,6 +17,7 @@ mod headers;
 #[cfg(feature = "client-http")]
 mod http;
 pub mod machine;
+mod mount;
 mod policy;
 mod qualify;
 #[cfg(feature = "client-stdio")]
@@ -37,6 +38,7 @@ pub use machine::{
     OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequest,
     ServerRequestKind, TimedOut, VersionPreference,
 };
+pub use mount::{MountError, RemoteServer};
 pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy};
 pub use qualify::{
     CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,

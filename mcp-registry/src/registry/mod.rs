@@ -23,7 +23,7 @@ pub use resources::{ReadResourceError, ResourceDefinition, ResourceTemplateDefin
 pub(crate) use resources::{UpdateHook, exists as resource_exists, read as read_server_resource};
 
 use crate::protocol;
-use crate::server::{Server, ServerRegistration};
+use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
 use crate::tool::{CallNames, Extensions, Tool};
 
 /// The timeout a registry applies to calls unless told otherwise.
@@ -50,6 +50,9 @@ pub struct ServerStatus {
     pub resource_count: usize,
     /// How many resource templates it has.
     pub resource_template_count: usize,
+    /// For a server mounted from a remote MCP server, its connection's state; `None` for an
+    /// in-process server.
+    pub connection: Option<ConnectionState>,
 }
 
 /// A tool of an enabled server, as [`Registry::all_tool_definitions`] lists it.
@@ -526,18 +529,58 @@ impl Registry {
 
     /// Re-establishes the server named `name`: it is enabled again and its listeners are told
     /// its tool list changed (so clients re-fetch). An in-process server holds no connection,
-    /// so there is nothing else to restore.
+    /// so there is nothing else to restore. A server mounted from a remote MCP server
+    /// ([`client::RemoteServer`](crate::client::RemoteServer)) reconnects in the background
+    /// on the current Tokio runtime: its [`ServerStatus::connection`] reads
+    /// [`ConnectionState::Connecting`] until the remote is connected and listed again (the
+    /// server is then registered anew, a change [`subscribe`](Self::subscribe) reports), or
+    /// `Disconnected` with the reason.
     pub fn reconnect_server(&self, name: &str) -> Result<(), RegistryError> {
-        self.update(|servers| match servers.get_mut(name) {
+        let remote = self.update(|servers| match servers.get_mut(name) {
             None => (
                 Vec::new(),
                 Err(RegistryError::UnknownServer(name.to_owned())),
             ),
             Some(e) => {
                 e.enabled = true;
-                (vec![name.to_owned()], Ok(()))
+                (vec![name.to_owned()], Ok(e.server.remote().cloned()))
             }
+        })?;
+        if let Some(link) = remote {
+            link.reconnect();
+        }
+        Ok(())
+    }
+
+    /// Registers `server` in place of the server named like it only while that one is
+    /// still mounted through `link` (not unregistered or replaced meanwhile); returns
+    /// whether it did.
+    pub(crate) fn replace_remote(&self, link: &Arc<dyn RemoteLink>, server: Server) -> bool {
+        self.update(|servers| {
+            let ours = servers
+                .get(server.name())
+                .and_then(|e| e.server.remote())
+                .is_some_and(|r| same_link(r, link));
+            if !ours {
+                return (Vec::new(), false);
+            }
+            let (name, entry) = entry_for(servers, server);
+            servers.insert(name.clone(), entry);
+            (vec![name.to_string()], true)
         })
+    }
+
+    /// Whether the server named `name` is mounted through `link`.
+    pub(crate) fn is_mounted(&self, name: &str, link: &Arc<dyn RemoteLink>) -> bool {
+        self.snapshot()
+            .server(name)
+            .and_then(|e| e.server.remote())
+            .is_some_and(|r| same_link(r, link))
+    }
+
+    /// A handle that does not keep the registry alive.
+    pub(crate) fn downgrade(&self) -> WeakRegistry {
+        WeakRegistry(Arc::downgrade(&self.inner))
     }
 
     /// Replaces the whole set of servers in one step. Servers that stay (by name) keep their
@@ -599,6 +642,7 @@ impl Registry {
                 prompt_names: e.server.prompt_names().map(str::to_owned).collect(),
                 resource_count: e.server.resources().len(),
                 resource_template_count: e.server.resource_templates().len(),
+                connection: e.server.connection_state(),
             })
             .collect()
     }
@@ -624,6 +668,22 @@ impl Registry {
     pub fn subscribe(&self) -> watch::Receiver<RegistryChange> {
         self.inner.changes.subscribe()
     }
+}
+
+/// A [`Registry`] that may be gone.
+#[derive(Clone)]
+pub(crate) struct WeakRegistry(std::sync::Weak<Inner>);
+
+impl WeakRegistry {
+    /// The registry, while some handle to it lives.
+    pub(crate) fn upgrade(&self) -> Option<Registry> {
+        self.0.upgrade().map(|inner| Registry { inner })
+    }
+}
+
+/// Whether two handles point at the same connection.
+fn same_link(a: &Arc<dyn RemoteLink>, b: &Arc<dyn RemoteLink>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
 }
 
 /// `server`'s entry among `servers`: a server replacing one of the same name keeps its enabled

@@ -187,6 +187,21 @@ impl Tool {
             .raw(input_schema, handler)
     }
 
+    /// A tool described by `descriptor` exactly as another server listed it (its name and
+    /// schema are that server's business): what a mounted remote server's tools are.
+    pub(crate) fn from_descriptor(
+        descriptor: protocol::ToolDescriptor,
+        handler: impl ToolHandler,
+    ) -> Tool {
+        Tool {
+            inner: Arc::new(ToolInner {
+                name: descriptor.name.as_str().into(),
+                descriptor,
+                handler: Arc::new(handler),
+            }),
+        }
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.inner.name
