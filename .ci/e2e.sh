@@ -8,7 +8,10 @@
 #      requirement sets for 2025-11-25 and 2026-07-28, server leg against
 #      examples/conformance_server, each checked against tests/e2e/conformance/<leg>-<rev>.yml;
 #      the scoreboard (tests/e2e/conformance_summary.py) is printed at the end;
-#   3. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
+#   3. examples/hub mounting `@modelcontextprotocol/server-everything` (npm, pinned) beside its
+#      own tools: `hub --check` (handle_mcp_message and an agent session) and the Python SDK
+#      over stdio through the hub (tests/e2e/hub_client.py);
+#   4. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
 #      of examples/claude_code_host, its servers in-process through ControlRouter, the model
 #      played offline by tests/e2e/messages_api_standin.py (ANTHROPIC_BASE_URL on loopback,
 #      HOME a scratch directory under target/e2e, so no user config is read or written).
@@ -17,7 +20,7 @@
 # bash, python3 (with venv), npm (any Node) and cargo. Loopback only (the npm and PyPI installs
 # aside); every wait is bounded.
 # Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
-# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION,
+# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION, EVERYTHING_VERSION,
 #         E2E_SKIP_BUILD=1.
 set -euo pipefail
 
@@ -37,6 +40,8 @@ NODE_PACKAGE=${NODE_PACKAGE:-node@22}
 # The Claude Code CLI the agent-host leg runs; bump deliberately (the stand-in model speaks
 # what this version sends).
 CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.330}
+# The reference MCP server the hub example mounts; bump deliberately.
+EVERYTHING_VERSION=${EVERYTHING_VERSION:-2026.8.31}
 EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PYTHONUNBUFFERED=1
@@ -127,6 +132,18 @@ if [[ ! -x $NODE || ! -f $CONFORMANCE || $(cat "$NODE_DIR/.tgz-sha256" 2>/dev/nu
 fi
 echo "node $("$NODE" --version), conformance $("$NODE" "$CONFORMANCE" --version)"
 
+step "install: @modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+EVERYTHING_DIR=$TOOLS/everything
+EVERYTHING=$EVERYTHING_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+if [[ $(cat "$EVERYTHING_DIR/.version" 2>/dev/null) != "$EVERYTHING_VERSION" || ! -f $EVERYTHING ]]; then
+    rm -rf "$EVERYTHING_DIR"
+    mkdir -p "$EVERYTHING_DIR"
+    echo '{"private": true}' >"$EVERYTHING_DIR/package.json"
+    timeout 600 npm install --prefix "$EVERYTHING_DIR" --no-save --loglevel=error \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+    echo "$EVERYTHING_VERSION" >"$EVERYTHING_DIR/.version"
+fi
+
 step "install: Claude Code CLI @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
 CLAUDE_DIR=$TOOLS/claude-code
 CLAUDE_PKG=$CLAUDE_DIR/node_modules/@anthropic-ai/claude-code
@@ -155,7 +172,7 @@ if [[ ${E2E_SKIP_BUILD:-0} != 1 ]]; then
     step "build: cargo build --examples"
     cargo build --examples
 fi
-for name in stdio_server http_server conformance_server claude_code_host; do
+for name in stdio_server http_server conformance_server claude_code_host hub; do
     [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples)"
 done
 
@@ -183,6 +200,15 @@ for py in "${PYTHONS[@]}"; do
     run "http legacy ($py)" "$py" tests/e2e/python_client.py --http "http://127.0.0.1:$HTTP_PORT/mcp"
 done
 run "http modern" "${PYTHONS[0]}" tests/e2e/python_client.py --http "http://127.0.0.1:$HTTP_PORT/mcp" --era modern
+
+# ---------------------------------------------------------------------------------------------
+step "examples/hub mounting @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio)"
+run "hub --check (handle_mcp_message, agent session)" \
+    "$EXAMPLES/hub" --check "$NODE" "$EVERYTHING" stdio
+for py in "${PYTHONS[@]}"; do
+    run "Python client through the hub ($py)" "$py" tests/e2e/hub_client.py \
+        "$EXAMPLES/hub" "$NODE" "$EVERYTHING" stdio
+done
 
 # ---------------------------------------------------------------------------------------------
 step "MCP conformance suite: requirement sets ${CONFORMANCE_REVISIONS[*]}, server leg (examples/conformance_server)"
