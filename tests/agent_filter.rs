@@ -263,6 +263,71 @@ fn malformed_patterns_are_refused_with_the_pattern_named() {
     assert!(error.to_string().contains("\"Bash(ls)\""), "{error}");
     assert!(ToolFilter::builder().deny("mcp__fs__re*").build().is_err());
     assert!(ToolFilter::builder().deny("mcp__fs").build().is_err());
+    assert!(ToolFilter::builder().deny("re*").build().is_err());
+    assert!(ToolFilter::builder().deny("").build().is_err());
+}
+
+#[tokio::test]
+async fn plain_names_match_that_tool_on_every_server() {
+    let registry = Registry::from_servers([
+        server("fs", &["read", "write"]),
+        server("web", &["read", "fetch"]),
+    ]);
+    let view = FilteredRegistry::new(
+        registry.clone(),
+        ToolFilter::builder().allow("read").build().unwrap(),
+    );
+    assert_eq!(listed(&view), ["mcp__fs__read", "mcp__web__read"]);
+    let view = FilteredRegistry::new(
+        registry,
+        ToolFilter::builder().deny("read").build().unwrap(),
+    );
+    assert_eq!(listed(&view), ["mcp__fs__write", "mcp__web__fetch"]);
+    assert!(matches!(
+        view.call_tool_by_name("mcp__web__read", json!({})).await,
+        Err(FilteredCallError::Refused {
+            decision: FilterDecision::Denied { .. },
+            ..
+        })
+    ));
+}
+
+#[tokio::test]
+async fn a_filter_function_sees_each_tools_description_for_listing_and_calling() {
+    let filter = ToolFilter::builder()
+        .keep(|server, tool| {
+            server != "shell" && tool.description.as_deref() != Some("delete of fs")
+        })
+        .build()
+        .unwrap();
+    let view = FilteredRegistry::new(registry(), filter);
+    assert_eq!(
+        listed(&view),
+        ["mcp__fs__read", "mcp__fs__write", "mcp__web_v2__fetch"]
+    );
+    match view.call_tool_by_name("delete", json!({})).await {
+        Err(FilteredCallError::Refused { decision, .. }) => {
+            assert_eq!(decision, FilterDecision::Rejected);
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // The MCP view of a server is filtered the same way.
+    let router = ControlRouter::new(view);
+    let reply = router
+        .handle_control_request(&control_mcp_message(
+            "r",
+            "fs",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        ))
+        .await
+        .unwrap();
+    let names: Vec<_> = reply["response"]["response"]["mcp_response"]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["read", "write"]);
 }
 
 /// Regression: the filter was applied to an already-paginated `tools/list` reply, so pages

@@ -9,15 +9,17 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::qualify::{ToolCatalog, model_tool_name};
-use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, RequestId};
+use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, RequestId, ToolDescriptor};
 use crate::registry::call::ListingFilter;
 use crate::registry::{
     CallError, CallFuture, CallOptions, CallRequest, Registry, RegistryChange, ToolDefinition,
     qualified_name, split_qualified,
 };
 
-/// One allow or deny rule: an exact tool name or every tool of a server.
+/// One allow or deny rule: a tool name, an exact qualified tool, or every tool of a server.
 ///
+/// - `<tool>`: a tool of that name, whichever server has it (the Codex client's plain
+///   allow/deny names).
 /// - `mcp__<server>__<tool>`: one tool, written either unsanitized (`mcp__files.v2__read`) or
 ///   as the model sees it (`mcp__files_v2__read`, or a truncated 64-character name).
 /// - `mcp__<server>__*`: every tool of the server (`<server>` as registered or sanitized).
@@ -26,7 +28,9 @@ use crate::registry::{
 /// use mcp_registry::client::ToolPattern;
 /// assert!(ToolPattern::parse("mcp__math__*").unwrap().matches("math", "add"));
 /// assert!(!ToolPattern::parse("mcp__math__add").unwrap().matches("math", "sub"));
-/// assert!(ToolPattern::parse("Bash").is_err());
+/// assert!(ToolPattern::parse("add").unwrap().matches("math", "add"));
+/// assert!(ToolPattern::parse("add").unwrap().matches("calc", "add"));
+/// assert!(ToolPattern::parse("ad*").is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolPattern {
@@ -36,14 +40,18 @@ pub struct ToolPattern {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum PatternKind {
+    /// A qualified or model-facing name.
     Exact,
+    /// Every tool of this server.
     Server(String),
+    /// A tool of this name on any server.
+    Tool,
 }
 
 /// A pattern that names no tool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "tool filter pattern {pattern:?} is invalid: {reason}; write mcp__<server>__<tool> or mcp__<server>__*"
+    "tool filter pattern {pattern:?} is invalid: {reason}; write <tool>, mcp__<server>__<tool> or mcp__<server>__*"
 )]
 pub struct FilterPatternError {
     /// The refused pattern.
@@ -53,7 +61,7 @@ pub struct FilterPatternError {
 }
 
 impl ToolPattern {
-    /// Parses `mcp__<server>__<tool>` or `mcp__<server>__*`.
+    /// Parses `<tool>`, `mcp__<server>__<tool>` or `mcp__<server>__*`.
     pub fn parse(pattern: &str) -> Result<Self, FilterPatternError> {
         let fail = |reason| {
             Err(FilterPatternError {
@@ -62,7 +70,19 @@ impl ToolPattern {
             })
         };
         let Some(rest) = pattern.strip_prefix("mcp__") else {
-            return fail("it does not start with \"mcp__\"");
+            if pattern.is_empty() {
+                return fail("it is empty");
+            }
+            if pattern.contains('*') {
+                return fail("'*' is only allowed as the whole tool part (mcp__<server>__*)");
+            }
+            if crate::protocol::validate_tool_name(pattern).is_err() {
+                return fail("it is not a tool name (letters, digits, '_', '-', '.')");
+            }
+            return Ok(ToolPattern {
+                text: pattern.to_owned(),
+                kind: PatternKind::Tool,
+            });
         };
         if let Some(server) = rest.strip_suffix("__*") {
             if server.is_empty() || server.contains('*') {
@@ -97,19 +117,38 @@ impl ToolPattern {
 
     /// Whether the pattern covers `tool` of `server`.
     pub fn matches(&self, server: &str, tool: &str) -> bool {
-        self.matches_names(
+        self.matches_names(&Names {
             server,
-            &qualified_name(server, tool),
-            &model_tool_name(server, tool),
-        )
+            tool,
+            qualified: &qualified_name(server, tool),
+            model_name: &model_tool_name(server, tool),
+        })
     }
 
-    fn matches_names(&self, server: &str, qualified: &str, model_name: &str) -> bool {
+    fn matches_names(&self, names: &Names<'_>) -> bool {
+        let Names {
+            server,
+            tool,
+            qualified,
+            model_name,
+        } = *names;
         match &self.kind {
             PatternKind::Exact => self.text == qualified || self.text == model_name,
+            PatternKind::Tool => self.text == tool,
             PatternKind::Server(s) => s == server || *s == super::sanitize_tool_name(server),
         }
     }
+}
+
+/// The names one tool goes by, as patterns match them.
+#[derive(Clone, Copy)]
+struct Names<'a> {
+    server: &'a str,
+    tool: &'a str,
+    /// `mcp__<server>__<tool>`.
+    qualified: &'a str,
+    /// The model-facing name.
+    model_name: &'a str,
 }
 
 impl fmt::Display for ToolPattern {
@@ -136,18 +175,58 @@ impl fmt::Display for ToolPattern {
 /// );
 /// assert_eq!(filter.decide("shell", "run"), FilterDecision::NotAllowed { allow: vec!["mcp__math__*".into()] });
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct ToolFilter {
     allow: Option<Vec<ToolPattern>>,
     deny: Vec<ToolPattern>,
+    keep: Option<Arc<Keep>>,
 }
 
+/// A filter function: whether to keep `tool` of `server`.
+type Keep = dyn Fn(&str, &ToolDescriptor) -> bool + Send + Sync;
+
+impl fmt::Debug for ToolFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolFilter")
+            .field("allow", &self.allow)
+            .field("deny", &self.deny)
+            .field("keep", &self.keep.as_ref().map(|_| "Fn(..)"))
+            .finish()
+    }
+}
+
+/// Equal when the patterns are equal and both have the same filter function (or none).
+impl PartialEq for ToolFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.allow == other.allow
+            && self.deny == other.deny
+            && match (&self.keep, &other.keep) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for ToolFilter {}
+
 /// Builds a [`ToolFilter`]; patterns are checked by [`build`](Self::build).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 #[must_use = "call build() to get the filter"]
 pub struct ToolFilterBuilder {
     allow: Option<Vec<String>>,
     deny: Vec<String>,
+    keep: Option<Arc<Keep>>,
+}
+
+impl fmt::Debug for ToolFilterBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolFilterBuilder")
+            .field("allow", &self.allow)
+            .field("deny", &self.deny)
+            .field("keep", &self.keep.as_ref().map(|_| "Fn(..)"))
+            .finish()
+    }
 }
 
 impl ToolFilterBuilder {
@@ -185,6 +264,27 @@ impl ToolFilterBuilder {
         self
     }
 
+    /// Keeps only the tools `keep(server, tool)` says yes to (after the patterns), e.g. by
+    /// their annotations:
+    ///
+    /// ```
+    /// use mcp_registry::client::{FilterDecision, ToolFilter};
+    /// let read_only = ToolFilter::builder()
+    ///     .keep(|_server, tool| tool.annotations.read_only_hint == Some(true))
+    ///     .build()
+    ///     .unwrap();
+    /// # let tool: mcp_registry::protocol::ToolDescriptor = serde_json::from_value(
+    /// #     serde_json::json!({"name": "rm", "inputSchema": {"type": "object"}})).unwrap();
+    /// assert_eq!(read_only.decide_tool("fs", &tool), FilterDecision::Rejected);
+    /// ```
+    pub fn keep(
+        mut self,
+        keep: impl Fn(&str, &ToolDescriptor) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.keep = Some(Arc::new(keep));
+        self
+    }
+
     /// The filter; refuses the first pattern that names no tool.
     pub fn build(self) -> Result<ToolFilter, FilterPatternError> {
         let parse = |v: Vec<String>| {
@@ -195,6 +295,7 @@ impl ToolFilterBuilder {
         Ok(ToolFilter {
             allow: self.allow.map(parse).transpose()?,
             deny: parse(self.deny)?,
+            keep: self.keep,
         })
     }
 }
@@ -214,6 +315,8 @@ pub enum FilterDecision {
         /// The allow list.
         allow: Vec<String>,
     },
+    /// The filter function ([`ToolFilterBuilder::keep`]) said no.
+    Rejected,
 }
 
 impl FilterDecision {
@@ -231,6 +334,7 @@ impl fmt::Display for FilterDecision {
             FilterDecision::NotAllowed { allow } => {
                 write!(f, "matched by no allow pattern (allowed: {allow:?})")
             }
+            FilterDecision::Rejected => f.write_str("rejected by the filter function"),
         }
     }
 }
@@ -246,9 +350,9 @@ impl ToolFilter {
         ToolFilterBuilder::default()
     }
 
-    /// Whether every tool passes (no allow list, no deny pattern).
+    /// Whether every tool passes (no allow list, no deny pattern, no filter function).
     pub fn is_allow_all(&self) -> bool {
-        self.allow.is_none() && self.deny.is_empty()
+        self.allow.is_none() && self.deny.is_empty() && self.keep.is_none()
     }
 
     /// The allow list, if one is set.
@@ -261,34 +365,44 @@ impl ToolFilter {
         &self.deny
     }
 
-    /// The verdict on `tool` of `server`.
+    /// The patterns' verdict on the tool named `tool` of `server` (the filter function, which
+    /// needs the tool's description, is applied by [`decide_tool`](Self::decide_tool)).
     pub fn decide(&self, server: &str, tool: &str) -> FilterDecision {
-        if self.is_allow_all() {
+        if self.allow.is_none() && self.deny.is_empty() {
             return FilterDecision::Allowed;
         }
-        self.decide_names(
+        self.decide_names(&Names {
             server,
-            &qualified_name(server, tool),
-            &model_tool_name(server, tool),
-        )
+            tool,
+            qualified: &qualified_name(server, tool),
+            model_name: &model_tool_name(server, tool),
+        })
     }
 
-    fn decide_names(&self, server: &str, qualified: &str, model_name: &str) -> FilterDecision {
-        if let Some(p) = self
-            .deny
-            .iter()
-            .find(|p| p.matches_names(server, qualified, model_name))
-        {
+    /// The verdict on `tool` of `server`: the patterns, then the filter function.
+    pub fn decide_tool(&self, server: &str, tool: &ToolDescriptor) -> FilterDecision {
+        match self.decide(server, &tool.name) {
+            FilterDecision::Allowed => self.kept(server, tool),
+            refused => refused,
+        }
+    }
+
+    /// The filter function's verdict.
+    fn kept(&self, server: &str, tool: &ToolDescriptor) -> FilterDecision {
+        match &self.keep {
+            Some(keep) if !keep(server, tool) => FilterDecision::Rejected,
+            _ => FilterDecision::Allowed,
+        }
+    }
+
+    fn decide_names(&self, names: &Names<'_>) -> FilterDecision {
+        if let Some(p) = self.deny.iter().find(|p| p.matches_names(names)) {
             return FilterDecision::Denied {
                 pattern: p.text.clone(),
             };
         }
         match &self.allow {
-            Some(allow)
-                if !allow
-                    .iter()
-                    .any(|p| p.matches_names(server, qualified, model_name)) =>
-            {
+            Some(allow) if !allow.iter().any(|p| p.matches_names(names)) => {
                 FilterDecision::NotAllowed {
                     allow: allow.iter().map(|p| p.text.clone()).collect(),
                 }
@@ -375,7 +489,15 @@ impl View {
             for tool in server.tools() {
                 let qualified = qualified_name(server.name(), tool.name());
                 let model_name = model_tool_name(server.name(), tool.name());
-                let decision = filter.decide_names(server.name(), &qualified, &model_name);
+                let decision = match filter.decide_names(&Names {
+                    server: server.name(),
+                    tool: tool.name(),
+                    qualified: &qualified,
+                    model_name: &model_name,
+                }) {
+                    FilterDecision::Allowed => filter.kept(server.name(), tool.descriptor()),
+                    refused => refused,
+                };
                 if status.enabled && decision.is_allowed() {
                     definitions.push(ToolDefinition {
                         server: server.name().to_owned(),
@@ -612,8 +734,14 @@ impl FilteredRegistry {
     pub fn new(registry: Registry, filter: ToolFilter) -> Self {
         let changes = registry.subscribe();
         let listing = {
-            let filter = filter.clone();
-            ListingFilter::new(move |server, tool| filter.decide(server, tool).is_allowed())
+            let (filter, registry) = (filter.clone(), registry.clone());
+            ListingFilter::new(move |server, tool| match filter.keep {
+                None => filter.decide(server, tool).is_allowed(),
+                Some(_) => registry.server(server).is_some_and(|s| {
+                    s.tool(tool)
+                        .is_some_and(|t| filter.decide_tool(server, t.descriptor()).is_allowed())
+                }),
+            })
         };
         FilteredRegistry {
             inner: Arc::new(FilteredInner {
