@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -174,6 +175,7 @@ pub struct ClientBuilder {
     sampling: Option<SamplingHandler>,
     roots: Option<Vec<Root>>,
     policy: CallPolicy,
+    tool_cache: Option<Duration>,
     #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
 }
@@ -204,6 +206,7 @@ impl Default for ClientBuilder {
             sampling: None,
             roots: None,
             policy: CallPolicy::default(),
+            tool_cache: None,
             headers: Vec::new(),
         }
     }
@@ -268,6 +271,14 @@ impl ClientBuilder {
     /// [`CallPolicy::new`], 3 retries of retryable failures, no approval).
     pub fn call_policy(mut self, policy: CallPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Keeps [`Client::list_tools`]'s answer for up to `ttl`: calls within it send nothing.
+    /// The server's `notifications/tools/list_changed` (and
+    /// [`Client::invalidate_tool_cache`]) empties the cache at once. Off unless set.
+    pub fn tool_cache(mut self, ttl: Duration) -> Self {
+        self.tool_cache = Some(ttl);
         self
     }
 
@@ -359,6 +370,10 @@ struct Inner {
     closed: Mutex<Option<String>>,
     /// Cancelled once the connection is gone (`closed` then says why).
     gone: CancellationToken,
+    /// The last full tool listing and when it was fetched ([`ClientBuilder::tool_cache`]).
+    tool_cache: Mutex<Option<(tokio::time::Instant, Vec<ToolDescriptor>)>>,
+    /// Bumped by every invalidation, so a listing under way when one came is not cached.
+    tool_cache_generation: AtomicU64,
     /// The id of the handshake request in flight, whose reply comes back as a
     /// [`Handshake`].
     handshake_id: Mutex<Option<crate::protocol::RequestId>>,
@@ -453,6 +468,8 @@ impl Client {
             reader: Mutex::new(None),
             closed: Mutex::new(None),
             gone: CancellationToken::new(),
+            tool_cache: Mutex::new(None),
+            tool_cache_generation: AtomicU64::new(0),
             handshake_id: Mutex::new(None),
         });
         let reader = tokio::spawn(read_loop(Arc::downgrade(&inner), incoming));
@@ -856,8 +873,54 @@ impl Client {
 
     /// Every tool, following `nextCursor` to the end. Over Streamable HTTP, tools with an
     /// invalid `x-mcp-header` annotation are left out (with a warning), as the spec
-    /// requires.
+    /// requires. With [`ClientBuilder::tool_cache`], a listing younger than its TTL is
+    /// answered from the cache.
     pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
+        if let Some(ttl) = self.inner.builder.tool_cache
+            && let Some((at, tools)) = lock(&self.inner.tool_cache).as_ref()
+            && at.elapsed() < ttl
+        {
+            return Ok(tools.clone());
+        }
+        let fetched = tokio::time::Instant::now();
+        let generation = self.inner.tool_cache_generation.load(Ordering::Acquire);
+        let all = self.list_all_tools().await?;
+        // A list change told while the listing was under way makes it stale already.
+        if self.inner.builder.tool_cache.is_some()
+            && self.inner.tool_cache_generation.load(Ordering::Acquire) == generation
+        {
+            *lock(&self.inner.tool_cache) = Some((fetched, all.clone()));
+        }
+        Ok(all)
+    }
+
+    /// Forgets the cached tool listing ([`ClientBuilder::tool_cache`]).
+    pub fn invalidate_tool_cache(&self) {
+        invalidate_tool_cache(&self.inner);
+    }
+
+    /// The server's tools that `filter` lets through, as tools of a server named `server`:
+    /// each with its qualified name (`mcp__<server>__<tool>`). Several servers' definitions
+    /// make one model-facing catalog with [`ToolCatalog::new`](super::ToolCatalog::new).
+    pub async fn tool_definitions(
+        &self,
+        server: &str,
+        filter: &super::ToolFilter,
+    ) -> Result<Vec<crate::registry::ToolDefinition>, ClientError> {
+        Ok(self
+            .list_tools()
+            .await?
+            .into_iter()
+            .filter(|tool| filter.decide_tool(server, tool).is_allowed())
+            .map(|tool| crate::registry::ToolDefinition {
+                server: server.to_owned(),
+                qualified_name: crate::registry::qualified_name(server, &tool.name),
+                tool,
+            })
+            .collect())
+    }
+
+    async fn list_all_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
         let mut all = Vec::new();
         let mut cursor = None;
         loop {
@@ -1367,6 +1430,9 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
                 });
             }
             Incoming::Notification(note) => {
+                if matches!(note, ServerNotification::ToolsListChanged) {
+                    invalidate_tool_cache(&inner);
+                }
                 let _ = inner.notifications.send(note);
             }
             Incoming::NotOurs(why) => {
@@ -1383,6 +1449,11 @@ fn deliver(inner: &Inner, id: &crate::protocol::RequestId, reply: Reply) {
     if let Some(waiter) = lock(&inner.waiters).remove(id) {
         let _ = waiter.send(reply);
     }
+}
+
+fn invalidate_tool_cache(inner: &Inner) {
+    inner.tool_cache_generation.fetch_add(1, Ordering::AcqRel);
+    *lock(&inner.tool_cache) = None;
 }
 
 fn close_all(inner: &Inner, reason: String) {

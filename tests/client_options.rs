@@ -1,6 +1,7 @@
-//! The client's call policy against a scripted server: approval, retries and backoff (on
-//! tokio's paused clock), timeouts that cancel on the wire, and the telemetry a `tracing`
-//! layer receives.
+//! The client's call policy and list options against a scripted server: approval, retries
+//! and backoff (on tokio's paused clock), timeouts that cancel on the wire, the telemetry a
+//! `tracing` layer receives; the tool cache, its TTL and its invalidation, filters and
+//! qualified names over several servers.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,8 @@ enum Step {
 
 #[derive(Default)]
 struct Seen {
+    /// How many `tools/list` requests arrived.
+    lists: usize,
     /// When each `tools/call` arrived (paused clock).
     calls: Vec<Instant>,
     /// Their request ids.
@@ -91,6 +94,16 @@ impl Transport for Scripted {
                         Step::Hang => {}
                     }
                 }
+                "tools/list" => {
+                    self.seen.lock().unwrap().lists += 1;
+                    reply((
+                        "result",
+                        json!({"tools": [
+                            {"name": "read", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+                            {"name": "rm", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": true}}
+                        ]}),
+                    ))
+                }
                 other => reply(("error", json!({"code": -32601, "message": other}))),
             }
             Ok(())
@@ -110,7 +123,17 @@ async fn connect(
     builder: ClientBuilder,
     steps: impl IntoIterator<Item = Step>,
 ) -> (Client, Arc<Mutex<Seen>>) {
+    let (client, seen, _) = connect_with_server_side(builder, steps).await;
+    (client, seen)
+}
+
+/// [`connect`], also giving what the server sends on (to send it notifications).
+async fn connect_with_server_side(
+    builder: ClientBuilder,
+    steps: impl IntoIterator<Item = Step>,
+) -> (Client, Arc<Mutex<Seen>>, mpsc::UnboundedSender<Inbound>) {
     let (tx, rx) = mpsc::unbounded_channel();
+    let server_side = tx.clone();
     let seen = Arc::new(Mutex::new(Seen::default()));
     let transport = Scripted {
         steps: Mutex::new(steps.into_iter().collect()),
@@ -122,7 +145,7 @@ async fn connect(
         .connect_with(transport, rx)
         .await
         .unwrap();
-    (client, seen)
+    (client, seen, server_side)
 }
 
 fn gaps(seen: &Mutex<Seen>) -> Vec<u128> {
@@ -412,4 +435,77 @@ async fn telemetry_events_carry_server_tool_attempt_duration_and_outcome() {
         .filter(|e| field(e, "message") == "tool call attempt")
         .count();
     assert_eq!(starts, 3, "one event per attempt");
+}
+
+// ----- list options ------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn the_tool_cache_answers_within_its_ttl_and_a_list_change_empties_it() {
+    let builder = Client::builder().tool_cache(Duration::from_secs(60));
+    let (client, seen, server_side) = connect_with_server_side(builder, []).await;
+    let lists = || seen.lock().unwrap().lists;
+    assert_eq!(client.list_tools().await.unwrap().len(), 2);
+    client.list_tools().await.unwrap();
+    assert_eq!(lists(), 1, "the second listing came from the cache");
+
+    tokio::time::advance(Duration::from_secs(61)).await;
+    client.list_tools().await.unwrap();
+    assert_eq!(lists(), 2, "the TTL ran out");
+
+    let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+    server_side.send(Inbound::Message(changed)).unwrap();
+    let mut notes = client.notifications();
+    notes.recv().await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(lists(), 3, "list_changed emptied the cache");
+
+    client.invalidate_tool_cache();
+    client.list_tools().await.unwrap();
+    assert_eq!(lists(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_cache_every_listing_asks_the_server() {
+    let (client, seen) = connect(Client::builder(), []).await;
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    assert_eq!(seen.lock().unwrap().lists, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn tool_definitions_of_several_servers_filter_qualify_and_merge() {
+    use mcp_registry::client::{ToolCatalog, ToolFilter};
+    let (files, _) = connect(Client::builder(), []).await;
+    let (shell, _) = connect(Client::builder(), []).await;
+    let filter = ToolFilter::builder()
+        .deny("mcp__shell__*")
+        .keep(|_, tool| tool.annotations.destructive_hint != Some(true))
+        .build()
+        .unwrap();
+    let mut definitions = files.tool_definitions("files", &filter).await.unwrap();
+    definitions.extend(shell.tool_definitions("shell", &filter).await.unwrap());
+    let names: Vec<_> = definitions
+        .iter()
+        .map(|d| d.qualified_name.as_str())
+        .collect();
+    assert_eq!(names, ["mcp__files__read"]);
+
+    let everything = ToolFilter::allow_all();
+    let mut definitions = files
+        .tool_definitions("files.v2", &everything)
+        .await
+        .unwrap();
+    definitions.extend(shell.tool_definitions("shell", &everything).await.unwrap());
+    let catalog = ToolCatalog::new(definitions);
+    let names: Vec<_> = catalog.tools().iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "mcp__files_v2__read",
+            "mcp__files_v2__rm",
+            "mcp__shell__read",
+            "mcp__shell__rm"
+        ]
+    );
+    assert_eq!(catalog.get("mcp__files_v2__rm").unwrap().server, "files.v2");
 }
