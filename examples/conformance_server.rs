@@ -269,6 +269,11 @@ struct Color {
     color: String,
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PromptContext {
+    context: String,
+}
+
 /// The text of a sampled message.
 fn sampled_text(message: &mcp_registry::protocol::CreateMessageResult) -> &str {
     message.content["text"].as_str().unwrap_or("no response")
@@ -575,7 +580,19 @@ fn prompts() -> Vec<Prompt> {
                 PromptMessage::user("Please analyze the image above."),
             ]
         });
-    [simple, with_arguments, embedded, image]
+    // MRTR on a non-tool request: the prompt asks through its context, as a tool does.
+    let asks = Prompt::builder("test_input_required_result_prompt")
+        .description("MRTR: prompt that requires elicitation input")
+        .handler_with_context(|ctx: ToolContext, _| async move {
+            let answer = ctx
+                .input_key("user_context")
+                .elicit::<PromptContext>("What context should the prompt use?")
+                .await
+                .map_err(|e| e.to_string())?;
+            let context = answer.accepted().map_or("none".to_owned(), |c| c.context);
+            Ok::<_, String>(format!("Prompt with context: {context}"))
+        });
+    [simple, with_arguments, embedded, image, asks]
         .into_iter()
         .map(|p| p.expect("a valid prompt"))
         .collect()

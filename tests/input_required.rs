@@ -376,3 +376,69 @@ async fn legacy_requests_keep_no_client_without_a_handler() {
     assert_eq!(reply["result"]["isError"], true);
     assert!(reply["result"].get("inputRequests").is_none());
 }
+
+#[tokio::test]
+async fn a_prompt_asks_through_its_context_in_rounds_too() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Topic {
+        topic: String,
+    }
+    let prompt = mcp_registry::Prompt::builder("brainstorm")
+        .optional_argument("style", "How")
+        .handler_with_context(|ctx: ToolContext, args| async move {
+            let topic = ctx
+                .elicit::<Topic>("About what?")
+                .await
+                .map_err(|e| e.to_string())?;
+            let topic = topic.accepted().map_or("nothing".to_owned(), |t| t.topic);
+            let style = args.get("style").cloned().unwrap_or_default();
+            Ok::<_, String>(format!("Brainstorm {style} about {topic}"))
+        })
+        .unwrap();
+    let registry = Registry::builder()
+        .server(Server::builder("s").prompts([prompt]).build().unwrap())
+        .build();
+    let get = |id: u64, extra: Value| {
+        let mut params = json!({
+            "name": "brainstorm",
+            "arguments": {"style": "wildly"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            }
+        });
+        params
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
+    };
+    let first = send(&registry, get(1, json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(
+        first["result"]["inputRequests"]["elicitation-0"]["params"]["message"],
+        "About what?"
+    );
+    let state = first["result"]["requestState"].clone();
+    let retry = json!({
+        "inputResponses": {"elicitation-0": accept(json!({"topic": "kites"}))},
+        "requestState": state,
+    });
+    let done = send(&registry, get(2, retry)).await;
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(
+        done["result"]["messages"][0]["content"]["text"],
+        "Brainstorm wildly about kites"
+    );
+    // A tool's state is not a prompt's.
+    let tool_state = {
+        let r = registry_with(Registry::builder(), Arc::default());
+        let first = send(&r, call(1, "greet", json!({}), ALL, json!({}))).await;
+        first["result"]["requestState"].clone()
+    };
+    let refused = send(&registry, get(3, json!({"requestState": tool_state}))).await;
+    assert_eq!(refused["error"]["code"], -32602);
+    // Rendered in-process without a request, the context has no client to ask.
+    let rendered = registry.get_prompt_by_name("brainstorm", json!({})).await;
+    assert!(rendered.is_err());
+}

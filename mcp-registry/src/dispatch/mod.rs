@@ -230,12 +230,34 @@ impl<'r> Dispatcher<'r> {
                 .list_prompts(&server, version, params)
                 .map(Body::Prompts),
             (method::PROMPTS_GET, _) => {
-                return Step::Waiting(Box::pin(async move {
-                    match prompts::get_prompt(&server, params).await {
-                        Ok(body) => Answer::Result(outcome(&server, version, Body::Prompts(body))),
-                        Err(e) => Answer::Error(e),
+                if era.is_modern()
+                    && let Some(handler) = options.input.take()
+                {
+                    options.input = Some(declared_input(handler, meta.as_ref()));
+                }
+                let retry = if era.is_modern() && options.input.is_none() {
+                    match Retry::take(&mut params, meta.as_ref()) {
+                        Ok(retry) => Some(retry),
+                        Err(e) => return Step::Answered(Answer::Error(e)),
                     }
-                }));
+                } else {
+                    None
+                };
+                let request = prompts::PromptRequest {
+                    id,
+                    meta,
+                    version,
+                    options,
+                    retry,
+                };
+                match self.start_get_prompt(&server, params, request) {
+                    Ok(get) => {
+                        return Step::Waiting(Box::pin(async move {
+                            get.answer(&server, version).await
+                        }));
+                    }
+                    Err(e) => Err(e),
+                }
             }
             (method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST, _) => self
                 .list_resources(&server, version, &method, params)
