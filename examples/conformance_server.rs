@@ -12,16 +12,17 @@
 //! every CI run, with the prompts its `prompts-*` scenarios get (one argument completes), the
 //! resources its `resources-*` scenarios read, the tools that log and those that change the
 //! server (for `subscriptions/listen` streams), and the tools that ask the client for input
-//! (sampling, elicitation) over a legacy session. Scenarios about features this library does
-//! not offer yet (multi round-trip requests) have no fixtures here; they are listed with their
-//! reasons in `tests/e2e/conformance/server-<revision>.yml`.
+//! (sampling, elicitation, roots): over a legacy session with server→client requests, and in
+//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies. Scenarios
+//! about features this library does not offer yet have no fixtures here; they are listed with
+//! their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use mcp_registry::completion::Completions;
 use mcp_registry::protocol::{ElicitParams, LoggingLevel, Role};
-use mcp_registry::tool::{ClientCapability, InputError, SamplingRequest};
+use mcp_registry::tool::{ClientCapability, Elicitation, InputError, SamplingRequest};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
     CallToolResult, Content, Prompt, PromptMessage, Registry, Server, Tool, ToolContext,
@@ -248,6 +249,165 @@ async fn test_missing_capability(ctx: ToolContext) -> Result<&'static str, Input
     Ok("Success")
 }
 
+// Multi round-trip requests (2026-07-28): the same tool bodies as over a legacy session.
+// With no one to answer at once, an ask ends the request with `input_required`; the client's
+// retry runs the tool again, its asks answered by key (`ToolContext::input_key` names the
+// keys the suite expects).
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct UserName {
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Color {
+    color: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct PromptContext {
+    context: String,
+}
+
+/// The text of a sampled message.
+fn sampled_text(message: &mcp_registry::protocol::CreateMessageResult) -> &str {
+    message.content["text"].as_str().unwrap_or("no response")
+}
+
+/// MRTR: returns InputRequiredResult with elicitation request
+#[mcp_tool]
+async fn test_input_required_result_elicitation(ctx: ToolContext) -> Result<String, InputError> {
+    let answer = ctx
+        .input_key("user_name")
+        .elicit::<UserName>("What is your name?")
+        .await?;
+    Ok(match answer {
+        Elicitation::Accept(UserName { name }) => format!("Hello, {name}!"),
+        _ => "Hello, stranger!".to_owned(),
+    })
+}
+
+/// MRTR: returns InputRequiredResult with sampling request
+#[mcp_tool]
+async fn test_input_required_result_sampling(ctx: ToolContext) -> Result<String, InputError> {
+    let request = SamplingRequest::new(100).user("What is the capital of France?");
+    let message = ctx.input_key("sample_request").sample(request).await?;
+    Ok(format!("Sampling result: {}", sampled_text(&message)))
+}
+
+/// MRTR: returns InputRequiredResult with roots/list request
+#[mcp_tool]
+async fn test_input_required_result_list_roots(ctx: ToolContext) -> Result<String, InputError> {
+    let roots = ctx.input_key("roots_request").roots().await?;
+    Ok(format!("Found {} root(s)", roots.len()))
+}
+
+/// MRTR: returns InputRequiredResult with requestState
+#[mcp_tool]
+async fn test_input_required_result_request_state(
+    ctx: ToolContext,
+) -> Result<&'static str, InputError> {
+    let answer = ctx
+        .input_key("confirm")
+        .elicit::<Confirm>("Please confirm")
+        .await?;
+    Ok(match answer {
+        Elicitation::Accept(Confirm { ok: true }) => "state-ok: requestState validated",
+        _ => "state-declined",
+    })
+}
+
+/// MRTR: returns InputRequiredResult with multiple input requests
+#[mcp_tool]
+async fn test_input_required_result_multiple_inputs(
+    ctx: ToolContext,
+) -> Result<String, InputError> {
+    // Awaited together: the three go to the client in one round.
+    let (name, greeting, roots) = tokio::join!(
+        ctx.input_key("user_name")
+            .elicit::<UserName>("What is your name?"),
+        ctx.input_key("greeting")
+            .sample(SamplingRequest::new(50).user("Generate a greeting")),
+        ctx.input_key("client_roots").roots(),
+    );
+    let name = name?.accepted().map_or("unknown".to_owned(), |n| n.name);
+    let greeting = greeting?;
+    Ok(format!(
+        "Name: {name}; Greeting: {}; Roots: {}",
+        sampled_text(&greeting),
+        roots?.len()
+    ))
+}
+
+/// MRTR: multi-round InputRequiredResult workflow
+#[mcp_tool]
+async fn test_input_required_result_multi_round(ctx: ToolContext) -> Result<String, InputError> {
+    // Awaited one after the other: one round each.
+    let name = ctx
+        .input_key("step1")
+        .elicit::<UserName>("Step 1: What is your name?")
+        .await?
+        .accepted()
+        .map_or("friend".to_owned(), |n| n.name);
+    let color = ctx
+        .input_key("step2")
+        .elicit::<Color>("Step 2: What is your favorite color?")
+        .await?
+        .accepted()
+        .map_or("no color".to_owned(), |c| c.color);
+    Ok(format!("Multi-round complete for {name} who likes {color}"))
+}
+
+/// MRTR: HMAC-signed requestState integrity test
+#[mcp_tool]
+async fn test_input_required_result_tampered_state(
+    ctx: ToolContext,
+) -> Result<&'static str, InputError> {
+    // The registry signs every requestState: a tampered one is refused before this runs.
+    ctx.input_key("confirm")
+        .elicit::<Confirm>("Please confirm")
+        .await?;
+    Ok("integrity-ok: state verified")
+}
+
+/// MRTR: respects client capabilities in inputRequests
+#[mcp_tool]
+async fn test_input_required_result_capabilities(ctx: ToolContext) -> String {
+    let elicit = ElicitParams {
+        message: "Elicitation input".to_owned(),
+        mode: None,
+        requested_schema: Some(json!({
+            "type": "object",
+            "properties": {"value": {"type": "string"}},
+            "required": ["value"]
+        })),
+        url: None,
+    };
+    // Only what the client declared is asked; the rest fails at once (NotSupported).
+    let (elicited, sampled) = tokio::join!(
+        ctx.input_key("elicit_input").elicit_with(elicit),
+        ctx.input_key("sample_input")
+            .sample(SamplingRequest::new(50).user("Sample request")),
+    );
+    let received: Vec<&str> = [
+        elicited.is_ok().then_some("elicit_input"),
+        sampled.is_ok().then_some("sample_input"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if received.is_empty() {
+        "No supported capabilities declared".to_owned()
+    } else {
+        format!("capabilities-ok: received {}", received.join(","))
+    }
+}
+
 /// Reports progress 0/100, 50/100 and 100/100, about 50 ms apart.
 #[mcp_tool(read_only)]
 async fn test_tool_with_progress(ctx: ToolContext) -> Result<String, String> {
@@ -420,7 +580,19 @@ fn prompts() -> Vec<Prompt> {
                 PromptMessage::user("Please analyze the image above."),
             ]
         });
-    [simple, with_arguments, embedded, image]
+    // MRTR on a non-tool request: the prompt asks through its context, as a tool does.
+    let asks = Prompt::builder("test_input_required_result_prompt")
+        .description("MRTR: prompt that requires elicitation input")
+        .handler_with_context(|ctx: ToolContext, _| async move {
+            let answer = ctx
+                .input_key("user_context")
+                .elicit::<PromptContext>("What context should the prompt use?")
+                .await
+                .map_err(|e| e.to_string())?;
+            let context = answer.accepted().map_or("none".to_owned(), |c| c.context);
+            Ok::<_, String>(format!("Prompt with context: {context}"))
+        });
+    [simple, with_arguments, embedded, image, asks]
         .into_iter()
         .map(|p| p.expect("a valid prompt"))
         .collect()
@@ -492,6 +664,14 @@ fn conformance_server() -> Server {
             test_elicitation_sep1034_defaults::tool(),
             test_elicitation_sep1330_enums::tool(),
             test_missing_capability::tool(),
+            test_input_required_result_elicitation::tool(),
+            test_input_required_result_sampling::tool(),
+            test_input_required_result_list_roots::tool(),
+            test_input_required_result_request_state::tool(),
+            test_input_required_result_multiple_inputs::tool(),
+            test_input_required_result_multi_round::tool(),
+            test_input_required_result_tampered_state::tool(),
+            test_input_required_result_capabilities::tool(),
             test_streaming_elicitation::tool(),
             test_logging_tool::tool(),
             test_tool_with_logging::tool(),

@@ -19,6 +19,7 @@ use serde::{Deserialize as _, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::protocol::decode::{
     CallText, Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text, kind, raw_kind,
@@ -26,15 +27,17 @@ use crate::protocol::decode::{
 };
 use crate::protocol::{
     CacheHints, CacheScope, CallToolResult, ClientCapabilities, DiscoverResult, Era, ErrorCode,
-    ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult, LoggingLevel,
-    META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra, ProtocolVersion,
-    RequestId, ResultResponse, ResultType, ServerCapabilities, ToolsCapability, exceeds_max_depth,
-    method,
+    ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult,
+    InputRequiredResult, LoggingLevel, META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO,
+    ProtocolEra, ProtocolVersion, RequestId, ResultResponse, ResultType, ServerCapabilities,
+    ToolsCapability, exceeds_max_depth, method,
 };
 use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
+use crate::registry::request_state::arguments_digest;
 use crate::registry::{CallError, CallOptions, Registry, Target};
 use crate::server::Server;
 use crate::tool::input::Declared;
+use crate::tool::round::{BoundArguments, Round, RoundSeal};
 use crate::tool::{Arguments, BoxFuture, InputHandler};
 use page::{Listing, Window};
 
@@ -84,6 +87,8 @@ pub(crate) enum Body {
     Complete(crate::protocol::CompleteResult),
     /// `logging/setLevel` accepted: `{}` on the wire; the session that asked records it.
     LogLevel(LoggingLevel),
+    /// 2026-07-28: the request needs input from the client first.
+    InputRequired(Box<InputRequiredResult>),
 }
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -177,7 +182,7 @@ impl<'r> Dispatcher<'r> {
         let IncomingRequest {
             id,
             method,
-            params,
+            mut params,
             call_text,
             meta,
             era,
@@ -225,12 +230,34 @@ impl<'r> Dispatcher<'r> {
                 .list_prompts(&server, version, params)
                 .map(Body::Prompts),
             (method::PROMPTS_GET, _) => {
-                return Step::Waiting(Box::pin(async move {
-                    match prompts::get_prompt(&server, params).await {
-                        Ok(body) => Answer::Result(outcome(&server, version, Body::Prompts(body))),
-                        Err(e) => Answer::Error(e),
+                if era.is_modern()
+                    && let Some(handler) = options.input.take()
+                {
+                    options.input = Some(declared_input(handler, meta.as_ref()));
+                }
+                let retry = if era.is_modern() && options.input.is_none() {
+                    match Retry::take(&mut params, meta.as_ref()) {
+                        Ok(retry) => Some(retry),
+                        Err(e) => return Step::Answered(Answer::Error(e)),
                     }
-                }));
+                } else {
+                    None
+                };
+                let request = prompts::PromptRequest {
+                    id,
+                    meta,
+                    version,
+                    options,
+                    retry,
+                };
+                match self.start_get_prompt(&server, params, request) {
+                    Ok(get) => {
+                        return Step::Waiting(Box::pin(async move {
+                            get.answer(&server, version).await
+                        }));
+                    }
+                    Err(e) => Err(e),
+                }
             }
             (method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST, _) => self
                 .list_resources(&server, version, &method, params)
@@ -285,6 +312,16 @@ impl<'r> Dispatcher<'r> {
                     // 2026-07-28: the request declares what its client answers.
                     options.input = Some(declared_input(handler, meta.as_ref()));
                 }
+                // 2026-07-28 with no one to answer at once: asks end the request with
+                // `input_required`, answered by the client's retry.
+                let retry = if era.is_modern() && options.input.is_none() {
+                    match Retry::take(&mut params, meta.as_ref()) {
+                        Ok(retry) => Some(retry),
+                        Err(e) => return Step::Answered(Answer::Error(e)),
+                    }
+                } else {
+                    None
+                };
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
                 }
@@ -299,12 +336,13 @@ impl<'r> Dispatcher<'r> {
                     Some(text) => call_from_text(text),
                     None => call_from_params(params),
                 };
-                match call.and_then(|call| self.call_tool(&server, call, options, request)) {
-                    Ok(call) => {
+                match call.and_then(|call| self.call_tool(&server, call, options, request, retry)) {
+                    Ok((call, round)) => {
                         return Step::Calling(PendingCall {
                             call,
                             server,
                             version,
+                            round,
                         });
                     }
                     Err(e) => Err(e),
@@ -390,37 +428,113 @@ impl<'r> Dispatcher<'r> {
         })
     }
 
-    /// Starts a `tools/call`.
+    /// Starts a `tools/call`; with `retry`, in a round of a multi round-trip request.
     fn call_tool(
         &self,
         server: &Server,
         call: ToolCall<'_>,
-        options: CallOptions,
+        mut options: CallOptions,
         request: RequestInfo,
-    ) -> Result<CallFuture, ErrorObject> {
+        retry: Option<Retry>,
+    ) -> Result<(CallFuture, Option<Arc<Round>>), ErrorObject> {
         let Some((tool, names)) = server.tool_entry(&call.name) else {
             return Err(invalid_params(format!("Unknown tool: {}", call.name)));
         };
-        Ok(self
+        if let Some(retry) = retry {
+            let arguments = match call.arguments.as_map() {
+                Some(map) => BoundArguments::Digest(arguments_digest(map)),
+                None => BoundArguments::Text(call.arguments.as_text().unwrap_or("{}").to_owned()),
+            };
+            let seal = RoundSeal {
+                key: self.registry.config().request_state_key().clone(),
+                method: method::TOOLS_CALL,
+                server: names.server.clone(),
+                name: names.tool.clone(),
+                arguments,
+            };
+            options.round = Some(Arc::new(retry.round(seal, self.registry)?));
+        }
+        let round = options.round.clone();
+        let call = self
             .registry
-            .invoke(Target { tool, names }, call.arguments, options, request))
+            .invoke(Target { tool, names }, call.arguments, options, request);
+        Ok((call, round))
     }
+}
+
+/// What a 2026-07-28 request brings to a round of a multi round-trip request: the answers
+/// of a retry, its state, and the capabilities its client declares.
+pub(crate) struct Retry {
+    responses: Option<Map<String, Value>>,
+    state: Option<String>,
+    capabilities: ClientCapabilities,
+}
+
+impl Retry {
+    /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not
+    /// an object and a string).
+    pub(crate) fn take(
+        params: &mut Map<String, Value>,
+        meta: Option<&Map<String, Value>>,
+    ) -> Result<Self, ErrorObject> {
+        let responses = match params.remove("inputResponses") {
+            None => None,
+            Some(Value::Object(responses)) => Some(responses),
+            Some(other) => {
+                return Err(invalid_params(format!(
+                    "`inputResponses` must be an object of answers by input key, got {}",
+                    kind(&other)
+                )));
+            }
+        };
+        let state = match params.remove("requestState") {
+            None => None,
+            Some(Value::String(state)) => Some(state),
+            Some(other) => {
+                return Err(invalid_params(format!(
+                    "`requestState` must be the string the server returned, got {}",
+                    kind(&other)
+                )));
+            }
+        };
+        Ok(Retry {
+            responses,
+            state,
+            capabilities: declared_capabilities(meta),
+        })
+    }
+
+    /// The round: the state's answers (refused when the state fails verification), then the
+    /// responses for other keys.
+    pub(crate) fn round(self, seal: RoundSeal, registry: &Registry) -> Result<Round, ErrorObject> {
+        let mut answers = match &self.state {
+            Some(state) => seal.open(state, registry.config().request_state_ttl)?,
+            None => Map::new(),
+        };
+        for (key, answer) in self.responses.into_iter().flatten() {
+            answers.entry(key).or_insert(answer);
+        }
+        Ok(Round::new(seal, self.capabilities, answers))
+    }
+}
+
+/// The capabilities a 2026-07-28 request's `_meta` declares (none when it declares none).
+fn declared_capabilities(meta: Option<&Map<String, Value>>) -> ClientCapabilities {
+    meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+        .and_then(|c| ClientCapabilities::deserialize(c).ok())
+        .unwrap_or_default()
 }
 
 /// A 2026-07-28 call's input handler, limited to the capabilities its request's `_meta`
 /// declares (none when it declares none).
 #[cold]
 fn declared_input(
-    handler: std::sync::Arc<dyn InputHandler>,
+    handler: Arc<dyn InputHandler>,
     meta: Option<&Map<String, Value>>,
-) -> std::sync::Arc<dyn InputHandler> {
-    let capabilities = meta
-        .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
-        .and_then(|c| ClientCapabilities::deserialize(c).ok())
-        .unwrap_or_default();
-    std::sync::Arc::new(Declared {
+) -> Arc<dyn InputHandler> {
+    Arc::new(Declared {
         handler,
-        capabilities,
+        capabilities: declared_capabilities(meta),
     })
 }
 
@@ -514,11 +628,20 @@ pub(crate) struct PendingCall {
     pub(crate) call: CallFuture,
     server: Server,
     version: Option<ProtocolVersion>,
+    /// 2026-07-28: the call's asks, when they end it with `input_required`.
+    round: Option<Arc<Round>>,
 }
 
 impl PendingCall {
     /// The answer to a call that ended with `result`.
     pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
+        if let Some(answer) = self
+            .round
+            .as_deref()
+            .and_then(|r| input_required(&self.server, r))
+        {
+            return answer;
+        }
         let result = match result {
             Ok(result) => result,
             // A cancelled call gets no reply.
@@ -535,6 +658,22 @@ impl PendingCall {
         };
         Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
     }
+}
+
+/// The answer to a request whose run stopped for input: `input_required`, or the error
+/// refusing an answer it was given. `None` when the run was not stopped.
+pub(crate) fn input_required(server: &Server, round: &Round) -> Option<Answer> {
+    Some(match round.input_required()? {
+        Ok(result) => Answer::Result(Outcome {
+            body: Body::InputRequired(Box::new(result)),
+            result_type: Some(ResultType::InputRequired),
+            meta: Some(Map::from_iter([(
+                META_SERVER_INFO.to_owned(),
+                server.info().clone(),
+            )])),
+        }),
+        Err(error) => Answer::Error(error),
+    })
 }
 
 /// -32021 MissingRequiredClientCapability, naming the capability in `data`.
@@ -710,6 +849,7 @@ impl Serialize for Written<'_> {
             Body::Prompts(r) => write(r, outcome, serializer),
             Body::Resources(r) => write(r, outcome, serializer),
             Body::Complete(r) => write(r, outcome, serializer),
+            Body::InputRequired(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,

@@ -17,7 +17,7 @@ use crate::completion::{
     Completer, Completers, CompletionContext, CompletionFuture, IntoCompletions,
 };
 use crate::protocol::{GetPromptResult, PromptArgument, PromptDescriptor};
-use crate::tool::BoxFuture;
+use crate::tool::{BoxFuture, ToolContext};
 
 /// The arguments of one `prompts/get`: names to string values, as the spec defines them.
 pub type PromptArguments = BTreeMap<String, String>;
@@ -36,6 +36,33 @@ pub type PromptFuture = BoxFuture<'static, PromptHandlerResult>;
 pub trait PromptHandler: Send + Sync + 'static {
     /// Renders the prompt.
     fn get(&self, arguments: PromptArguments) -> PromptFuture;
+
+    /// Renders the prompt for a `prompts/get` request, whose context can ask the client for
+    /// input ([`ToolContext::elicit`], ...). By default the context is not used: `get`.
+    fn get_in(&self, ctx: ToolContext, arguments: PromptArguments) -> PromptFuture {
+        let _ = ctx;
+        self.get(arguments)
+    }
+}
+
+/// A handler that takes the request's context ([`PromptBuilder::handler_with_context`]).
+struct ContextHandler<F> {
+    name: Arc<str>,
+    handler: F,
+}
+
+impl<F, Fut> PromptHandler for ContextHandler<F>
+where
+    F: Fn(ToolContext, PromptArguments) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = PromptHandlerResult> + Send + 'static,
+{
+    fn get(&self, arguments: PromptArguments) -> PromptFuture {
+        self.get_in(ToolContext::detached(&self.name, ""), arguments)
+    }
+
+    fn get_in(&self, ctx: ToolContext, arguments: PromptArguments) -> PromptFuture {
+        Box::pin((self.handler)(ctx, arguments))
+    }
 }
 
 impl<F, Fut> PromptHandler for F
@@ -200,6 +227,14 @@ impl Prompt {
         }
     }
 
+    /// [`get`](Self::get) for a request, in its context.
+    pub(crate) fn get_in(&self, ctx: ToolContext, arguments: PromptArguments) -> PromptFuture {
+        match self.check(&arguments) {
+            Ok(()) => self.inner.handler.get_in(ctx, arguments),
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
+    }
+
     /// The first required argument missing from `arguments`.
     pub(crate) fn check(&self, arguments: &PromptArguments) -> Result<(), PromptError> {
         match self
@@ -304,6 +339,53 @@ impl PromptBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoPromptResult + 'static,
     {
+        Ok(self
+            .checked()?
+            .build_checked(move |arguments: PromptArguments| {
+                let rendering = handler(arguments);
+                async move { rendering.await.into_prompt_result() }
+            }))
+    }
+
+    /// Finishes with a closure over the request's context and the arguments: the prompt can
+    /// ask the client for input as a tool does ([`ToolContext::elicit`], `sample`, `roots`;
+    /// in 2026-07-28, with `input_required` results and the same rule: the body runs again
+    /// on each round, asking the same questions in the same order). The context's
+    /// [`tool_name`](ToolContext::tool_name) is the prompt's name. Rendered without a request
+    /// ([`Prompt::get`]), the context has no client to ask.
+    ///
+    /// ```
+    /// use mcp_registry::{Prompt, ToolContext};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Topic { topic: String }
+    /// let prompt = Prompt::builder("brainstorm")
+    ///     .handler_with_context(|ctx: ToolContext, _args| async move {
+    ///         match ctx.elicit::<Topic>("Brainstorm about what?").await {
+    ///             Ok(answer) => answer.accepted().map_or("Brainstorm.".to_owned(), |t| format!("Brainstorm about {}.", t.topic)),
+    ///             Err(e) => format!("Brainstorm ({e})."),
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// ```
+    pub fn handler_with_context<F, Fut, R>(self, handler: F) -> Result<Prompt, PromptBuildError>
+    where
+        F: Fn(ToolContext, PromptArguments) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        let this = self.checked()?;
+        let name: Arc<str> = this.name.as_str().into();
+        Ok(this.build_checked(ContextHandler {
+            name,
+            handler: move |ctx: ToolContext, arguments: PromptArguments| {
+                let rendering = handler(ctx, arguments);
+                async move { rendering.await.into_prompt_result() }
+            },
+        }))
+    }
+
+    /// This builder, when its name, arguments and completions are valid.
+    fn checked(self) -> Result<Self, PromptBuildError> {
         if let Some(message) = crate::name::prompt_name_error(&self.name) {
             return Err(PromptBuildError::InvalidName {
                 message: message.as_str().to_owned(),
@@ -327,10 +409,7 @@ impl PromptBuilder {
                 prompt: self.name,
             });
         }
-        Ok(self.build_checked(move |arguments: PromptArguments| {
-            let rendering = handler(arguments);
-            async move { rendering.await.into_prompt_result() }
-        }))
+        Ok(self)
     }
 
     /// A prompt from a name and arguments already known to be valid (`#[mcp_prompt]`'s,

@@ -54,6 +54,16 @@ pub(crate) struct CallText<'a> {
     pub(crate) arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
     meta: Option<&'a RawValue>,
+    /// A 2026-07-28 retry's members: such a call takes the value path, which reads them.
+    #[serde(
+        rename = "inputResponses",
+        borrow,
+        default,
+        deserialize_with = "present"
+    )]
+    input_responses: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
+    request_state: Option<&'a RawValue>,
 }
 
 /// A member that is present, `null` or not.
@@ -341,6 +351,9 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
     }
     let id = request_id(envelope.id?)?;
     let ObjectOnly(call) = envelope.params;
+    if call.input_responses.is_some() || call.request_state.is_some() {
+        return None;
+    }
     let meta = match call.meta.map(RawValue::get) {
         None | Some("null") => None,
         Some(meta) => match serde_json::from_str(meta).ok()? {

@@ -17,6 +17,7 @@ use crate::protocol::{
     CallToolResult, LoggingLevel, MAX_DEPTH, ProtocolVersion, RequestId, drop_flat,
     exceeds_max_depth,
 };
+use crate::tool::round::Round;
 use crate::tool::{
     Arguments, BoxFuture, CallNames, CallScope, Completion, Extensions, HandlerResult,
     InputHandler, NotificationSink, ToolContext, ToolError,
@@ -44,6 +45,8 @@ pub struct CallOptions {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Who answers the tool's elicitation, sampling and roots requests.
     pub(crate) input: Option<Arc<dyn InputHandler>>,
+    /// A 2026-07-28 request without an input handler: its asks and answers (set by dispatch).
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 /// Decides whether `tools/list` shows a tool.
@@ -353,6 +356,7 @@ impl Registry {
             call_extensions: options.extensions,
             log_level: options.log_level,
             input: options.input,
+            round: options.round.clone(),
         });
         let names = target.names.clone();
         let mut completion = ctx.completion();
@@ -365,6 +369,7 @@ impl Registry {
                 completion,
                 limit,
                 cancellation,
+                round: options.round,
             })),
             Err(payload) => {
                 completion.complete();
@@ -408,6 +413,9 @@ impl Future for CallFuture {
             match std::mem::replace(this, CallState::Done(None)) {
                 CallState::Start(mut call) => match call.fut.poll_unpin(cx) {
                     Poll::Ready(outcome) => return Poll::Ready(call.finish(outcome_of(outcome))),
+                    Poll::Pending if call.waits_for_input() => {
+                        return Poll::Ready(call.finish(Err(Failure::InputRequired)));
+                    }
                     // Polled again at once, as `Waiting`: that arms the timer.
                     Poll::Pending => *this = CallState::Waiting(Box::pin(call.wait())),
                 },
@@ -432,22 +440,53 @@ pub(crate) struct Call {
     completion: Completion,
     limit: Option<Duration>,
     cancellation: Option<CancellationToken>,
+    /// 2026-07-28: an ask without an answer stops the call.
+    round: Option<Arc<Round>>,
 }
 
 impl Call {
+    /// Whether the handler waits for input no one can give now (2026-07-28): the call stops
+    /// and its request is answered with `input_required`.
+    fn waits_for_input(&self) -> bool {
+        self.round.as_ref().is_some_and(|round| {
+            let waits = round.waits_for_input();
+            if waits {
+                round.stop();
+            }
+            waits
+        })
+    }
+
     /// The rest of a call whose first poll was pending.
     async fn wait(mut self) -> Result<CallToolResult, CallError> {
         let limit = self.limit;
         let outcome = {
-            let fut = &mut self.fut;
+            let round = self.round.clone();
+            let handler = &mut self.fut;
+            // The handler, stopped when it waits for input it cannot get (an ask made from
+            // another task wakes it to see that).
+            let mut fut = std::future::poll_fn(move |cx| {
+                let Some(round) = &round else {
+                    return handler.poll_unpin(cx).map(Ok);
+                };
+                round.wake_on_ask(cx.waker());
+                match handler.poll_unpin(cx) {
+                    Poll::Pending if round.waits_for_input() => {
+                        round.stop();
+                        Poll::Ready(Err(Failure::InputRequired))
+                    }
+                    polled => polled.map(Ok),
+                }
+            });
+            let fut = &mut fut;
             let limited = async {
                 let Some(limit) = limit else {
-                    return Ok(fut.await);
+                    return fut.await;
                 };
                 let Some(limited) = start_timer(limit, fut) else {
                     return Err(Failure::NoTimer(limit));
                 };
-                limited.await.map_err(|_elapsed| Failure::TimedOut(limit))
+                limited.await.unwrap_or(Err(Failure::TimedOut(limit)))
             };
             match &self.cancellation {
                 None => limited.await,
@@ -527,6 +566,8 @@ enum Failure {
     /// The call waited with a time limit but no timer to keep it.
     NoTimer(Duration),
     Cancelled,
+    /// Stopped to ask the client for input (2026-07-28): dispatch answers `input_required`.
+    InputRequired,
 }
 
 impl Failure {
@@ -553,6 +594,10 @@ impl Failure {
             Failure::TimedOut(limit) => CallError::Timeout { tool, limit },
             Failure::NoTimer(limit) => CallError::NoTimer { tool, limit },
             Failure::Cancelled => CallError::Cancelled { tool },
+            Failure::InputRequired => CallError::ToolFailed {
+                tool,
+                message: "the tool needs input from the client".to_owned(),
+            },
         }
     }
 }

@@ -4,6 +4,7 @@
 pub(crate) mod call;
 mod error;
 mod prompts;
+pub(crate) mod request_state;
 mod resources;
 
 use std::collections::BTreeMap;
@@ -238,6 +239,17 @@ pub(crate) struct Config {
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Duration,
     pub(crate) extensions: Extensions,
+    /// The key of 2026-07-28 `requestState`: the host's, or drawn on first use.
+    pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
+    /// How long a `requestState` is accepted.
+    pub(crate) request_state_ttl: Duration,
+}
+
+impl Config {
+    pub(crate) fn request_state_key(&self) -> &request_state::RequestStateKey {
+        self.request_state_key
+            .get_or_init(request_state::RequestStateKey::random)
+    }
 }
 
 struct Inner {
@@ -300,6 +312,8 @@ pub struct RegistryBuilder {
     page_size: Option<usize>,
     list_ttl: Duration,
     extensions: Extensions,
+    request_state_key: Option<request_state::RequestStateKey>,
+    request_state_ttl: Duration,
     servers: Vec<Server>,
 }
 
@@ -332,6 +346,22 @@ impl RegistryBuilder {
     /// the registry can change at any time, so clients re-fetch).
     pub fn list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
+        self
+    }
+
+    /// The key that signs 2026-07-28 `requestState` (HMAC-SHA256), so that the state one
+    /// instance issues is accepted by every instance sharing the key (behind a load
+    /// balancer). Default: 32 random bytes drawn when the first state is issued or read, good
+    /// for this registry only. Keep it secret: it is what makes the state tamper-proof.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.request_state_key = Some(request_state::RequestStateKey::new(key));
+        self
+    }
+
+    /// How long a 2026-07-28 `requestState` is accepted after it was issued (default 15
+    /// minutes): a retry after that is refused and the client starts over.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
         self
     }
 
@@ -376,6 +406,11 @@ impl RegistryBuilder {
                     page_size: self.page_size,
                     list_ttl: self.list_ttl,
                     extensions: self.extensions,
+                    request_state_key: match self.request_state_key {
+                        Some(key) => key.into(),
+                        None => std::sync::OnceLock::new(),
+                    },
+                    request_state_ttl: self.request_state_ttl,
                 },
                 changes,
                 updates: Default::default(),
@@ -397,6 +432,8 @@ impl Registry {
             page_size: None,
             list_ttl: Duration::ZERO,
             extensions: Extensions::new(),
+            request_state_key: None,
+            request_state_ttl: request_state::DEFAULT_TTL,
             servers: Vec::new(),
         }
     }

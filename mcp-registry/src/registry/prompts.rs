@@ -200,9 +200,14 @@ fn string_arguments(prompt: &str, arguments: Value) -> Result<PromptArguments, G
 pub(crate) async fn render(
     prompt: &Prompt,
     arguments: PromptArguments,
+    ctx: Option<crate::ToolContext>,
 ) -> Result<GetPromptResult, GetPromptError> {
     let name = prompt.name();
-    let rendering = AssertUnwindSafe(prompt.get(arguments)).catch_unwind();
+    let rendering = match ctx {
+        Some(ctx) => prompt.get_in(ctx, arguments),
+        None => prompt.get(arguments),
+    };
+    let rendering = AssertUnwindSafe(rendering).catch_unwind();
     match rendering.await {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(PromptError::InvalidArguments(message))) => Err(GetPromptError::InvalidArguments {
@@ -255,7 +260,7 @@ impl Registry {
     ) -> Result<GetPromptResult, GetPromptError> {
         let prompt = self.snapshot().resolve_prompt(name)?;
         let arguments = string_arguments(prompt.name(), arguments)?;
-        render(&prompt, arguments).await
+        render(&prompt, arguments, None).await
     }
 
     /// Every prompt of every enabled server, sorted by server then prompt name.

@@ -47,6 +47,22 @@ impl<'a> Arguments<'a> {
         Arguments(Repr::Text(text))
     }
 
+    /// The arguments as a map, when they are one (not text).
+    pub(crate) fn as_map(&self) -> Option<&Map<String, Value>> {
+        match &self.0 {
+            Repr::Map(map) => Some(map),
+            Repr::Text(_) => None,
+        }
+    }
+
+    /// The arguments' text, when they are still text.
+    pub(crate) fn as_text(&self) -> Option<&str> {
+        match self.0 {
+            Repr::Text(text) => Some(text),
+            Repr::Map(_) => None,
+        }
+    }
+
     /// Deserializes the whole arguments object into `A`; the error names the offending
     /// field.
     pub fn deserialize<A: DeserializeOwned>(self) -> Result<A, ToolError> {

@@ -16,10 +16,11 @@ use super::BoxFuture;
 use super::input::{
     ClientCapability, Elicitation, InputError, InputHandler, form_schema, panic_text,
 };
+use super::round::Round;
 use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
-    ElicitResult, LoggingLevel, LoggingMessageParams, META_CLIENT_CAPABILITIES, Notification,
-    ProgressNotificationParams, ProtocolVersion, RequestId, Root, method,
+    ElicitResult, ListRootsResult, LoggingLevel, LoggingMessageParams, META_CLIENT_CAPABILITIES,
+    Notification, ProgressNotificationParams, ProtocolVersion, RequestId, Root, method,
 };
 
 /// Typed values a host attaches to a registry or to one call, read by tools through
@@ -164,6 +165,9 @@ pub(crate) struct CallScope {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Who answers the tool's requests for input, when anyone can.
     pub(crate) input: Option<Arc<dyn InputHandler>>,
+    /// 2026-07-28 without an input handler: the run's asks and the answers the request
+    /// carries.
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 /// Where a call's log messages go: the client asked for this level and listens.
@@ -193,6 +197,10 @@ pub struct ToolContext {
     /// Who answers elicitation, sampling and roots requests (none: the tool gets
     /// [`InputError::NoClient`]).
     input: Option<Arc<dyn InputHandler>>,
+    /// 2026-07-28 without an input handler: asks end the run with `input_required`.
+    round: Option<Arc<Round>>,
+    /// The key of this context's asks in an `input_required` result.
+    input_key: Option<Arc<str>>,
 }
 
 fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
@@ -232,6 +240,8 @@ impl ToolContext {
             call_extensions: scope.call_extensions,
             client_log,
             input: scope.input,
+            round: scope.round,
+            input_key: None,
         }
     }
 
@@ -252,6 +262,7 @@ impl ToolContext {
             call_extensions: Extensions::new(),
             log_level: None,
             input: None,
+            round: None,
         })
     }
 
@@ -482,6 +493,30 @@ impl ToolContext {
     /// the tool gets [`InputError::NotSupported`]. The call's time limit and cancellation
     /// cover the wait.
     ///
+    /// # 2026-07-28: multi round-trip requests
+    ///
+    /// 2026-07-28 has no server→client requests. When nothing answers at once (no
+    /// [`InputHandler`] for the call), a tool that asks is stopped where it waits, and the
+    /// request ends with an `input_required` result: the unanswered asks as `inputRequests`,
+    /// by key, and a signed `requestState` holding the answers given so far. The client
+    /// retries with `inputResponses`; the tool then **runs again from the top**, and each ask
+    /// is answered by its key, from the state (earlier rounds) or the responses. Hence the
+    /// rule for a tool body:
+    ///
+    /// - **It asks the same questions in the same order on each run.** Keys are given in
+    ///   order of asking (`elicitation-0`, `sampling-1`, `roots-2`, …) unless the tool names
+    ///   one with [`input_key`](Self::input_key).
+    /// - **What it does before its last ask runs once per round**: keep side effects after
+    ///   the asks (or make them idempotent).
+    /// - Asks awaited one after another take one round each; asks awaited together
+    ///   (`tokio::join!`) go to the client in the same round.
+    ///
+    /// Only the capabilities the request's `_meta` declares are asked for; an ask for
+    /// another fails at once with [`InputError::NotSupported`] (returned with `?`, the
+    /// request is refused with -32021). A retry whose `requestState` was altered, issued for
+    /// another request or has expired is refused with -32602, as is an answer that is not a
+    /// result of its request; an ask left unanswered is asked again.
+    ///
     /// ```
     /// use mcp_registry::{Registry, Server, Tool, ToolContext};
     /// use mcp_registry::tool::{Elicitation, InputCallbacks};
@@ -540,6 +575,11 @@ impl ToolContext {
     /// Sends `elicitation/create` with `params` as they are (a hand-written form schema, or
     /// URL mode) and returns the client's answer untyped. See [`elicit`](Self::elicit).
     pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, InputError> {
+        if let Some(round) = self.round_for_asks() {
+            let params = to_params(&params);
+            let key = self.input_key.as_deref();
+            return round.ask(key, ClientCapability::Elicitation, params).await;
+        }
         let handler = self.input_for("elicitation", "elicitation/create", |c| {
             c.elicitation.is_some()
         })?;
@@ -556,6 +596,11 @@ impl ToolContext {
         request: impl Into<CreateMessageParams>,
     ) -> Result<CreateMessageResult, InputError> {
         let params = request.into();
+        if let Some(round) = self.round_for_asks() {
+            let params = to_params(&params);
+            let key = self.input_key.as_deref();
+            return round.ask(key, ClientCapability::Sampling, params).await;
+        }
         let handler = self.input_for("sampling", "sampling/createMessage", |c| {
             c.sampling.is_some()
         })?;
@@ -565,8 +610,47 @@ impl ToolContext {
     /// The client's roots (`roots/list`): the directories and files it exposes. Sent and
     /// checked like [`elicit`](Self::elicit), for the `roots` capability.
     pub async fn roots(&self) -> Result<Vec<Root>, InputError> {
+        if let Some(round) = self.round_for_asks() {
+            let key = self.input_key.as_deref();
+            let answer: ListRootsResult =
+                round.ask(key, ClientCapability::Roots, Map::new()).await?;
+            return Ok(answer.roots);
+        }
         let handler = self.input_for("roots", "roots/list", |c| c.roots.is_some())?;
         Ok(self.ask(move || handler.list_roots()).await?.roots)
+    }
+
+    /// An ask keyed `key` in a 2026-07-28 `input_required` result (`inputRequests` and
+    /// `inputResponses`), instead of the key its order gives (`elicitation-0`, …): for a
+    /// client or a test that expects a name. A second ask under the same key in one run gets
+    /// its position appended. Elsewhere the key is unused and the ask is as without it.
+    ///
+    /// ```
+    /// # use mcp_registry::ToolContext;
+    /// # use mcp_registry::tool::SamplingRequest;
+    /// # async fn f(ctx: ToolContext) -> Result<(), mcp_registry::tool::InputError> {
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Name { name: String }
+    /// let name = ctx.input_key("user_name").elicit::<Name>("What is your name?").await?;
+    /// // Asked together: one round.
+    /// let (roots, greeting) = tokio::join!(
+    ///     ctx.input_key("roots").roots(),
+    ///     ctx.input_key("greeting").sample(SamplingRequest::new(50).user("Greet me")),
+    /// );
+    /// # Ok(()) }
+    /// ```
+    pub fn input_key(&self, key: impl Into<String>) -> KeyedAsk {
+        let mut ctx = self.clone();
+        ctx.input_key = Some(Arc::from(key.into()));
+        KeyedAsk(ctx)
+    }
+
+    /// The run's round, when asks end it with `input_required` (2026-07-28, no handler).
+    fn round_for_asks(&self) -> Option<&Round> {
+        match (&self.input, &self.round) {
+            (None, Some(round)) => Some(round),
+            _ => None,
+        }
     }
 
     /// The call's input handler, when the client declared `capability`.
@@ -602,6 +686,47 @@ impl ToolContext {
     /// moves into the tool.
     pub(crate) fn completion(&self) -> Completion {
         Completion(self.progress.clone())
+    }
+}
+
+/// An ask under a key of the tool's choosing ([`ToolContext::input_key`]): the context's
+/// asks, each taking the ask by value (so it can be made in place, in `tokio::join!`).
+#[derive(Debug, Clone)]
+pub struct KeyedAsk(ToolContext);
+
+impl KeyedAsk {
+    /// [`ToolContext::elicit`] under this key.
+    pub async fn elicit<T: JsonSchema + DeserializeOwned + 'static>(
+        self,
+        message: impl Into<String>,
+    ) -> Result<Elicitation<T>, InputError> {
+        self.0.elicit(message).await
+    }
+
+    /// [`ToolContext::elicit_with`] under this key.
+    pub async fn elicit_with(self, params: ElicitParams) -> Result<ElicitResult, InputError> {
+        self.0.elicit_with(params).await
+    }
+
+    /// [`ToolContext::sample`] under this key.
+    pub async fn sample(
+        self,
+        request: impl Into<CreateMessageParams>,
+    ) -> Result<CreateMessageResult, InputError> {
+        self.0.sample(request).await
+    }
+
+    /// [`ToolContext::roots`] under this key.
+    pub async fn roots(self) -> Result<Vec<Root>, InputError> {
+        self.0.roots().await
+    }
+}
+
+/// A request's params as the members of an input request.
+fn to_params(params: &impl serde::Serialize) -> Map<String, Value> {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(members)) => members,
+        _ => Map::new(),
     }
 }
 

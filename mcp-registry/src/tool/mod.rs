@@ -7,6 +7,7 @@ mod context;
 pub mod input;
 pub mod param;
 mod result;
+pub(crate) mod round;
 
 use std::fmt;
 use std::future::Future;
@@ -21,7 +22,7 @@ pub use args::{deserialize_arguments, take_argument};
 pub use arguments::Arguments;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
-pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
+pub use context::{Extensions, KeyedAsk, NotificationSink, ProgressError, ToolContext};
 pub use input::{
     ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
 };
