@@ -73,9 +73,9 @@ pub use protocol::{
     CallToolResult, Content, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
 };
 pub use registry::{
-    CallError, CallOptions, CallRequest, GetPromptError, PromptDefinition, ReadResourceError,
-    Registry, RegistryBuilder, RegistryChange, RegistryError, ResourceDefinition,
-    ResourceTemplateDefinition, ServerStatus, ToolDefinition, qualified_name,
+    Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
+    PromptDefinition, ReadResourceError, Registry, RegistryBuilder, RegistryChange, RegistryError,
+    ResourceDefinition, ResourceTemplateDefinition, ServerStatus, ToolDefinition, qualified_name,
 };
 pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,

@@ -6,35 +6,11 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::ClientError;
 use crate::protocol::ErrorCode;
-use crate::tool::BoxFuture;
+use crate::registry::approval::Approver;
+pub use crate::registry::{Approval, ApprovalRequest};
 
-/// What an approval callback is asked about: one tool call, before anything is sent.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ApprovalRequest {
-    /// The server's name, as it gave it in its `serverInfo` (empty when it gave none).
-    pub server: String,
-    /// The tool.
-    pub tool: String,
-    /// The arguments (an object, or `null` for none).
-    pub arguments: Value,
-}
-
-/// An approval callback's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Approval {
-    /// The call goes ahead.
-    Allow,
-    /// The call is refused, for this reason; nothing is sent to the server and the caller
-    /// gets [`ClientError::Denied`].
-    Deny(String),
-}
-
-type ApproveFn = dyn Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync;
 type BackoffFn = dyn Fn(u32) -> Duration + Send + Sync;
 
 /// How long to wait before retry number `attempt` (1 for the first retry).
@@ -139,7 +115,7 @@ impl fmt::Debug for Backoff {
 pub struct CallPolicy {
     retries: u32,
     backoff: Backoff,
-    approval: Option<Arc<ApproveFn>>,
+    approval: Option<Approver>,
 }
 
 impl Default for CallPolicy {
@@ -186,7 +162,7 @@ impl CallPolicy {
         F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Approval> + Send + 'static,
     {
-        self.approval = Some(Arc::new(move |request| Box::pin(approve(request))));
+        self.approval = Some(Approver::new(approve));
         self
     }
 
@@ -205,7 +181,7 @@ impl CallPolicy {
 
     pub(crate) async fn approve(&self, request: ApprovalRequest) -> Approval {
         match &self.approval {
-            Some(approve) => approve(request).await,
+            Some(approver) => approver.ask(request).await,
             None => Approval::Allow,
         }
     }

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use tokio::time::{Timeout, timeout};
 use tokio_util::sync::CancellationToken;
 
-use super::{CallError, Registry, Target};
+use super::approval::Approver;
+use super::{Approval, ApprovalRequest, CallError, Registry, Target};
 use crate::protocol::{
     CallToolResult, LoggingLevel, MAX_DEPTH, ProtocolVersion, RequestId, drop_flat,
     exceeds_max_depth,
@@ -330,9 +331,78 @@ impl Registry {
         self.invoke(target, arguments.into(), options, RequestInfo::default())
     }
 
+    /// Starts one tool call: the host's approval when the registry asks for one, then
+    /// [`start`](Self::start).
+    pub(crate) fn invoke(
+        &self,
+        target: Target<'_>,
+        arguments: Arguments<'_>,
+        options: CallOptions,
+        request: RequestInfo,
+    ) -> CallFuture {
+        match &self.config().approval {
+            None => self.start(target, arguments, options, request),
+            Some(approver) => {
+                self.start_approved(approver.clone(), target, arguments, options, request)
+            }
+        }
+    }
+
+    /// A call that runs once `approver` allows it (its arguments owned for the wait).
+    #[cold]
+    fn start_approved(
+        &self,
+        approver: Approver,
+        target: Target<'_>,
+        arguments: Arguments<'_>,
+        options: CallOptions,
+        request: RequestInfo,
+    ) -> CallFuture {
+        let arguments = match arguments.into_map() {
+            Ok(map) => map,
+            Err(e) => {
+                return failed(CallError::InvalidArguments {
+                    tool: target.tool.name().to_owned(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let ask = approver.ask(ApprovalRequest {
+            server: target.names.server.to_string(),
+            tool: target.tool.name().to_owned(),
+            arguments: Value::Object(arguments.clone()),
+        });
+        let (registry, tool, names) = (self.clone(), target.tool.clone(), target.names.clone());
+        let cancellation = options.cancellation.clone();
+        CallFuture(CallState::Waiting(Box::pin(async move {
+            let decision = match &cancellation {
+                None => Some(ask.await),
+                Some(token) => token.run_until_cancelled(ask).await,
+            };
+            match decision {
+                Some(Approval::Allow) => {
+                    let target = Target {
+                        tool: &tool,
+                        names: &names,
+                    };
+                    registry
+                        .start(target, arguments.into(), options, request)
+                        .await
+                }
+                Some(Approval::Deny(reason)) => Err(CallError::Denied {
+                    tool: names.tool.to_string(),
+                    reason,
+                }),
+                None => Err(CallError::Cancelled {
+                    tool: names.tool.to_string(),
+                }),
+            }
+        })))
+    }
+
     /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
     /// the returned future runs the call.
-    pub(crate) fn invoke(
+    fn start(
         &self,
         target: Target<'_>,
         arguments: Arguments<'_>,

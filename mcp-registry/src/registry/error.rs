@@ -89,6 +89,16 @@ pub enum CallError {
         /// The panic payload, when it was a string.
         message: String,
     },
+    /// The registry's approval callback
+    /// ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)) refused the call;
+    /// the tool did not run.
+    #[error("calling tool {tool:?} was denied: {reason}")]
+    Denied {
+        /// The tool.
+        tool: String,
+        /// The callback's reason.
+        reason: String,
+    },
     /// The caller cancelled the call; the tool's future was dropped.
     #[error("tool {tool:?} was cancelled")]
     Cancelled {

@@ -1,6 +1,7 @@
 //! [`Registry`]: servers, their enabled flags, the tool and prompt indexes, and calling tools
 //! (getting prompts, reading resources) by name.
 
+pub(crate) mod approval;
 pub(crate) mod call;
 mod error;
 mod prompts;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
+pub use approval::{Approval, ApprovalRequest};
 pub use call::{CallFuture, CallOptions, CallRequest};
 pub use error::{CallError, RegistryError};
 pub(crate) use prompts::render as render_prompt;
@@ -239,6 +241,8 @@ pub(crate) struct Config {
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Duration,
     pub(crate) extensions: Extensions,
+    /// Asked before any tool runs.
+    pub(crate) approval: Option<approval::Approver>,
     /// The key of 2026-07-28 `requestState`: the host's, or drawn on first use.
     pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
     /// How long a `requestState` is accepted.
@@ -314,6 +318,7 @@ pub struct RegistryBuilder {
     extensions: Extensions,
     request_state_key: Option<request_state::RequestStateKey>,
     request_state_ttl: Duration,
+    approval: Option<approval::Approver>,
     servers: Vec<Server>,
 }
 
@@ -371,6 +376,42 @@ impl RegistryBuilder {
         self
     }
 
+    /// Asks `approve` before any tool of the registry runs, whichever way it is called
+    /// (`call_tool_by_name`, `handle_mcp_message`/`handle_mcp_text`, a transport, an agent
+    /// session): the host's `can_use_tool`. A denial never runs the tool; the caller gets
+    /// [`CallError::Denied`] (on the wire, a result with `isError: true` carrying the reason,
+    /// which a model can read). The wait for an answer ends with the call's cancellation;
+    /// the call's time limit starts once the tool runs.
+    ///
+    /// ```
+    /// use mcp_registry::{Approval, CallError, Registry, Server, Tool};
+    /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let rm = Tool::new("rm", "Remove a file", json!({"type": "object"}), |_| async { "removed" }).unwrap();
+    /// let registry = Registry::builder()
+    ///     .server(Server::new("fs", None, [rm]).unwrap())
+    ///     .approval(|call| async move {
+    ///         match call.arguments["path"].as_str() {
+    ///             Some(path) if path.starts_with("/tmp/") => Approval::Allow,
+    ///             _ => Approval::Deny(format!("{} only under /tmp", call.tool)),
+    ///         }
+    ///     })
+    ///     .build();
+    /// assert!(registry.call_tool_by_name("rm", json!({"path": "/tmp/x"})).await.is_ok());
+    /// let denied = registry.call_tool_by_name("rm", json!({"path": "/etc"})).await.unwrap_err();
+    /// assert_eq!(denied.to_string(), "calling tool \"rm\" was denied: rm only under /tmp");
+    /// # }
+    /// ```
+    pub fn approval<F, Fut>(mut self, approve: F) -> Self
+    where
+        F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        self.approval = Some(approval::Approver::new(approve));
+        self
+    }
+
     /// Adds a server (a later one with the same name replaces an earlier one).
     pub fn server(mut self, server: Server) -> Self {
         self.servers.push(server);
@@ -406,6 +447,7 @@ impl RegistryBuilder {
                     page_size: self.page_size,
                     list_ttl: self.list_ttl,
                     extensions: self.extensions,
+                    approval: self.approval,
                     request_state_key: match self.request_state_key {
                         Some(key) => key.into(),
                         None => std::sync::OnceLock::new(),
@@ -434,6 +476,7 @@ impl Registry {
             extensions: Extensions::new(),
             request_state_key: None,
             request_state_ttl: request_state::DEFAULT_TTL,
+            approval: None,
             servers: Vec::new(),
         }
     }

@@ -1,0 +1,60 @@
+//! The host's say before a tool runs: [`Approval`] asked with an [`ApprovalRequest`], by a
+//! registry ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)) before any tool
+//! of it runs, and by a client's [`CallPolicy`](crate::client::CallPolicy) before a call is
+//! sent.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::tool::BoxFuture;
+
+/// What an approval callback is asked about: one tool call, before it runs (or is sent).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ApprovalRequest {
+    /// The server: its name in the registry, or (for a client) the name the server gave in
+    /// its `serverInfo` (empty when it gave none).
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// The arguments (an object, or `null` for none).
+    pub arguments: Value,
+}
+
+/// An approval callback's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    /// The call goes ahead.
+    Allow,
+    /// The call is refused, for this reason: the tool never runs (nothing is sent), and the
+    /// caller gets the reason as an error.
+    Deny(String),
+}
+
+/// An approval callback, shared.
+#[derive(Clone)]
+pub(crate) struct Approver(
+    Arc<dyn Fn(ApprovalRequest) -> BoxFuture<'static, Approval> + Send + Sync>,
+);
+
+impl Approver {
+    pub(crate) fn new<F, Fut>(approve: F) -> Self
+    where
+        F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        Approver(Arc::new(move |request| Box::pin(approve(request))))
+    }
+
+    pub(crate) fn ask(&self, request: ApprovalRequest) -> BoxFuture<'static, Approval> {
+        (self.0)(request)
+    }
+}
+
+impl std::fmt::Debug for Approver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Approver(..)")
+    }
+}
