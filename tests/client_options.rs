@@ -387,6 +387,21 @@ where
     }
 }
 
+/// The process-wide capture. A global subscriber, not a thread's default: `tracing` caches
+/// each callsite's interest process-wide, so events first hit on another test's thread
+/// under no subscriber would be lost to a thread-local one.
+fn capture() -> &'static Capture {
+    static CAPTURE: std::sync::OnceLock<Capture> = std::sync::OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let capture = Capture::default();
+        tracing::subscriber::set_global_default(
+            tracing_subscriber::registry().with(capture.clone()),
+        )
+        .expect("no other global subscriber in this test binary");
+        capture
+    })
+}
+
 fn field<'a>(event: &'a Event, name: &str) -> &'a str {
     event
         .get(name)
@@ -396,16 +411,21 @@ fn field<'a>(event: &'a Event, name: &str) -> &'a str {
 
 #[tokio::test(start_paused = true)]
 async fn telemetry_events_carry_server_tool_attempt_duration_and_outcome() {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::registry().with(capture.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-
     let steps = [Step::Error(-32603), ok(), Step::Error(-32602)];
     let (client, _) = connect(Client::builder(), steps).await;
+    let capture = capture();
     client.call_tool("search", json!({})).await.unwrap();
     client.call_tool("search", json!({})).await.unwrap_err();
 
-    let events = capture.0.lock().unwrap().clone();
+    // Other tests of this binary call tools too: only this test's tool counts.
+    let events: Vec<Event> = capture
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.get("tool").map(String::as_str) == Some("search"))
+        .cloned()
+        .collect();
     let ends: Vec<_> = events
         .iter()
         .filter(|e| e.contains_key("outcome"))

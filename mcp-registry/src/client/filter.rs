@@ -924,7 +924,9 @@ mod tests {
             "mcp__a__",
             "mcp__*__x",
             "mcp__a__b*",
-            "read",
+            "re*d",
+            "Bash(ls)",
+            "",
         ] {
             assert!(ToolPattern::parse(bad).is_err(), "{bad} was accepted");
         }
