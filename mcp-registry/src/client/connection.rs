@@ -157,6 +157,8 @@ pub struct ClientBuilder {
     roots: Option<Vec<Root>>,
     #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
+    #[cfg(feature = "client-auth")]
+    oauth: Option<super::auth::OAuth>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -184,6 +186,8 @@ impl Default for ClientBuilder {
             sampling: None,
             roots: None,
             headers: Vec::new(),
+            #[cfg(feature = "client-auth")]
+            oauth: None,
         }
     }
 }
@@ -249,6 +253,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes HTTP requests with OAuth 2.1 when the server asks (401, or 403
+    /// `insufficient_scope`): see [`auth`](super::auth). A user authorizing in a browser takes
+    /// longer than the default handshake timeout: raise it with
+    /// [`handshake_timeout`](Self::handshake_timeout).
+    #[cfg(feature = "client-auth")]
+    pub fn oauth(mut self, oauth: super::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     fn config(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.roots.is_some() {
@@ -307,6 +321,10 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
+        #[cfg(feature = "client-auth")]
+        let transport =
+            super::http::HttpTransport::with_oauth(url, &self.headers, tx, self.oauth.clone())?;
+        #[cfg(not(feature = "client-auth"))]
         let transport = super::http::HttpTransport::new(url, &self.headers, tx)?;
         self.connect_with(transport, rx).await
     }
