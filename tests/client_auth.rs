@@ -35,6 +35,9 @@ struct Auth {
     resources: Vec<String>,
     pkce_ok: Vec<bool>,
     scopes: Vec<String>,
+    /// `expires_in` of issued tokens (3600 unless set).
+    expires_in: Option<u64>,
+    unauthorized: usize,
     /// Valid tokens are refused as lacking scope `admin`.
     forbid: bool,
 }
@@ -147,7 +150,7 @@ async fn token(State(auth): State<Shared>, body: String) -> Response {
     axum::Json(json!({
         "access_token": access,
         "token_type": "Bearer",
-        "expires_in": 3600,
+        "expires_in": auth.expires_in.unwrap_or(3600),
         "refresh_token": "refresh-1",
     }))
     .into_response()
@@ -185,6 +188,7 @@ async fn gate(
     if valid {
         return next.run(request).await;
     }
+    auth.lock().unwrap().unauthorized += 1;
     let challenge = format!(
         r#"Bearer error="invalid_token", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
     );
@@ -389,4 +393,24 @@ async fn step_up_asks_for_the_union_and_gives_up_after_the_limit() {
     );
     assert_eq!(auth.grants.len(), 3);
     assert_eq!(auth.scopes, ["mcp", "mcp admin", "mcp admin"]);
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
+    let (base, auth) = start(None).await;
+    auth.lock().unwrap().expires_in = Some(1);
+    let client = Client::builder()
+        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
+        .connect_http(&format!("{base}/mcp"))
+        .await
+        .unwrap();
+    let refused = auth.lock().unwrap().unauthorized;
+    client.list_tools().await.unwrap();
+    client.close().await;
+    let auth = auth.lock().unwrap();
+    assert_eq!(auth.unauthorized, refused, "no request was refused");
+    assert_eq!(auth.authorize_requests, 1);
+    assert_eq!(auth.grants[0], "authorization_code");
+    assert!(auth.grants.len() >= 2);
+    assert!(auth.grants[1..].iter().all(|g| g == "refresh_token"));
 }

@@ -154,6 +154,10 @@ impl Shared {
         mut headers: HeaderMap,
         body: Vec<u8>,
     ) -> Result<Response, TransportError> {
+        #[cfg(feature = "client-auth")]
+        if let Some(auth) = &self.auth {
+            auth.refresh_if_expiring().await;
+        }
         loop {
             headers.remove(AUTHORIZATION);
             let bearer = self.bearer();

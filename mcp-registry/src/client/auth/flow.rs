@@ -77,7 +77,12 @@ struct State {
     registrations: HashMap<String, ClientCredentials>,
     /// The scopes asked for so far, with their issuer.
     requested: Option<(String, Vec<String>)>,
+    /// What the last authorization discovered: a refresh before expiry needs no discovery.
+    discovered: Option<(ResourceMetadata, ServerMetadata)>,
 }
+
+/// How long before its expiry a token is refreshed.
+const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
 
 impl fmt::Debug for Authorizer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -182,6 +187,17 @@ impl Authorizer {
         {
             return Err(AuthError::PkceUnsupported { issuer });
         }
+        if let Some(tokens) = &current
+            && tokens.issuer == metadata.issuer
+            && let Some(client) = &tokens.client
+        {
+            // The client the stored tokens were issued to (e.g. registered by an earlier run).
+            state
+                .registrations
+                .entry(metadata.issuer.clone())
+                .or_insert_with(|| client.clone());
+        }
+        state.discovered = Some((resource.clone(), metadata.clone()));
         let credentials = self.credentials(&mut state, &metadata).await?;
         let client = self.client(&credentials, &metadata)?;
 
@@ -190,7 +206,14 @@ impl Authorizer {
             && let Some(refresh) = tokens.refresh_token.clone()
         {
             match self
-                .refresh(&client, &metadata, &resource, refresh, &tokens.scopes)
+                .refresh(
+                    &client,
+                    &credentials,
+                    &metadata,
+                    &resource,
+                    refresh,
+                    &tokens.scopes,
+                )
                 .await
             {
                 Ok(()) => return Ok(()),
@@ -199,8 +222,54 @@ impl Authorizer {
         }
 
         let scopes = self.scopes(&mut state, challenge, &resource, &metadata);
-        self.authorization_code(&client, &metadata, &resource, scopes)
+        self.authorization_code(&client, &credentials, &metadata, &resource, scopes)
             .await
+    }
+
+    /// Refreshes a token about to expire, with what the last authorization discovered; on
+    /// failure the old token is presented and a 401 leads to [`authorize`](Self::authorize).
+    pub(crate) async fn refresh_if_expiring(&self) {
+        let Some(tokens) = self.config.store.load(self.key()) else {
+            return;
+        };
+        let expiring = tokens
+            .expires_at
+            .is_some_and(|at| at <= SystemTime::now() + EXPIRY_MARGIN);
+        let (Some(refresh), true) = (tokens.refresh_token.clone(), expiring) else {
+            return;
+        };
+        let state = self.state.lock().await;
+        let latest = self.config.store.load(self.key());
+        if latest.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token) {
+            return; // refreshed meanwhile
+        }
+        let Some((resource, metadata)) = state.discovered.clone() else {
+            return;
+        };
+        let credentials = match (&self.config.credentials, &tokens.client) {
+            (Some(c), _) | (None, Some(c)) => c.clone(),
+            (None, None) => match state.registrations.get(&metadata.issuer) {
+                Some(c) => c.clone(),
+                None => return,
+            },
+        };
+        // The lock stays held: one refresh at a time (a rotated refresh token works once).
+        let Ok(client) = self.client(&credentials, &metadata) else {
+            return;
+        };
+        if let Err(e) = self
+            .refresh(
+                &client,
+                &credentials,
+                &metadata,
+                &resource,
+                refresh,
+                &tokens.scopes,
+            )
+            .await
+        {
+            tracing::debug!(error = %e, "refreshing an expiring token failed");
+        }
     }
 
     /// The client ID for `metadata`'s issuer: pre-registered, registered before, a client ID
@@ -358,6 +427,7 @@ impl Authorizer {
     async fn authorization_code(
         &self,
         client: &OAuthClient,
+        credentials: &ClientCredentials,
         metadata: &ServerMetadata,
         resource: &ResourceMetadata,
         scopes: Vec<String>,
@@ -406,13 +476,14 @@ impl Authorizer {
             .request_async(&self.http)
             .await
             .map_err(|e| AuthError::TokenExchange(token_error(e)))?;
-        self.save(&response, metadata, &scopes, None);
+        self.save(&response, credentials, metadata, &scopes, None);
         Ok(())
     }
 
     async fn refresh(
         &self,
         client: &OAuthClient,
+        credentials: &ClientCredentials,
         metadata: &ServerMetadata,
         resource: &ResourceMetadata,
         refresh: String,
@@ -425,13 +496,14 @@ impl Authorizer {
             .request_async(&self.http)
             .await
             .map_err(|e| AuthError::Refresh(token_error(e)))?;
-        self.save(&response, metadata, scopes, Some(refresh));
+        self.save(&response, credentials, metadata, scopes, Some(refresh));
         Ok(())
     }
 
     fn save(
         &self,
         response: &BasicTokenResponse,
+        credentials: &ClientCredentials,
         metadata: &ServerMetadata,
         requested: &[String],
         previous_refresh: Option<String>,
@@ -448,6 +520,7 @@ impl Authorizer {
                 .map(|s| s.iter().map(|s| s.to_string()).collect())
                 .unwrap_or_else(|| requested.to_vec()),
             issuer: metadata.issuer.clone(),
+            client: Some(credentials.clone()),
         };
         self.config.store.save(self.key(), tokens);
     }

@@ -27,7 +27,8 @@
 //! after [`OAuth::max_authorizations`] in a row the request fails with
 //! [`AuthError::RetryLimit`].
 //!
-//! Tokens live in a [`TokenStore`] ([`MemoryTokenStore`] unless set), keyed by the MCP URL.
+//! Tokens live in a [`TokenStore`] ([`MemoryTokenStore`] unless set), keyed by the MCP URL,
+//! with the client they were issued to; one about to expire is refreshed before it is sent.
 //! Secrets (tokens, client secrets, PKCE verifiers) never appear in `Debug` output or logs.
 
 mod discovery;
@@ -233,6 +234,8 @@ pub struct Tokens {
     pub scopes: Vec<String>,
     /// The issuer of the authorization server that issued them.
     pub issuer: String,
+    /// The client they were issued to (a refresh needs it; registration is per issuer).
+    pub client: Option<ClientCredentials>,
 }
 
 impl fmt::Debug for Tokens {
@@ -246,6 +249,7 @@ impl fmt::Debug for Tokens {
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
             .field("issuer", &self.issuer)
+            .field("client", &self.client)
             .finish()
     }
 }
@@ -477,6 +481,7 @@ mod tests {
             expires_at: None,
             scopes: vec!["mcp".into()],
             issuer: "https://as.example".into(),
+            client: Some(ClientCredentials::new("id-2").secret("s3cret-again")),
         };
         let store = MemoryTokenStore::new();
         store.save("https://mcp.example/mcp", tokens.clone());
