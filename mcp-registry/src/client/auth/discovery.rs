@@ -150,6 +150,25 @@ pub(crate) fn resource_covers(resource: &str, server: &Url) -> bool {
     base.is_empty() || path == base || path.starts_with(&format!("{base}/"))
 }
 
+/// Whether `url` is HTTPS, or HTTP on this machine (OAuth 2.1 §1.5; loopback for development).
+pub(crate) fn secure(url: &str) -> bool {
+    let Ok(url) = Url::parse(url) else {
+        return false;
+    };
+    match url.scheme() {
+        "https" => true,
+        "http" => url.host_str().is_some_and(|host| {
+            host == "localhost"
+                || host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        }),
+        _ => false,
+    }
+}
+
 /// Whether `url` is the redirect URI `redirect_uri` (with a query added).
 pub(crate) fn is_redirect_to(url: &Url, redirect_uri: &str) -> bool {
     let Ok(target) = Url::parse(redirect_uri) else {
@@ -227,6 +246,14 @@ pub(crate) async fn server_metadata(
                     found: metadata.issuer,
                 });
             }
+            let endpoints = [
+                Some(&metadata.authorization_endpoint),
+                Some(&metadata.token_endpoint),
+                metadata.registration_endpoint.as_ref(),
+            ];
+            if let Some(insecure) = endpoints.into_iter().flatten().find(|e| !secure(e)) {
+                return Err(AuthError::InsecureEndpoint(insecure.clone()));
+            }
             return Ok(metadata);
         }
         tried.push(url);
@@ -278,6 +305,17 @@ mod tests {
         );
         let issuer = Url::parse("https://as.example").unwrap();
         assert_eq!(server_metadata_urls(&issuer).len(), 2);
+    }
+
+    #[test]
+    fn endpoints_must_be_https_or_loopback() {
+        assert!(secure("https://as.example/token"));
+        assert!(secure("http://localhost:3000/token"));
+        assert!(secure("http://127.0.0.1:3000/token"));
+        assert!(secure("http://[::1]:3000/token"));
+        assert!(!secure("http://as.example/token"));
+        assert!(!secure("ftp://as.example/token"));
+        assert!(!secure("not a url"));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!    `/.well-known/oauth-protected-resource`; its `resource` must cover the MCP URL;
 //! 2. reads the first authorization server's metadata (RFC 8414, then OpenID Connect
 //!    discovery, path-inserted then path-appended), whose `issuer` must be the one the URL
-//!    was built from, and which must offer PKCE S256;
+//!    was built from, whose endpoints must be HTTPS (or loopback), and which must offer PKCE
+//!    S256;
 //! 3. gets a client ID: pre-registered [`ClientCredentials`], else one registered earlier with
 //!    that issuer, else a client ID metadata document URL when the server supports them, else
 //!    dynamic client registration (RFC 7591); credentials are never carried to another issuer;
@@ -80,6 +81,9 @@ pub enum AuthError {
         /// The metadata's `issuer`.
         found: String,
     },
+    /// An authorization server endpoint is neither HTTPS nor on this machine (loopback).
+    #[error("the authorization server endpoint {0:?} is not HTTPS")]
+    InsecureEndpoint(String),
     /// The authorization server does not advertise PKCE with S256.
     #[error("the authorization server {issuer:?} does not support PKCE S256")]
     PkceUnsupported {
