@@ -414,3 +414,17 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
     assert!(auth.grants.len() >= 2);
     assert!(auth.grants[1..].iter().all(|g| g == "refresh_token"));
 }
+
+#[tokio::test]
+async fn a_static_authorization_header_still_goes_out() {
+    let (base, auth) = start(None).await;
+    auth.lock().unwrap().valid.insert("static".into());
+    let client = Client::builder()
+        .header("Authorization", "Bearer static")
+        .connect_http(&format!("{base}/mcp"))
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    client.close().await;
+    assert_eq!(auth.lock().unwrap().unauthorized, 0);
+}

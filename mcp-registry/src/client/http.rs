@@ -159,7 +159,8 @@ impl Shared {
             auth.refresh_if_expiring().await;
         }
         loop {
-            headers.remove(AUTHORIZATION);
+            // A token replaces the caller's own `Authorization` header (if any); without one
+            // theirs goes out.
             let bearer = self.bearer();
             if let Some(bearer) = &bearer {
                 headers.insert(AUTHORIZATION, bearer.clone());
