@@ -321,11 +321,14 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
+        use super::http::HttpTransport;
         #[cfg(feature = "client-auth")]
-        let transport =
-            super::http::HttpTransport::with_oauth(url, &self.headers, tx, self.oauth.clone())?;
+        let transport = match self.oauth.clone() {
+            Some(oauth) => HttpTransport::with_oauth(url, &self.headers, tx, oauth)?,
+            None => HttpTransport::new(url, &self.headers, tx)?,
+        };
         #[cfg(not(feature = "client-auth"))]
-        let transport = super::http::HttpTransport::new(url, &self.headers, tx)?;
+        let transport = HttpTransport::new(url, &self.headers, tx)?;
         self.connect_with(transport, rx).await
     }
 }

@@ -71,9 +71,9 @@ impl HttpTransport {
         url: &str,
         headers: &[(String, String)],
         incoming: mpsc::UnboundedSender<Inbound>,
-        oauth: Option<super::auth::OAuth>,
+        oauth: super::auth::OAuth,
     ) -> Result<Self, ClientError> {
-        Self::build(url, headers, incoming, oauth)
+        Self::build(url, headers, incoming, Some(oauth))
     }
 
     fn build(
