@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+use mcp_registry::client::auth::{ClientCredentials, FollowRedirects, OAuth};
 use mcp_registry::client::{Client, ClientBuilder, ClientError};
 use mcp_registry::protocol::{ElicitAction, ElicitResult, ProtocolVersion, ToolDescriptor};
 use serde_json::{Map, Value, json};
@@ -53,8 +54,36 @@ fn accepting(content: Value) -> ClientBuilder {
     })
 }
 
+/// OAuth as the suite's client does it: redirects followed over HTTP, a client ID metadata
+/// document URL where the server supports them, pre-registered credentials when the scenario
+/// gives some.
+fn oauth() -> OAuth {
+    let mut oauth = OAuth::new("http://localhost:3000/callback", FollowRedirects::new())
+        .client_name("mcp-registry-conformance-client")
+        .client_metadata_url("https://conformance-test.local/client-metadata.json");
+    let context = context();
+    if let Some(id) = context.get("client_id").and_then(Value::as_str) {
+        let mut credentials = ClientCredentials::new(id);
+        if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
+            credentials = credentials.secret(secret);
+        }
+        oauth = oauth.credentials(credentials);
+    }
+    oauth
+}
+
 async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
     match scenario {
+        // Authorization: connect (the server asks for a token), list the tools, call the
+        // scenario's tool.
+        s if s.starts_with("auth/") => {
+            let client = builder().oauth(oauth()).connect_http(url).await?;
+            let tools = client.list_tools().await?;
+            if tools.iter().any(|t| t.name == "test-tool") {
+                client.call_tool("test-tool", json!({})).await?;
+            }
+            client.close().await;
+        }
         "json-schema-ref-no-deref" => {
             let client = builder().connect_http(url).await?;
             client.list_tools().await?;
@@ -146,13 +175,17 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
     Ok(())
 }
 
-/// `toolCalls` of `MCP_CONFORMANCE_CONTEXT`: the calls the scenario asks for.
-fn context_tool_calls() -> Vec<(String, Value)> {
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+/// `MCP_CONFORMANCE_CONTEXT`, parsed.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or(Value::Null);
-    context
+        .unwrap_or(Value::Null)
+}
+
+/// `toolCalls` of `MCP_CONFORMANCE_CONTEXT`: the calls the scenario asks for.
+fn context_tool_calls() -> Vec<(String, Value)> {
+    context()
         .get("toolCalls")
         .and_then(Value::as_array)
         .map(|calls| {

@@ -178,6 +178,8 @@ pub struct ClientBuilder {
     tool_cache: Option<Duration>,
     #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
+    #[cfg(feature = "client-auth")]
+    oauth: Option<super::auth::OAuth>,
 }
 
 impl fmt::Debug for ClientBuilder {
@@ -208,6 +210,8 @@ impl Default for ClientBuilder {
             policy: CallPolicy::default(),
             tool_cache: None,
             headers: Vec::new(),
+            #[cfg(feature = "client-auth")]
+            oauth: None,
         }
     }
 }
@@ -288,6 +292,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes HTTP requests with OAuth 2.1 when the server asks (401, or 403
+    /// `insufficient_scope`): see [`auth`](super::auth). A user authorizing in a browser takes
+    /// longer than the default handshake timeout: raise it with
+    /// [`handshake_timeout`](Self::handshake_timeout).
+    #[cfg(feature = "client-auth")]
+    pub fn oauth(mut self, oauth: super::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
     fn config(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if self.roots.is_some() {
@@ -346,7 +360,14 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let transport = super::http::HttpTransport::new(url, &self.headers, tx)?;
+        use super::http::HttpTransport;
+        #[cfg(feature = "client-auth")]
+        let transport = match self.oauth.clone() {
+            Some(oauth) => HttpTransport::with_oauth(url, &self.headers, tx, oauth)?,
+            None => HttpTransport::new(url, &self.headers, tx)?,
+        };
+        #[cfg(not(feature = "client-auth"))]
+        let transport = HttpTransport::new(url, &self.headers, tx)?;
         self.connect_with(transport, rx).await
     }
 }

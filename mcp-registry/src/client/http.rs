@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
 use sse_stream::SseByteStream;
@@ -46,6 +46,8 @@ struct Shared {
     session: Mutex<Option<HeaderValue>>,
     incoming: mpsc::UnboundedSender<Inbound>,
     streams: Mutex<HashMap<RequestId, AbortHandle>>,
+    #[cfg(feature = "client-auth")]
+    auth: Option<super::auth::Authorizer>,
 }
 
 fn other(e: impl std::fmt::Display) -> TransportError {
@@ -58,6 +60,28 @@ impl HttpTransport {
         url: &str,
         headers: &[(String, String)],
         incoming: mpsc::UnboundedSender<Inbound>,
+    ) -> Result<Self, ClientError> {
+        Self::build(url, headers, incoming, None)
+    }
+
+    /// A transport like [`new`](Self::new) that authorizes with `oauth` when the server asks
+    /// (feature `client-auth`).
+    #[cfg(feature = "client-auth")]
+    pub fn with_oauth(
+        url: &str,
+        headers: &[(String, String)],
+        incoming: mpsc::UnboundedSender<Inbound>,
+        oauth: super::auth::OAuth,
+    ) -> Result<Self, ClientError> {
+        Self::build(url, headers, incoming, Some(oauth))
+    }
+
+    fn build(
+        url: &str,
+        headers: &[(String, String)],
+        incoming: mpsc::UnboundedSender<Inbound>,
+        #[cfg(feature = "client-auth")] oauth: Option<super::auth::OAuth>,
+        #[cfg(not(feature = "client-auth"))] _oauth: Option<std::convert::Infallible>,
     ) -> Result<Self, ClientError> {
         let url = Url::parse(url)
             .map_err(|e| TransportError::Other(format!("invalid MCP URL {url:?}: {e}")))?;
@@ -77,6 +101,8 @@ impl HttpTransport {
         Ok(HttpTransport {
             inner: Arc::new(Shared {
                 http,
+                #[cfg(feature = "client-auth")]
+                auth: oauth.map(|o| super::auth::Authorizer::new(o, url.clone())),
                 url,
                 headers: map,
                 session: Mutex::new(None),
@@ -103,7 +129,68 @@ impl Shared {
         if let Some(v) = version.and_then(|v| HeaderValue::try_from(v).ok()) {
             headers.insert(VERSION, v);
         }
+        if let Some(bearer) = self.bearer() {
+            headers.insert(AUTHORIZATION, bearer);
+        }
         headers
+    }
+
+    /// `Bearer <token>` when authorized (marked sensitive: never logged).
+    fn bearer(&self) -> Option<HeaderValue> {
+        #[cfg(feature = "client-auth")]
+        if let Some(token) = self.auth.as_ref().and_then(|a| a.bearer()) {
+            let mut value = HeaderValue::try_from(format!("Bearer {token}")).ok()?;
+            value.set_sensitive(true);
+            return Some(value);
+        }
+        None
+    }
+
+    /// POSTs `body`; when the server asks for authorization (401, 403 `insufficient_scope`)
+    /// and OAuth is configured, authorizes and POSTs again.
+    #[cfg_attr(not(feature = "client-auth"), allow(clippy::never_loop))]
+    async fn post(
+        &self,
+        mut headers: HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Response, TransportError> {
+        #[cfg(feature = "client-auth")]
+        if let Some(auth) = &self.auth {
+            auth.refresh_if_expiring().await;
+        }
+        loop {
+            // A token replaces the caller's own `Authorization` header (if any); without one
+            // theirs goes out.
+            let bearer = self.bearer();
+            if let Some(bearer) = &bearer {
+                headers.insert(AUTHORIZATION, bearer.clone());
+            }
+            let response = self
+                .http
+                .post(self.url.clone())
+                .headers(headers.clone())
+                .body(body.clone())
+                .send()
+                .await
+                .map_err(|e| TransportError::Closed(format!("POST {}: {e}", self.url)))?;
+            #[cfg(feature = "client-auth")]
+            if let Some(auth) = &self.auth {
+                let challenge = super::auth::Challenge::of(response.status(), response.headers());
+                match challenge {
+                    Some(challenge) => {
+                        let presented = bearer
+                            .as_ref()
+                            .and_then(|b| b.to_str().ok())
+                            .and_then(|b| b.strip_prefix("Bearer "));
+                        auth.authorize(&challenge, presented).await?;
+                        continue;
+                    }
+                    None if bearer.is_some() => auth.accepted(),
+                    None => {}
+                }
+            }
+            return Ok(response);
+        }
     }
 
     fn deliver(&self, message: Value) {
@@ -174,14 +261,7 @@ impl Transport for HttpTransport {
                 }
             }
             let body = serde_json::to_vec(&message.message).map_err(other)?;
-            let response = shared
-                .http
-                .post(shared.url.clone())
-                .headers(headers)
-                .body(body)
-                .send()
-                .await
-                .map_err(|e| TransportError::Closed(format!("POST {}: {e}", shared.url)))?;
+            let response = shared.post(headers, body).await?;
             let status = response.status();
             let is_initialize = matches!(&message.kind, OutboundKind::Request { method, .. } if method == "initialize");
             if status == StatusCode::NOT_FOUND && shared.session().is_some() && !is_initialize {
@@ -314,6 +394,9 @@ impl Transport for HttpTransport {
             if let Some(session) = session {
                 let mut headers = shared.headers.clone();
                 headers.insert(SESSION, session);
+                if let Some(bearer) = shared.bearer() {
+                    headers.insert(AUTHORIZATION, bearer);
+                }
                 let _ = shared
                     .http
                     .delete(shared.url.clone())

@@ -8,9 +8,12 @@
 //!   (feature `client-http`).
 //! - [`model_tool_name`] and [`ToolCatalog`]: `mcp__<server>__<tool>` made safe for model APIs
 //!   (the Codex client's algorithm), with collisions reported.
+//! - [`auth`]: OAuth 2.1 authorization for the HTTP client (feature `client-auth`).
 //! - [`ToolFilter`] and [`FilteredRegistry`]: allow and deny lists by exact name or
 //!   `mcp__<server>__*`, enforced on listing *and* on calling.
 
+#[cfg(feature = "client-auth")]
+pub mod auth;
 mod connection;
 mod filter;
 mod headers;

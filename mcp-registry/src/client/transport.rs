@@ -68,6 +68,10 @@ pub enum TransportError {
     /// again.
     #[error("the server no longer knows the session")]
     SessionExpired,
+    /// Authorization with the server's authorization server failed (feature `client-auth`).
+    #[cfg(feature = "client-auth")]
+    #[error("authorization: {0}")]
+    Auth(#[from] super::auth::AuthError),
     /// Anything else, described.
     #[error("{0}")]
     Other(String),
