@@ -11,7 +11,9 @@
 #   3. examples/hub mounting `@modelcontextprotocol/server-everything` (npm, pinned) beside its
 #      own tools: `hub --check` (handle_mcp_message and an agent session) and the Python SDK
 #      over stdio through the hub (tests/e2e/hub_client.py);
-#   4. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
+#   4. the MCP client against a FastMCP server (PyPI `fastmcp`, pinned; tests/client_fastmcp.rs,
+#      ignored by `cargo test`, run here) over stdio and Streamable HTTP, and mounted;
+#   5. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
 #      of examples/claude_code_host, its servers in-process through ControlRouter, the model
 #      played offline by tests/e2e/messages_api_standin.py (ANTHROPIC_BASE_URL on loopback,
 #      HOME a scratch directory under target/e2e, so no user config is read or written).
@@ -20,8 +22,8 @@
 # bash, python3 (with venv), npm (any Node) and cargo. Loopback only (the npm and PyPI installs
 # aside); every wait is bounded.
 # Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
-# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION, EVERYTHING_VERSION,
-#         E2E_SKIP_BUILD=1.
+# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION,
+#         EVERYTHING_VERSION, FASTMCP_VERSION, E2E_SKIP_BUILD=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -40,6 +42,9 @@ NODE_PACKAGE=${NODE_PACKAGE:-node@22}
 # The Claude Code CLI the agent-host leg runs; bump deliberately (the stand-in model speaks
 # what this version sends).
 CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.330}
+# The Python server framework the client is checked against (tests/client_fastmcp.rs); 3.x is
+# the newest whose dependencies PyPI's snapshot here satisfies. Bump deliberately.
+FASTMCP_VERSION=${FASTMCP_VERSION:-3.4.10}
 # The reference MCP server the hub example mounts; bump deliberately.
 EVERYTHING_VERSION=${EVERYTHING_VERSION:-2026.8.31}
 EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
@@ -112,6 +117,15 @@ for v in $MCP_PY_VERSIONS; do
     "$venv/bin/python" -c 'from importlib.metadata import version as v; print("mcp", v("mcp"), "jsonschema", v("jsonschema"))'
     PYTHONS+=("$venv/bin/python")
 done
+
+step "install: FastMCP $FASTMCP_VERSION (PyPI), a server for the client to talk to"
+FASTMCP_PY=$TOOLS/fastmcp-$FASTMCP_VERSION/bin/python
+if [[ ! -x $FASTMCP_PY ]] || ! "$FASTMCP_PY" -c 'import fastmcp' 2>/dev/null; then
+    rm -rf "$TOOLS/fastmcp-$FASTMCP_VERSION"
+    python3 -m venv "$TOOLS/fastmcp-$FASTMCP_VERSION"
+    timeout 600 "$FASTMCP_PY" -m pip install --quiet "fastmcp==$FASTMCP_VERSION"
+fi
+"$FASTMCP_PY" -c 'from importlib.metadata import version as v; print("fastmcp", v("fastmcp"), "mcp", v("mcp"))'
 
 step "install: $NODE_PACKAGE and the conformance suite ($CONFORMANCE_TGZ)"
 command -v npm >/dev/null || die "npm is required (any Node version; Node 22 is installed from npm)"
@@ -209,6 +223,11 @@ for py in "${PYTHONS[@]}"; do
     run "Python client through the hub ($py)" "$py" tests/e2e/hub_client.py \
         "$EXAMPLES/hub" "$NODE" "$EVERYTHING" stdio
 done
+
+# ---------------------------------------------------------------------------------------------
+step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
+run "client vs FastMCP (tests/client_fastmcp.rs)" \
+    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --quiet --test client_fastmcp -- --ignored
 
 # ---------------------------------------------------------------------------------------------
 step "MCP conformance suite: requirement sets ${CONFORMANCE_REVISIONS[*]}, server leg (examples/conformance_server)"

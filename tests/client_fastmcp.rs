@@ -35,7 +35,10 @@ fn builder() -> ClientBuilder {
         .info("rust-client", "0.1")
         .on_elicitation(|_| async {
             Ok(ElicitResult::accept(
-                json!({"name": "Ada"}).as_object().cloned().unwrap_or_default(),
+                json!({"name": "Ada"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
             ))
         })
         .on_sampling(|params| async move {
@@ -57,16 +60,37 @@ async fn exercise(client: &Client) {
         Some("A FastMCP server for the Rust client's tests.")
     );
 
-    let tools: Vec<String> = client.list_tools().await.unwrap().into_iter().map(|t| t.name).collect();
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     for expected in ["add", "ask_name", "count", "fail", "summarize"] {
-        assert!(tools.iter().any(|t| t == expected), "{expected} missing from {tools:?}");
+        assert!(
+            tools.iter().any(|t| t == expected),
+            "{expected} missing from {tools:?}"
+        );
     }
-    let sum = client.call_tool("add", json!({"a": 2, "b": 40})).await.unwrap();
+    let sum = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
     assert_eq!(sum.structured_content, Some(json!({"sum": 42})), "{sum:?}");
 
-    let failed = client.call_tool("fail", json!({"reason": "test"})).await.unwrap();
+    let failed = client
+        .call_tool("fail", json!({"reason": "test"}))
+        .await
+        .unwrap();
     assert_eq!(failed.is_error, Some(true));
-    assert!(failed.first_text().unwrap_or_default().contains("failed on purpose"), "{failed:?}");
+    assert!(
+        failed
+            .first_text()
+            .unwrap_or_default()
+            .contains("failed on purpose"),
+        "{failed:?}"
+    );
     // FastMCP validates arguments itself.
     let invalid = client.call_tool("add", json!({"a": "two"})).await;
     assert!(
@@ -76,7 +100,11 @@ async fn exercise(client: &Client) {
 
     let mut notes = client.notifications();
     let counted = client
-        .call_tool_with("count", json!({"to": 3}), CallOptions::new().progress_token("p1"))
+        .call_tool_with(
+            "count",
+            json!({"to": 3}),
+            CallOptions::new().progress_token("p1"),
+        )
         .await
         .unwrap();
     assert_eq!(counted.first_text(), Some("counted to 3"));
@@ -91,26 +119,54 @@ async fn exercise(client: &Client) {
 
     let hello = client.call_tool("ask_name", json!({})).await.unwrap();
     assert_eq!(hello.first_text(), Some("Hello, Ada!"), "{hello:?}");
-    let summary = client.call_tool("summarize", json!({"text": "a long text"})).await.unwrap();
-    assert!(summary.first_text().unwrap_or_default().starts_with("summary: short ("), "{summary:?}");
+    let summary = client
+        .call_tool("summarize", json!({"text": "a long text"}))
+        .await
+        .unwrap();
+    assert!(
+        summary
+            .first_text()
+            .unwrap_or_default()
+            .starts_with("summary: short ("),
+        "{summary:?}"
+    );
 
     let prompts = client.list_prompts().await.unwrap();
-    assert_eq!(prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["greet"]);
+    assert_eq!(
+        prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["greet"]
+    );
     let greeting = client
-        .get_prompt("greet", BTreeMap::from([("name".to_owned(), "Ada".to_owned())]))
+        .get_prompt(
+            "greet",
+            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
+        )
         .await
         .unwrap();
     let text = serde_json::to_value(&greeting.messages).unwrap();
-    assert!(text.to_string().contains("Please greet Ada warmly."), "{text}");
+    assert!(
+        text.to_string().contains("Please greet Ada warmly."),
+        "{text}"
+    );
 
     let resources = client.list_resources().await.unwrap();
-    assert_eq!(resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(), ["memo://motd"]);
+    assert_eq!(
+        resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        ["memo://motd"]
+    );
     let motd = client.read_resource("memo://motd").await.unwrap();
-    assert!(serde_json::to_string(&motd).unwrap().contains("FastMCP says hi"));
+    assert!(
+        serde_json::to_string(&motd)
+            .unwrap()
+            .contains("FastMCP says hi")
+    );
     let templates = client.list_resource_templates().await.unwrap();
     assert_eq!(templates[0].uri_template, "users://{id}/card");
     let card = client.read_resource("users://7/card").await.unwrap();
-    assert!(serde_json::to_string(&card).unwrap().contains("user 7"), "{card:?}");
+    assert!(
+        serde_json::to_string(&card).unwrap().contains("user 7"),
+        "{card:?}"
+    );
 }
 
 #[tokio::test]
@@ -163,7 +219,10 @@ async fn fastmcp_mounted_into_a_registry() {
         registry.server_status()[0].connection,
         Some(ConnectionState::Connected)
     );
-    let sum = registry.call_tool_by_name("mcp__py__add", json!({"a": 1, "b": 2})).await.unwrap();
+    let sum = registry
+        .call_tool_by_name("mcp__py__add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap();
     assert_eq!(sum.structured_content, Some(json!({"sum": 3})));
     let reply = registry
         .handle_mcp_message(

@@ -446,10 +446,14 @@ async fn read_reply(
         match serde_json::from_slice::<Value>(&body) {
             Ok(Value::Array(messages)) => messages.into_iter().for_each(|m| shared.deliver(m)),
             Ok(message) if message.get("jsonrpc").is_some() => {
-                let unanswerable =
-                    message.get("id").is_none_or(Value::is_null) && message.get("error").is_some();
+                // An error the server could not tie to the request (no id, or an HTTP error
+                // status with an id of its own, as a legacy server answers a 2026-07-28
+                // request: `400` and `"id": "server-error"`): it is this one's.
+                let ours = serde_json::to_value(id).ok();
+                let unanswerable = message.get("error").is_some()
+                    && (message.get("id").is_none_or(Value::is_null)
+                        || (!status.is_success() && message.get("id") != ours.as_ref()));
                 if unanswerable {
-                    // An error the server could not tie to the request: it is this one's.
                     let error = message
                         .get("error")
                         .cloned()
