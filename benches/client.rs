@@ -56,8 +56,12 @@ fn bench(c: &mut Criterion) {
 
     let local = registry();
     group.bench_function("call_tool_by_name", |b| {
-        b.to_async(&runtime)
-            .iter(|| async { local.call_tool_by_name("add", args.clone()).await.expect("ok") })
+        b.to_async(&runtime).iter(|| async {
+            local
+                .call_tool_by_name("add", args.clone())
+                .await
+                .expect("ok")
+        })
     });
 
     // No retries: a benchmark should see every failure.
@@ -80,16 +84,23 @@ fn bench(c: &mut Criterion) {
         )
         .expect("mounts");
     group.bench_function("mounted", |b| {
-        b.to_async(&runtime)
-            .iter(|| async { hub.call_tool_by_name("add", args.clone()).await.expect("ok") })
+        b.to_async(&runtime).iter(|| async {
+            hub.call_tool_by_name("add", args.clone())
+                .await
+                .expect("ok")
+        })
     });
 
     let stdio = runtime
         .block_on(no_retries().connect_stdio(stdio_server()))
         .expect("spawns examples/stdio_server");
     group.bench_function("stdio", |b| {
-        b.to_async(&runtime)
-            .iter(|| async { stdio.call_tool("add", json!({"a": 2, "b": 3})).await.expect("ok") })
+        b.to_async(&runtime).iter(|| async {
+            stdio
+                .call_tool("add", json!({"a": 2, "b": 3}))
+                .await
+                .expect("ok")
+        })
     });
     group.finish();
     runtime.block_on(stdio.close());
