@@ -462,7 +462,7 @@ impl Auth {
             None => auth_body(
                 StatusCode::UNAUTHORIZED,
                 Some(challenge),
-                "invalid_request",
+                "invalid_token",
                 "This MCP endpoint needs an access token in the Authorization: Bearer header",
             ),
         }
