@@ -18,7 +18,6 @@
 //!   `text/event-stream`.
 //! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered,
 //!   at once when its `Content-Length` says so.
-//!
 //! - With [`HttpConfig::auth`], the endpoint is an OAuth 2.1 resource server (MCP
 //!   authorization): see [`auth`].
 //!

@@ -648,6 +648,27 @@ mod tests {
     }
 
     #[test]
+    fn metadata_is_routed_at_the_root_the_endpoint_and_the_resource_path() {
+        let validator = |_t: BearerToken| async { Err(AuthError::Expired) };
+        let behind_proxy = Auth::new("https://example.com/public/mcp", validator).unwrap();
+        assert_eq!(
+            behind_proxy.metadata_paths("/mcp"),
+            [
+                METADATA_PATH.to_owned(),
+                format!("{METADATA_PATH}/mcp"),
+                format!("{METADATA_PATH}/public/mcp"),
+            ]
+        );
+        let direct = Auth::new("https://example.com/mcp", validator).unwrap();
+        assert_eq!(
+            direct.metadata_paths("/mcp"),
+            [METADATA_PATH.to_owned(), format!("{METADATA_PATH}/mcp")]
+        );
+        let root = Auth::new("https://example.com", validator).unwrap();
+        assert_eq!(root.metadata_paths("/"), [METADATA_PATH.to_owned()]);
+    }
+
+    #[test]
     fn resources_compare_without_case_or_trailing_slash() {
         assert!(same_resource(
             "HTTPS://MCP.example.com/mcp/",
