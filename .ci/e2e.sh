@@ -2,7 +2,9 @@
 # End-to-end proof of the transports with MCP clients no one in this project wrote:
 #
 #   1. the official Python SDK (`mcp` on PyPI, 2.x and 1.x) as a client of
-#      examples/stdio_server and examples/http_server (tests/e2e/python_client.py);
+#      examples/stdio_server and examples/http_server (tests/e2e/python_client.py), and with a
+#      static bearer token against examples/http_auth_server (MCP authorization, server side:
+#      tests/e2e/auth_client.py);
 #   2. the official conformance suite (`@modelcontextprotocol/conformance` 0.2.0-alpha.11, the
 #      package in ../shared/conformance/, run with Node 22 from the npm package `node@22`): its
 #      requirement sets for 2025-11-25 and 2026-07-28, server leg against
@@ -186,7 +188,7 @@ if [[ ${E2E_SKIP_BUILD:-0} != 1 ]]; then
     step "build: cargo build --examples"
     cargo build --examples
 fi
-for name in stdio_server http_server conformance_server claude_code_host hub; do
+for name in stdio_server http_server http_auth_server conformance_server claude_code_host hub; do
     [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples)"
 done
 
@@ -214,6 +216,14 @@ for py in "${PYTHONS[@]}"; do
     run "http legacy ($py)" "$py" tests/e2e/python_client.py --http "http://127.0.0.1:$HTTP_PORT/mcp"
 done
 run "http modern" "${PYTHONS[0]}" tests/e2e/python_client.py --http "http://127.0.0.1:$HTTP_PORT/mcp" --era modern
+
+step "Python MCP client with a bearer token (examples/http_auth_server)"
+AUTH_PORT=$(free_port)
+start_server http_auth_server "$AUTH_PORT"
+for py in "${PYTHONS[@]}"; do
+    run "http auth legacy ($py)" "$py" tests/e2e/auth_client.py "http://127.0.0.1:$AUTH_PORT/mcp"
+done
+run "http auth modern" "${PYTHONS[0]}" tests/e2e/auth_client.py "http://127.0.0.1:$AUTH_PORT/mcp" --era modern
 
 # ---------------------------------------------------------------------------------------------
 step "examples/hub mounting @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio)"

@@ -18,6 +18,8 @@
 //!   `text/event-stream`.
 //! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered,
 //!   at once when its `Content-Length` says so.
+//! - With [`HttpConfig::auth`], the endpoint is an OAuth 2.1 resource server (MCP
+//!   authorization): see [`auth`].
 //!
 //! Stateless (2026-07-28) traffic needs no sticky sessions, so N replicas can sit behind any
 //! load balancer; legacy sessions live in the replica that minted them, so legacy clients need
@@ -35,7 +37,7 @@ use axum::extract::{DefaultBodyLimit, FromRequest as _, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use serde_json::Value;
@@ -50,6 +52,10 @@ use crate::protocol::{
 };
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
+
+pub mod auth;
+
+use auth::{AccessClaims, Auth};
 
 /// The `Mcp-Session-Id` header.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -77,6 +83,7 @@ pub struct HttpConfig {
     legacy_sessions: bool,
     max_sessions: usize,
     session_idle_timeout: Duration,
+    auth: Option<Auth>,
 }
 
 impl Default for HttpConfig {
@@ -91,6 +98,7 @@ impl Default for HttpConfig {
             legacy_sessions: true,
             max_sessions: 10_000,
             session_idle_timeout: Duration::from_secs(30 * 60),
+            auth: None,
         }
     }
 }
@@ -167,6 +175,14 @@ impl HttpConfig {
         self
     }
 
+    /// Protects the endpoint with OAuth 2.1 bearer tokens (MCP authorization): every `POST`,
+    /// `GET` and `DELETE` needs a valid token for [`Auth`]'s resource, and the protected
+    /// resource metadata is served at the well-known paths. See [`auth`].
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// Whether a request for `host` (`name[:port]`) may be served.
     fn host_allowed(&self, host: &str) -> bool {
         if !self.check_host {
@@ -212,6 +228,9 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 struct SessionSlot {
     session: ServerSession,
+    /// The subject whose token opened the session (with [`HttpConfig::auth`]): only that
+    /// subject may use it.
+    owner: Option<String>,
     pushed: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
 }
 
@@ -271,13 +290,17 @@ impl AppState {
         }
     }
 
-    /// The session `id`, marked used; `None` when unknown or idle for longer than the
-    /// configured limit (then it is ended and removed).
-    fn session(&self, id: &str) -> Option<Arc<SessionSlot>> {
+    /// The session `id`, marked used; `None` when unknown, opened by another subject than
+    /// `caller`'s (a session id is no credential), or idle for longer than the configured
+    /// limit (then it is ended and removed).
+    fn session(&self, id: &str, caller: Option<&AccessClaims>) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
         let limit = self.config.session_idle_timeout;
         let mut sessions = self.sessions();
         let live = sessions.live.get_mut(id)?;
+        if !owned_by(&live.slot, caller) {
+            return None;
+        }
         if now.duration_since(live.last_used) > limit {
             sessions.remove(id, now, limit);
             return None;
@@ -286,10 +309,30 @@ impl AppState {
         Some(live.slot.clone())
     }
 
-    /// Ends the session `id`; `false` when there was no live one.
-    fn end_session(&self, id: &str) -> bool {
+    /// Ends the session `id`; `false` when there was no live one of `caller`'s.
+    fn end_session(&self, id: &str, caller: Option<&AccessClaims>) -> bool {
         let limit = self.config.session_idle_timeout;
-        self.sessions().remove(id, Instant::now(), limit).is_some()
+        let mut sessions = self.sessions();
+        if !sessions
+            .live
+            .get(id)
+            .is_some_and(|live| owned_by(&live.slot, caller))
+        {
+            return false;
+        }
+        sessions.remove(id, Instant::now(), limit).is_some()
+    }
+
+    /// The caller's claims, or the refusal (`401`, `403`, `503`), when the endpoint is
+    /// protected; `Ok(None)` when it is not.
+    async fn authenticate(&self, headers: &HeaderMap) -> Result<Option<AccessClaims>, Response> {
+        match &self.config.auth {
+            Some(auth) => match auth.authenticate(headers).await {
+                Ok(claims) => Ok(Some(claims)),
+                Err(refusal) => Err(auth.refuse(refusal)),
+            },
+            None => Ok(None),
+        }
     }
 
     /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
@@ -312,7 +355,13 @@ impl AppState {
     }
 }
 
-/// An axum router serving `server` of `registry` at the configured path (default `/mcp`).
+/// Whether `caller` (the subject of its token; nobody without authorization) opened `slot`.
+fn owned_by(slot: &SessionSlot, caller: Option<&AccessClaims>) -> bool {
+    slot.owner.as_deref() == caller.map(|c| c.subject.as_str())
+}
+
+/// An axum router serving `server` of `registry` at the configured path (default `/mcp`),
+/// and, with [`HttpConfig::auth`], the protected resource metadata at its well-known paths.
 ///
 /// ```
 /// use mcp_registry::{Registry, transport::http::{router, HttpConfig}};
@@ -328,13 +377,36 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
             last_sweep: Instant::now(),
         }),
     });
-    Router::new()
-        .route(
-            &config.path,
-            post(handle_post).get(handle_get).delete(handle_delete),
-        )
-        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+    let mut app = Router::new().route(
+        &config.path,
+        post(handle_post).get(handle_get).delete(handle_delete),
+    );
+    if let Some(auth) = &config.auth {
+        for path in auth.metadata_paths(&config.path) {
+            app = app.route(
+                &path,
+                get(handle_metadata).options(|| async { auth::metadata_preflight() }),
+            );
+        }
+    }
+    app.layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state)
+}
+
+/// The protected resource metadata (RFC 9728). Public, so no token and no origin check; the
+/// `Host` check against DNS rebinding still applies.
+async fn handle_metadata(
+    State(state): State<Arc<AppState>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(denied) = check_host(&state, &uri, &headers) {
+        return denied;
+    }
+    match &state.config.auth {
+        Some(auth) => auth::metadata_response(auth),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 /// Serves `server` of `registry` on `addr` until the process ends.
@@ -386,6 +458,12 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// the `Host` header, or the URI's authority (HTTP/2); a request with neither comes from no
 /// browser, so no rebinding page, and is let through.
 fn check_host_and_origin(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    check_host(state, uri, headers).or_else(|| check_origin(state, headers))
+}
+
+/// `Some(403 response)` when the request's `Host` is not allowed (see
+/// [`check_host_and_origin`]).
+fn check_host(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
     let host = match headers.get(header::HOST) {
         Some(host) => Some(host.to_str().unwrap_or_default()),
         None => uri.authority().map(|a| a.as_str()),
@@ -400,7 +478,7 @@ fn check_host_and_origin(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Op
             format!("host {host:?} is not allowed"),
         ));
     }
-    check_origin(state, headers)
+    None
 }
 
 /// `Some(403 response)` when the request's `Origin` is not allowed.
@@ -505,7 +583,14 @@ async fn handle_post(
     request: Request,
 ) -> Response {
     state.sweep_if_due();
-    if let Some(refused) = check_post_headers(&state, &uri, &headers) {
+    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
+        return denied;
+    }
+    let caller = match state.authenticate(&headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
+    if let Some(refused) = check_post_headers(&state, &headers) {
         return refused;
     }
     // The streaming limit (`DefaultBodyLimit`) still holds for bodies without a length.
@@ -519,12 +604,22 @@ async fn handle_post(
         Ok(m) => m,
         Err(e) => return json_response(StatusCode::BAD_REQUEST, &parse_error(e)),
     };
+    if let (Some(auth), Some(claims)) = (&state.config.auth, &caller)
+        && let Err(refusal) = auth.check_scopes(claims, called_tools(&message))
+    {
+        return auth.refuse(refusal);
+    }
     if message.is_array()
-        && let Some(slot) = header_str(&headers, SESSION_HEADER).and_then(|id| state.session(id))
+        && let Some(slot) =
+            header_str(&headers, SESSION_HEADER).and_then(|id| state.session(id, caller.as_ref()))
         && slot.session.accepts_batches()
     {
         // A legacy session whose negotiated version has batches (2025-03-26) is served them.
-        return match slot.session.handle(message).await {
+        return match slot
+            .session
+            .handle_with(message, call_options(caller))
+            .await
+        {
             Some(reply) => json_response(StatusCode::OK, &reply),
             None => StatusCode::ACCEPTED.into_response(),
         };
@@ -542,17 +637,35 @@ async fn handle_post(
         .and_then(Value::as_str)
         .map(str::to_owned);
     if body_version.is_some() || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION) {
-        post_modern(&state, &headers, message, body_version.as_deref()).await
+        post_modern(&state, &headers, message, body_version.as_deref(), caller).await
     } else {
-        post_legacy(&state, &headers, message).await
+        post_legacy(&state, &headers, message, caller).await
     }
 }
 
-/// Checks a POST's headers before its body is read: `Some(refusal)` when they fail.
-fn check_post_headers(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
-    if let Some(denied) = check_host_and_origin(state, uri, headers) {
-        return Some(denied);
+/// The names of the tools a message (or a batch) calls.
+fn called_tools(message: &Value) -> impl Iterator<Item = &str> {
+    let messages = match message {
+        Value::Array(batch) => batch.as_slice(),
+        one => std::slice::from_ref(one),
+    };
+    messages
+        .iter()
+        .filter(|m| m.get("method").and_then(Value::as_str) == Some("tools/call"))
+        .filter_map(|m| m.get("params")?.get("name")?.as_str())
+}
+
+/// The options of one call: the caller's claims, when authorized, for tools to read.
+fn call_options(caller: Option<AccessClaims>) -> CallOptions {
+    match caller {
+        Some(claims) => CallOptions::new().extension(claims),
+        None => CallOptions::new(),
     }
+}
+
+/// Checks a POST's headers (after `Host`, `Origin` and the token) before its body is read:
+/// `Some(refusal)` when they fail.
+fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
         return Some(error_response(
             StatusCode::NOT_ACCEPTABLE,
@@ -640,6 +753,7 @@ async fn post_modern(
     headers: &HeaderMap,
     message: Value,
     body_version: Option<&str>,
+    caller: Option<AccessClaims>,
 ) -> Response {
     let id = message.get("id").cloned();
     if let Err(mismatch) = check_modern_headers(headers, &message, body_version) {
@@ -665,7 +779,7 @@ async fn post_modern(
         // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
         return match state
             .registry
-            .handle_mcp_message(&state.server, message)
+            .handle_mcp_message_with(&state.server, message, call_options(caller))
             .await
         {
             Some(reply) if reply.get("error").is_some() => {
@@ -681,7 +795,7 @@ async fn post_modern(
     }
     let registry = state.registry.clone();
     let server = state.server.clone();
-    respond(true, move |options| async move {
+    respond(true, caller, move |options| async move {
         registry
             .handle_mcp_message_with(&server, message, options)
             .await
@@ -691,7 +805,12 @@ async fn post_modern(
 
 /// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
 /// belongs to one.
-async fn post_legacy(state: &AppState, headers: &HeaderMap, message: Value) -> Response {
+async fn post_legacy(
+    state: &AppState,
+    headers: &HeaderMap,
+    message: Value,
+    caller: Option<AccessClaims>,
+) -> Response {
     if let Some(v) = header_str(headers, VERSION_HEADER)
         && ProtocolVersion::parse(v).is_none()
     {
@@ -703,15 +822,19 @@ async fn post_legacy(state: &AppState, headers: &HeaderMap, message: Value) -> R
         );
     }
     if is_request(&message) && message.get("method").and_then(Value::as_str) == Some("initialize") {
-        post_initialize(state, message).await
+        post_initialize(state, message, caller).await
     } else {
-        post_in_session(state, headers, message).await
+        post_in_session(state, headers, message, caller).await
     }
 }
 
 /// A legacy `initialize`: answered by a new session, kept (and its id sent back) when it
 /// succeeds.
-async fn post_initialize(state: &AppState, message: Value) -> Response {
+async fn post_initialize(
+    state: &AppState,
+    message: Value,
+    caller: Option<AccessClaims>,
+) -> Response {
     let id = message.get("id").cloned();
     if !state.config.legacy_sessions {
         return error_response(
@@ -730,6 +853,7 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
     }
     let slot = SessionSlot {
         session,
+        owner: caller.map(|c| c.subject),
         pushed: Mutex::new(Some(pushed)),
     };
     let Some(session_id) = state.open_session(slot) else {
@@ -748,7 +872,12 @@ async fn post_initialize(state: &AppState, message: Value) -> Response {
 }
 
 /// A legacy message after `initialize`, for the session its `Mcp-Session-Id` names.
-async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) -> Response {
+async fn post_in_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    message: Value,
+    caller: Option<AccessClaims>,
+) -> Response {
     let id = message.get("id");
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return error_response(
@@ -758,7 +887,7 @@ async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) 
             "missing Mcp-Session-Id header: send initialize first, or use protocol version 2026-07-28 (stateless)",
         );
     };
-    let Some(slot) = state.session(session_id) else {
+    let Some(slot) = state.session(session_id, caller.as_ref()) else {
         return error_response(
             StatusCode::NOT_FOUND,
             id,
@@ -770,7 +899,7 @@ async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) 
         let _ = slot.session.handle(message).await;
         return StatusCode::ACCEPTED.into_response();
     }
-    respond(false, move |options| async move {
+    respond(false, caller, move |options| async move {
         slot.session.handle_with(message, options).await
     })
     .await
@@ -779,7 +908,8 @@ async fn post_in_session(state: &AppState, headers: &HeaderMap, message: Value) 
 /// Runs one request, answering with JSON when the reply comes first, or with an SSE stream
 /// (notifications, then the reply) when a notification comes first. Dropping the response —
 /// the client going away — cancels the call. A modern unknown method is `404` (2026-07-28).
-async fn respond<F, Fut>(modern: bool, run: F) -> Response
+/// The caller's claims, when authorized, go to the call's extensions.
+async fn respond<F, Fut>(modern: bool, caller: Option<AccessClaims>, run: F) -> Response
 where
     F: FnOnce(CallOptions) -> Fut,
     Fut: Future<Output = Option<Value>> + Send + 'static,
@@ -793,7 +923,7 @@ where
             let _ = tx.send(Flow::Notification(n));
         })
     };
-    let fut = run(CallOptions::new().notifications(sink).cancellation(token));
+    let fut = run(call_options(caller).notifications(sink).cancellation(token));
     tokio::spawn(async move {
         let reply = fut.await;
         let _ = tx.send(Flow::Reply(reply));
@@ -853,6 +983,10 @@ async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: Heade
     if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
         return denied;
     }
+    let caller = match state.authenticate(&headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
@@ -864,7 +998,7 @@ async fn handle_get(State(state): State<Arc<AppState>>, uri: Uri, headers: Heade
             "the Accept header must list text/event-stream",
         );
     }
-    let Some(slot) = state.session(session_id) else {
+    let Some(slot) = state.session(session_id, caller.as_ref()) else {
         return error_response(
             StatusCode::NOT_FOUND,
             None,
@@ -906,10 +1040,14 @@ async fn handle_delete(
     if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
         return denied;
     }
+    let caller = match state.authenticate(&headers).await {
+        Ok(caller) => caller,
+        Err(refused) => return refused,
+    };
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    if state.end_session(session_id) {
+    if state.end_session(session_id, caller.as_ref()) {
         StatusCode::OK.into_response()
     } else {
         error_response(

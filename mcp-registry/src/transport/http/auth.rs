@@ -1,0 +1,709 @@
+//! Authorization for the Streamable HTTP transport: the MCP server as an OAuth 2.1 resource
+//! server (MCP authorization, 2025-11-25 and 2026-07-28).
+//!
+//! Configure it with [`Auth`] and [`HttpConfig::auth`](super::HttpConfig::auth). The
+//! transport then:
+//!
+//! - serves the RFC 9728 protected resource metadata at
+//!   `/.well-known/oauth-protected-resource` and at the path-suffixed form for the endpoint
+//!   (`/.well-known/oauth-protected-resource/mcp`), open to any origin (CORS `*`);
+//! - takes an access token only from the `Authorization: Bearer` header (never the query
+//!   string), hands it to your [`TokenValidator`], and checks that the claims name the
+//!   configured resource as audience (RFC 8707) and have not expired;
+//! - answers a missing, invalid, expired or foreign token with `401` and
+//!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (plus `error="invalid_token"`
+//!   when a token was presented), and a token without the required scopes, or without the
+//!   scopes of the tool being called, with `403` and `error="insufficient_scope"`;
+//! - hands the validated [`AccessClaims`] to tools: `ctx.get::<AccessClaims>()`;
+//! - binds a legacy session (`Mcp-Session-Id`) to the subject that opened it.
+//!
+//! The token itself is never forwarded, logged or shown: [`BearerToken`]'s `Debug` is
+//! redacted, and only the claims reach tools (no token passthrough).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use crate::tool::BoxFuture;
+
+/// The well-known path of RFC 9728 protected resource metadata.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// An access token as presented in `Authorization: Bearer`. Its `Debug` never shows it; read
+/// it with [`secret`](Self::secret) only to validate it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// Wraps a token (for testing a validator).
+    pub fn new(token: impl Into<String>) -> Self {
+        BearerToken(token.into())
+    }
+
+    /// The token's text. Never log it, put it in an error, or send it to another service.
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BearerToken(<redacted>)")
+    }
+}
+
+/// What a validated access token says: who, for which resource, with which scopes, until
+/// when. A tool reads them with `ctx.get::<AccessClaims>()`.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use mcp_registry::transport::http::auth::AccessClaims;
+/// let claims = AccessClaims::new("alice")
+///     .with_audience(["https://mcp.example.com/mcp"])
+///     .with_scopes(["files:read"])
+///     .with_expiry(SystemTime::now() + Duration::from_secs(300));
+/// assert!(claims.has_scope("files:read"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct AccessClaims {
+    /// The resource owner (`sub`), or the client for a client-credentials token.
+    pub subject: String,
+    /// The client the token was issued to (`client_id`), when known.
+    pub client_id: Option<String>,
+    /// The granted scopes.
+    pub scopes: Vec<String>,
+    /// The resources the token was issued for (`aud`, or the RFC 8707 `resource`): it must
+    /// include the configured resource.
+    pub audience: Vec<String>,
+    /// When the token stops being valid (`exp`); `None` for a token that does not expire.
+    pub expires_at: Option<SystemTime>,
+    /// Any other claims the validator wants tools to see.
+    pub extra: Map<String, Value>,
+}
+
+impl AccessClaims {
+    /// Claims of `subject`, with no scopes, audience or expiry yet.
+    pub fn new(subject: impl Into<String>) -> Self {
+        AccessClaims {
+            subject: subject.into(),
+            ..AccessClaims::default()
+        }
+    }
+
+    /// The client the token was issued to.
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// The granted scopes.
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The resources the token was issued for.
+    pub fn with_audience<S: Into<String>>(mut self, audience: impl IntoIterator<Item = S>) -> Self {
+        self.audience = audience.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// When the token expires.
+    pub fn with_expiry(mut self, at: SystemTime) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// One more claim for tools.
+    pub fn with_claim(mut self, name: impl Into<String>, value: Value) -> Self {
+        self.extra.insert(name.into(), value);
+        self
+    }
+
+    /// Whether `scope` was granted.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
+
+/// Why a token was refused. The texts go to logs at `debug` and never to the client (which
+/// gets a fixed description per kind): they must not contain the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// Unknown, malformed, revoked, or with a bad signature: `401 invalid_token`.
+    #[error("invalid access token: {0}")]
+    InvalidToken(String),
+    /// Past its expiry: `401 invalid_token`.
+    #[error("the access token has expired")]
+    Expired,
+    /// Issued for another resource: `401 invalid_token`.
+    #[error("the access token was issued for another resource")]
+    WrongAudience,
+    /// The validator could not decide (its introspection endpoint or key set is down):
+    /// `503`, so the client retries rather than re-authorizing.
+    #[error("the access token could not be validated: {0}")]
+    Unavailable(String),
+}
+
+/// The future of one validation.
+pub type ValidationFuture = BoxFuture<'static, Result<AccessClaims, AuthError>>;
+
+/// Turns a bearer token into claims: checks its signature (a JWT library, your own HMAC) or
+/// asks the authorization server (RFC 7662 introspection). The transport then checks the
+/// audience, the expiry and the scopes itself.
+///
+/// Implemented for every `Fn(BearerToken) -> impl Future<Output = Result<AccessClaims,
+/// AuthError>>`.
+pub trait TokenValidator: Send + Sync + 'static {
+    /// Validates `token`.
+    fn validate(&self, token: BearerToken) -> ValidationFuture;
+}
+
+impl<F, Fut> TokenValidator for F
+where
+    F: Fn(BearerToken) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<AccessClaims, AuthError>> + Send + 'static,
+{
+    fn validate(&self, token: BearerToken) -> ValidationFuture {
+        Box::pin(self(token))
+    }
+}
+
+/// A resource identifier that is not an absolute `http(s)` URL without a fragment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the resource {0:?} is not an absolute http(s) URL without a fragment")]
+pub struct InvalidResource(pub String);
+
+/// Authorization settings of the HTTP transport: this server as an OAuth 2.1 resource
+/// server. See the [module docs](self).
+///
+/// ```
+/// use mcp_registry::transport::http::HttpConfig;
+/// use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+///
+/// let auth = Auth::new("https://mcp.example.com/mcp", |token: BearerToken| async move {
+///     match token.secret() {
+///         "let-me-in" => Ok(AccessClaims::new("alice")
+///             .with_audience(["https://mcp.example.com/mcp"])
+///             .with_scopes(["mcp:tools"])),
+///         _ => Err(AuthError::InvalidToken("unknown token".into())),
+///     }
+/// })
+/// .unwrap()
+/// .authorization_servers(["https://auth.example.com"])
+/// .scopes_supported(["mcp:tools", "files:write"])
+/// .required_scopes(["mcp:tools"])
+/// .tool_scopes("wipe", ["files:write"]);
+/// let config = HttpConfig::default().auth(auth);
+/// ```
+#[derive(Clone)]
+pub struct Auth {
+    resource: String,
+    /// `scheme://authority`, lowercased.
+    origin: String,
+    /// The resource's path (and query), `""` at the root.
+    resource_path: String,
+    authorization_servers: Vec<String>,
+    scopes_supported: Vec<String>,
+    required_scopes: Vec<String>,
+    tool_scopes: HashMap<String, Vec<String>>,
+    resource_name: Option<String>,
+    validator: Arc<dyn TokenValidator>,
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Auth")
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .field("scopes_supported", &self.scopes_supported)
+            .field("required_scopes", &self.required_scopes)
+            .field("tool_scopes", &self.tool_scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Auth {
+    /// Protects the endpoint whose canonical URL is `resource` (RFC 8707: what clients pass
+    /// as `resource` and tokens carry as audience, e.g. `https://mcp.example.com/mcp`), with
+    /// `validator` reading tokens. Fails when `resource` is not an absolute `http(s)` URL.
+    pub fn new(
+        resource: impl Into<String>,
+        validator: impl TokenValidator,
+    ) -> Result<Self, InvalidResource> {
+        let resource = resource.into();
+        let (origin, resource_path) =
+            split_resource(&resource).ok_or_else(|| InvalidResource(resource.clone()))?;
+        Ok(Auth {
+            origin,
+            resource_path,
+            resource,
+            authorization_servers: Vec::new(),
+            scopes_supported: Vec::new(),
+            required_scopes: Vec::new(),
+            tool_scopes: HashMap::new(),
+            resource_name: None,
+            validator: Arc::new(validator),
+        })
+    }
+
+    /// The issuer URLs of the authorization servers that issue tokens for this resource
+    /// (`authorization_servers` of the metadata; MCP needs at least one).
+    pub fn authorization_servers<S: Into<String>>(
+        mut self,
+        issuers: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.authorization_servers = issuers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The scopes advertised in the metadata (`scopes_supported`): what a client asks for
+    /// when a challenge names none.
+    pub fn scopes_supported<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The scopes every request needs (default none: any valid token for this resource).
+    /// Named in the `scope` of every challenge.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.required_scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The scopes a `tools/call` of `tool` needs besides the required ones (step-up): a token
+    /// without them gets `403 insufficient_scope` naming every scope the call needs.
+    pub fn tool_scopes<S: Into<String>>(
+        mut self,
+        tool: impl Into<String>,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.tool_scopes
+            .insert(tool.into(), scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// A human-readable name for the metadata (`resource_name`).
+    pub fn resource_name(mut self, name: impl Into<String>) -> Self {
+        self.resource_name = Some(name.into());
+        self
+    }
+
+    /// The protected resource's identifier.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The URL of the metadata document, as named in challenges (`resource_metadata`): the
+    /// well-known path inserted between the resource's host and path (RFC 9728 §3.1).
+    pub fn metadata_url(&self) -> String {
+        format!("{}{METADATA_PATH}{}", self.origin, self.resource_path)
+    }
+
+    /// The RFC 9728 protected resource metadata document.
+    pub fn metadata(&self) -> Value {
+        let mut doc = json!({
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        if !self.scopes_supported.is_empty() {
+            doc["scopes_supported"] = json!(self.scopes_supported);
+        }
+        if let Some(name) = &self.resource_name {
+            doc["resource_name"] = json!(name);
+        }
+        doc
+    }
+
+    /// The paths the metadata is served at on a router whose endpoint is `endpoint_path`:
+    /// the root well-known path, the one suffixed with the endpoint's path, and the one
+    /// suffixed with the resource URL's path when a proxy maps it elsewhere.
+    pub(crate) fn metadata_paths(&self, endpoint_path: &str) -> Vec<String> {
+        let resource_path = self.resource_path.split('?').next().unwrap_or_default();
+        let mut paths = vec![METADATA_PATH.to_owned()];
+        for suffix in [endpoint_path, resource_path] {
+            let suffix = suffix.trim_end_matches('/');
+            let path = format!("{METADATA_PATH}{suffix}");
+            if !suffix.is_empty() && suffix.starts_with('/') && !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+        paths
+    }
+
+    /// The claims of the request's bearer token, or why it is refused.
+    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<AccessClaims, Refusal> {
+        let token = match bearer_token(headers) {
+            Presented::None => return Err(Refusal::NoToken),
+            Presented::Malformed => {
+                tracing::debug!("malformed Authorization header refused");
+                return Err(Refusal::InvalidToken(
+                    "The Authorization header is malformed",
+                ));
+            }
+            Presented::Token(token) => token,
+        };
+        let claims = match self.validator.validate(token).await {
+            Ok(claims) => claims,
+            Err(AuthError::Unavailable(reason)) => {
+                tracing::warn!(%reason, "access token validation unavailable");
+                return Err(Refusal::Unavailable);
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "access token refused");
+                return Err(Refusal::InvalidToken(describe(&e)));
+            }
+        };
+        if !claims
+            .audience
+            .iter()
+            .any(|a| same_resource(a, &self.resource))
+        {
+            tracing::debug!(subject = %claims.subject, "access token refused: issued for another resource");
+            return Err(Refusal::InvalidToken(describe(&AuthError::WrongAudience)));
+        }
+        if claims.expires_at.is_some_and(|at| at <= SystemTime::now()) {
+            tracing::debug!(subject = %claims.subject, "access token refused: expired");
+            return Err(Refusal::InvalidToken(describe(&AuthError::Expired)));
+        }
+        self.check_scopes(&claims, std::iter::empty())?;
+        Ok(claims)
+    }
+
+    /// `Err(403 insufficient_scope)` when `claims` lack a scope the request needs: the
+    /// required ones and those of every tool in `tools`. The challenge names all of them
+    /// at once, so one re-authorization is enough.
+    pub(crate) fn check_scopes<'a>(
+        &self,
+        claims: &AccessClaims,
+        tools: impl Iterator<Item = &'a str>,
+    ) -> Result<(), Refusal> {
+        let mut needed: Vec<&str> = self.required_scopes.iter().map(String::as_str).collect();
+        for tool in tools {
+            for scope in self.tool_scopes.get(tool).into_iter().flatten() {
+                if !needed.contains(&scope.as_str()) {
+                    needed.push(scope);
+                }
+            }
+        }
+        if needed.iter().all(|s| claims.has_scope(s)) {
+            return Ok(());
+        }
+        tracing::debug!(subject = %claims.subject, needed = ?needed, "insufficient scope");
+        Err(Refusal::InsufficientScope(needed.join(" ")))
+    }
+
+    /// The response to a refused request: `401`, `403` or `503`, with the challenge.
+    pub(crate) fn refuse(&self, refusal: Refusal) -> Response {
+        match refusal {
+            Refusal::NoToken => self.unauthorized(None),
+            Refusal::InvalidToken(description) => self.unauthorized(Some(description)),
+            Refusal::InsufficientScope(scope) => {
+                let description = "The access token lacks scopes this request needs";
+                let challenge = format!(
+                    "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"{description}\"",
+                    quotable(&scope),
+                    quotable(&self.metadata_url()),
+                );
+                auth_body(
+                    StatusCode::FORBIDDEN,
+                    Some(challenge),
+                    "insufficient_scope",
+                    description,
+                )
+            }
+            Refusal::Unavailable => auth_body(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                "temporarily_unavailable",
+                "The access token could not be validated now; retry later",
+            ),
+        }
+    }
+
+    /// `401` with the challenge: `error="invalid_token"` when a token was presented
+    /// (`Some(description)`), none when the request had no credentials (RFC 6750 §3.1).
+    fn unauthorized(&self, invalid: Option<&str>) -> Response {
+        let mut challenge = String::from("Bearer ");
+        if let Some(description) = invalid {
+            challenge.push_str(&format!(
+                "error=\"invalid_token\", error_description=\"{}\", ",
+                quotable(description)
+            ));
+        }
+        challenge.push_str(&format!(
+            "resource_metadata=\"{}\"",
+            quotable(&self.metadata_url())
+        ));
+        if !self.required_scopes.is_empty() {
+            challenge.push_str(&format!(
+                ", scope=\"{}\"",
+                quotable(&self.required_scopes.join(" "))
+            ));
+        }
+        match invalid {
+            Some(description) => auth_body(
+                StatusCode::UNAUTHORIZED,
+                Some(challenge),
+                "invalid_token",
+                description,
+            ),
+            None => auth_body(
+                StatusCode::UNAUTHORIZED,
+                Some(challenge),
+                "invalid_token",
+                "This MCP endpoint needs an access token in the Authorization: Bearer header",
+            ),
+        }
+    }
+}
+
+/// Why a request is refused, before it becomes a response.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// No bearer token: `401` without an error code.
+    NoToken,
+    /// A token that is malformed, invalid, expired or foreign: `401 invalid_token`.
+    InvalidToken(&'static str),
+    /// A token without the scopes the request needs (space-separated): `403`.
+    InsufficientScope(String),
+    /// The validator could not decide: `503`.
+    Unavailable,
+}
+
+/// The description a client gets for a refused token: fixed per kind, never the validator's
+/// text (which may say more than a client should learn).
+fn describe(error: &AuthError) -> &'static str {
+    match error {
+        AuthError::Expired => "The access token expired",
+        AuthError::WrongAudience => "The access token was not issued for this resource",
+        _ => "The access token is invalid",
+    }
+}
+
+/// An OAuth-style error response: `{"error", "error_description"}` with the challenge.
+fn auth_body(
+    status: StatusCode,
+    challenge: Option<String>,
+    error: &str,
+    description: &str,
+) -> Response {
+    let body = json!({"error": error, "error_description": description}).to_string();
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Some(value) = challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// `text` with what cannot stand in a quoted-string of a challenge (RFC 6750 §3: `"`, `\`,
+/// control and non-ASCII characters) left out.
+fn quotable(text: &str) -> String {
+    text.chars()
+        .filter(|c| matches!(c, ' ' | '!' | '#'..='[' | ']'..='~'))
+        .collect()
+}
+
+enum Presented {
+    None,
+    Malformed,
+    Token(BearerToken),
+}
+
+/// The request's bearer token: only from the `Authorization` header, never the query string
+/// (MCP forbids tokens in URIs). Another scheme (`Basic`) counts as no token.
+fn bearer_token(headers: &HeaderMap) -> Presented {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Presented::None;
+    };
+    if values.next().is_some() {
+        return Presented::Malformed;
+    }
+    let Ok(value) = value.to_str() else {
+        return Presented::Malformed;
+    };
+    let value = value.trim();
+    let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Presented::None;
+    }
+    let token = token.trim();
+    // RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+    let body = token.trim_end_matches('=');
+    let valid = !body.is_empty()
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
+    if valid {
+        Presented::Token(BearerToken(token.to_owned()))
+    } else {
+        Presented::Malformed
+    }
+}
+
+/// `(scheme://authority lowercased, path-and-query)` of an absolute http(s) URL without a
+/// fragment; the path is `""` for the root.
+fn split_resource(resource: &str) -> Option<(String, String)> {
+    let (scheme, rest) = resource.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if !matches!(scheme.as_str(), "http" | "https") || resource.contains('#') {
+        return None;
+    }
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let path = if path == "/" { "" } else { path };
+    Some((
+        format!("{scheme}://{}", authority.to_ascii_lowercase()),
+        path.to_owned(),
+    ))
+}
+
+/// Whether two resource identifiers name the same resource: scheme and host compared without
+/// case, a trailing slash ignored (MCP: servers should accept both forms).
+fn same_resource(a: &str, b: &str) -> bool {
+    let canonical = |r: &str| {
+        split_resource(r).map(|(origin, path)| {
+            let path = path.strip_suffix('/').unwrap_or(&path).to_owned();
+            (origin, path)
+        })
+    };
+    match (canonical(a), canonical(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The metadata document response, readable from any origin (browser-based clients discover
+/// it cross-origin; it holds nothing private).
+pub(crate) fn metadata_response(auth: &Auth) -> Response {
+    let mut response = (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        auth.metadata().to_string(),
+    )
+        .into_response();
+    add_cors(response.headers_mut());
+    response
+}
+
+/// The CORS preflight answer for the metadata document.
+pub(crate) fn metadata_preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    add_cors(response.headers_mut());
+    response
+}
+
+fn add_cors(headers: &mut HeaderMap) {
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("*"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_url_inserts_the_well_known_path() {
+        let auth = |r: &str| Auth::new(r, |_t: BearerToken| async { Err(AuthError::Expired) });
+        assert_eq!(
+            auth("https://MCP.example.com/public/mcp")
+                .unwrap()
+                .metadata_url(),
+            "https://mcp.example.com/.well-known/oauth-protected-resource/public/mcp"
+        );
+        assert_eq!(
+            auth("https://mcp.example.com/").unwrap().metadata_url(),
+            "https://mcp.example.com/.well-known/oauth-protected-resource"
+        );
+        assert!(auth("mcp.example.com/mcp").is_err());
+        assert!(auth("ftp://mcp.example.com/mcp").is_err());
+        assert!(auth("https://mcp.example.com/mcp#x").is_err());
+    }
+
+    #[test]
+    fn metadata_is_routed_at_the_root_the_endpoint_and_the_resource_path() {
+        let validator = |_t: BearerToken| async { Err(AuthError::Expired) };
+        let behind_proxy = Auth::new("https://example.com/public/mcp", validator).unwrap();
+        assert_eq!(
+            behind_proxy.metadata_paths("/mcp"),
+            [
+                METADATA_PATH.to_owned(),
+                format!("{METADATA_PATH}/mcp"),
+                format!("{METADATA_PATH}/public/mcp"),
+            ]
+        );
+        let direct = Auth::new("https://example.com/mcp", validator).unwrap();
+        assert_eq!(
+            direct.metadata_paths("/mcp"),
+            [METADATA_PATH.to_owned(), format!("{METADATA_PATH}/mcp")]
+        );
+        let root = Auth::new("https://example.com", validator).unwrap();
+        assert_eq!(root.metadata_paths("/"), [METADATA_PATH.to_owned()]);
+    }
+
+    #[test]
+    fn resources_compare_without_case_or_trailing_slash() {
+        assert!(same_resource(
+            "HTTPS://MCP.example.com/mcp/",
+            "https://mcp.example.com/mcp"
+        ));
+        assert!(!same_resource(
+            "https://mcp.example.com/MCP",
+            "https://mcp.example.com/mcp"
+        ));
+        assert!(!same_resource(
+            "https://other.example.com/mcp",
+            "https://mcp.example.com/mcp"
+        ));
+    }
+
+    #[test]
+    fn bearer_tokens_come_only_from_the_authorization_header() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
+            bearer_token(&h)
+        };
+        assert!(
+            matches!(with("Bearer abc.DEF-_~+/=="), Presented::Token(t) if t.secret() == "abc.DEF-_~+/==")
+        );
+        assert!(matches!(with("bearer abc"), Presented::Token(_)));
+        assert!(matches!(with("Basic abc"), Presented::None));
+        assert!(matches!(with("Bearer "), Presented::Malformed));
+        assert!(matches!(with("Bearer a b"), Presented::Malformed));
+        assert!(matches!(bearer_token(&HeaderMap::new()), Presented::None));
+    }
+
+    #[test]
+    fn token_debug_is_redacted() {
+        let token = BearerToken::new("s3cr3t-token");
+        assert_eq!(format!("{token:?}"), "BearerToken(<redacted>)");
+    }
+}
