@@ -137,6 +137,7 @@ async fn elicit_and_report(
         mode: None,
         requested_schema: Some(requested_schema),
         url: None,
+        elicitation_id: None,
     };
     match ctx.elicit_with(params).await {
         Ok(result) => {
@@ -387,6 +388,7 @@ async fn test_input_required_result_capabilities(ctx: ToolContext) -> String {
             "required": ["value"]
         })),
         url: None,
+        elicitation_id: None,
     };
     // Only what the client declared is asked; the rest fails at once (NotSupported).
     let (elicited, sampled) = tokio::join!(

@@ -106,6 +106,17 @@ impl ClientError {
             _ => None,
         }
     }
+
+    /// The URL-mode elicitations the user must complete before the request is retried, when
+    /// the server refused it with -32042 (URLElicitationRequired).
+    pub fn url_elicitations(&self) -> Option<Vec<ElicitParams>> {
+        let error = self
+            .server_error()
+            .filter(|e| e.code == ErrorCode::URL_ELICITATION_REQUIRED)?;
+        let data: crate::protocol::UrlElicitationRequiredData =
+            serde_json::from_value(error.data.clone()?).ok()?;
+        Some(data.elicitations)
+    }
 }
 
 /// Answers `elicitation/create`: the form (or URL) the server asks the user to fill in.
@@ -172,6 +183,7 @@ pub struct ClientBuilder {
     timeout: Option<Duration>,
     handshake_timeout: Duration,
     elicitation: Option<ElicitationHandler>,
+    url_elicitation: bool,
     sampling: Option<SamplingHandler>,
     roots: Option<Vec<Root>>,
     policy: CallPolicy,
@@ -205,6 +217,7 @@ impl Default for ClientBuilder {
             timeout: Some(Duration::from_secs(60)),
             handshake_timeout: Duration::from_secs(10),
             elicitation: None,
+            url_elicitation: false,
             sampling: None,
             roots: None,
             policy: CallPolicy::default(),
@@ -252,6 +265,15 @@ impl ClientBuilder {
         Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
     {
         self.elicitation = Some(Arc::new(move |p| Box::pin(handler(p))));
+        self
+    }
+
+    /// Declares URL-mode elicitation too (`elicitation: {"form": {}, "url": {}}`): the
+    /// [`on_elicitation`](Self::on_elicitation) handler then also gets URL-mode requests
+    /// ([`ElicitParams::is_url`]): show the URL and its host, ask the user's consent, and
+    /// answer `accept`, `decline` or `cancel`.
+    pub fn url_elicitation(mut self) -> Self {
+        self.url_elicitation = true;
         self
     }
 
@@ -313,9 +335,12 @@ impl ClientBuilder {
             capabilities.sampling = Some(Map::new());
         }
         if self.elicitation.is_some() {
-            let mut form = Map::new();
-            form.insert("form".into(), Value::Object(Map::new()));
-            capabilities.elicitation = Some(form);
+            let mut modes = Map::new();
+            modes.insert("form".into(), Value::Object(Map::new()));
+            if self.url_elicitation {
+                modes.insert("url".into(), Value::Object(Map::new()));
+            }
+            capabilities.elicitation = Some(modes);
         }
         let mut config = ClientConfig::new(self.info.clone()).capabilities(capabilities);
         config.version = self.version;
@@ -1502,6 +1527,7 @@ mod tests {
                 "free": {"type": "string"}
             }})),
             url: None,
+            elicitation_id: None,
         };
         let mut accepted = ElicitResult::accept(json!({"age": 5}).as_object().unwrap().clone());
         apply_elicitation_defaults(&params, &mut accepted);

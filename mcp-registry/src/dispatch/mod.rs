@@ -26,11 +26,11 @@ use crate::protocol::decode::{
     too_deep,
 };
 use crate::protocol::{
-    CacheHints, CacheScope, CallToolResult, ClientCapabilities, DiscoverResult, Era, ErrorCode,
-    ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult,
+    CacheHints, CacheScope, CallToolResult, ClientCapabilities, DiscoverResult, ElicitParams, Era,
+    ErrorCode, ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult,
     InputRequiredResult, LoggingLevel, META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO,
     ProtocolEra, ProtocolVersion, RequestId, ResultResponse, ResultType, ServerCapabilities,
-    ToolsCapability, exceeds_max_depth, method,
+    ToolsCapability, UrlElicitationRequiredData, exceeds_max_depth, method,
 };
 use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
 use crate::registry::request_state::arguments_digest;
@@ -654,6 +654,12 @@ impl PendingCall {
             }) if self.version == Some(ProtocolVersion::MODERN) => {
                 return Answer::Error(missing_capability(capability, message));
             }
+            // The request itself is refused until the user has been elsewhere.
+            Err(CallError::UrlElicitationRequired {
+                message,
+                elicitations,
+                ..
+            }) => return Answer::Error(url_elicitation_required(message, elicitations)),
             Err(e) => e.into_call_tool_result(),
         };
         Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
@@ -674,6 +680,14 @@ pub(crate) fn input_required(server: &Server, round: &Round) -> Option<Answer> {
         }),
         Err(error) => Answer::Error(error),
     })
+}
+
+/// -32042 URLElicitationRequired, listing the elicitations in `data`.
+#[cold]
+fn url_elicitation_required(message: String, elicitations: Vec<ElicitParams>) -> ErrorObject {
+    let mut error = ErrorObject::new(ErrorCode::URL_ELICITATION_REQUIRED, message);
+    error.data = serde_json::to_value(UrlElicitationRequiredData { elicitations }).ok();
+    error
 }
 
 /// -32021 MissingRequiredClientCapability, naming the capability in `data`.

@@ -111,7 +111,7 @@ pub struct CreateMessageResult {
 }
 
 /// The params of `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ElicitParams {
     /// What to ask the user.
@@ -125,6 +125,41 @@ pub struct ElicitParams {
     /// Where to send the user (URL mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The elicitation's id (URL mode), named again by `notifications/elicitation/complete`
+    /// and by a -32042 error's elicitations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elicitation_id: Option<String>,
+}
+
+impl ElicitParams {
+    /// A URL-mode elicitation (2025-11-25 onward): send the user to `url`, out of band of
+    /// the client (a sign-in, a payment, a secret the client must not see).
+    pub fn url(
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Self {
+        ElicitParams {
+            message: message.into(),
+            mode: Some("url".into()),
+            requested_schema: None,
+            url: Some(url.into()),
+            elicitation_id: Some(elicitation_id.into()),
+        }
+    }
+
+    /// Whether this is a URL-mode elicitation.
+    pub fn is_url(&self) -> bool {
+        self.mode.as_deref() == Some("url")
+    }
+}
+
+/// The `data` of a -32042 (URLElicitationRequired) error: the URL-mode elicitations to
+/// complete before the request is retried.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UrlElicitationRequiredData {
+    /// The elicitations, each in URL mode with its `elicitationId`.
+    pub elicitations: Vec<ElicitParams>,
 }
 
 /// What the user did with an elicitation.

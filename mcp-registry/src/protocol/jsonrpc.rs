@@ -123,6 +123,9 @@ impl ErrorCode {
     /// The resource asked for does not exist (2025-11-25 and earlier; 2026-07-28 answers
     /// [`INVALID_PARAMS`](Self::INVALID_PARAMS) with `data.uri` instead).
     pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+    /// The request needs URL-mode elicitations completed first (2025-11-25 onward); `data`
+    /// lists them ([`UrlElicitationRequiredData`](crate::protocol::UrlElicitationRequiredData)).
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 }
 
 /// The `error` member of a JSON-RPC error reply.

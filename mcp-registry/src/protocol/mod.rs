@@ -21,7 +21,7 @@ pub use client::{
     CallToolParams, ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction,
     ElicitParams, ElicitResult, InputRequest, InputRequiredResult, ListRootsResult,
     ListToolsResult, PaginatedParams, ResourceUriParams, Root, RootsCapability,
-    UnsupportedVersionData,
+    UnsupportedVersionData, UrlElicitationRequiredData,
 };
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,

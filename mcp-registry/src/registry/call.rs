@@ -657,6 +657,14 @@ impl Failure {
                 capability,
                 message,
             },
+            Failure::Tool(ToolError::UrlElicitationRequired {
+                message,
+                elicitations,
+            }) => CallError::UrlElicitationRequired {
+                tool,
+                message,
+                elicitations,
+            },
             Failure::Panicked(message) => {
                 tracing::error!(tool, server = &*names.server, %message, "tool panicked");
                 CallError::Panicked { tool, message }

@@ -89,6 +89,17 @@ pub enum CallError {
         /// The panic payload, when it was a string.
         message: String,
     },
+    /// The tool needs URL-mode elicitations completed first
+    /// ([`ToolError::UrlElicitationRequired`](crate::ToolError::UrlElicitationRequired)).
+    #[error("tool {tool:?} needs the user elsewhere first: {message}")]
+    UrlElicitationRequired {
+        /// The tool.
+        tool: String,
+        /// What the tool said.
+        message: String,
+        /// The URL-mode elicitations to complete.
+        elicitations: Vec<crate::protocol::ElicitParams>,
+    },
     /// The registry's approval callback
     /// ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)) refused the call;
     /// the tool did not run.

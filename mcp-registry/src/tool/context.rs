@@ -555,6 +555,7 @@ impl ToolContext {
                 mode: None,
                 requested_schema: Some(schema),
                 url: None,
+                elicitation_id: None,
             })
             .await?;
         match result.action {
@@ -584,6 +585,52 @@ impl ToolContext {
             c.elicitation.is_some()
         })?;
         self.ask(move || handler.elicit(params)).await
+    }
+
+    /// Sends the user to `url` (URL-mode elicitation, 2025-11-25 onward): for what must not
+    /// pass through the client (a third-party sign-in, a payment, an API key). The client
+    /// shows the URL and asks the user's consent; [`ElicitAction::Accept`] means the user
+    /// agreed to go, not that they finished: the interaction happens out of band, and the
+    /// tool learns of its end its own way (its web handler, its store), usually by the
+    /// `elicitation_id` it put in the URL. In 2026-07-28 a tool runs again for each round
+    /// (see [`elicit`](Self::elicit)): it must ask with the same id each time, so derive the
+    /// id from what the tool stores, not from a fresh random value.
+    ///
+    /// Needs a client that declared URL mode (`elicitation: {"url": {}}`); otherwise
+    /// [`InputError::NotSupported`] and nothing is sent. To refuse the call until the user
+    /// has been there instead, return [`ToolError::url_elicitation_required`]
+    /// (-32042 on the wire).
+    ///
+    /// [`ToolError::url_elicitation_required`]: crate::ToolError::url_elicitation_required
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+        elicitation_id: impl Into<String>,
+    ) -> Result<ElicitAction, InputError> {
+        if let Some(capabilities) = self.client_capabilities()
+            && capabilities.elicitation.is_some()
+            && !supports_url_elicitation(&capabilities)
+        {
+            return Err(InputError::NotSupported {
+                capability: "elicitation.url",
+                method: "elicitation/create",
+            });
+        }
+        let params = ElicitParams::url(message, url, elicitation_id);
+        let result = if let Some(round) = self.round_for_asks() {
+            let params = to_params(&params);
+            let key = self.input_key.as_deref();
+            round
+                .ask(key, ClientCapability::Elicitation, params)
+                .await?
+        } else {
+            let handler = self.input_for("elicitation", "elicitation/create", |c| {
+                supports_url_elicitation(c)
+            })?;
+            self.ask(move || handler.elicit(params)).await?
+        };
+        Ok(result.action)
     }
 
     /// Asks the client's model for a completion (sampling): `request` is a
@@ -753,4 +800,12 @@ impl fmt::Debug for ToolContext {
             .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `capabilities` declare URL-mode elicitation (`elicitation: {"url": {}}`).
+fn supports_url_elicitation(capabilities: &ClientCapabilities) -> bool {
+    capabilities
+        .elicitation
+        .as_ref()
+        .is_some_and(|modes| modes.contains_key("url"))
 }

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::{CallToolResult, Content};
+use crate::protocol::{CallToolResult, Content, ElicitParams};
 use crate::schema;
 
 /// Why a handler did not produce a result.
@@ -29,6 +29,18 @@ pub enum ToolError {
         /// What the tool was told.
         message: String,
     },
+    /// The call cannot go on until the user completes these URL-mode elicitations (a
+    /// sign-in elsewhere, say): the request is refused with -32042
+    /// (URLElicitationRequired) listing them, in every revision that has URL mode, and the
+    /// client retries once the user has been there. Build it with
+    /// [`url_elicitation_required`](Self::url_elicitation_required).
+    #[error("{message}")]
+    UrlElicitationRequired {
+        /// What the client is told.
+        message: String,
+        /// The elicitations, each in URL mode with its id.
+        elicitations: Vec<ElicitParams>,
+    },
 }
 
 impl ToolError {
@@ -40,6 +52,26 @@ impl ToolError {
     /// An argument error with the given message (name the field in it).
     pub fn invalid_arguments(message: impl Display) -> Self {
         ToolError::InvalidArguments(message.to_string())
+    }
+
+    /// Refuses the call until the user has completed the URL-mode `elicitations`
+    /// ([`ElicitParams::url`]): -32042 on the wire.
+    ///
+    /// ```
+    /// use mcp_registry::ToolError;
+    /// use mcp_registry::protocol::ElicitParams;
+    /// let sign_in = ElicitParams::url("Sign in to Example Co", "https://example.com/connect?e=42", "42");
+    /// let e = ToolError::url_elicitation_required("Example Co is not connected yet", [sign_in]);
+    /// assert_eq!(e.to_string(), "Example Co is not connected yet");
+    /// ```
+    pub fn url_elicitation_required(
+        message: impl Display,
+        elicitations: impl IntoIterator<Item = ElicitParams>,
+    ) -> Self {
+        ToolError::UrlElicitationRequired {
+            message: message.to_string(),
+            elicitations: elicitations.into_iter().collect(),
+        }
     }
 }
 
@@ -141,9 +173,7 @@ impl<T: IntoToolResult, E: Display + 'static> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
         match self {
             Ok(v) => v.into_tool_result(),
-            Err(e) => {
-                Err(missing_capability(&e).unwrap_or_else(|| ToolError::Failed(e.to_string())))
-            }
+            Err(e) => Err(kept_error(&e).unwrap_or_else(|| ToolError::Failed(e.to_string()))),
         }
     }
 
@@ -152,20 +182,18 @@ impl<T: IntoToolResult, E: Display + 'static> IntoToolResult for Result<T, E> {
     }
 }
 
-/// A tool error that says the client lacks a capability (a [`ToolError`] or an
-/// [`InputError`](crate::tool::InputError) returned with `?`), kept as such so a 2026-07-28
-/// request is refused with -32021; `None` for any other error.
-fn missing_capability(e: &dyn std::any::Any) -> Option<ToolError> {
+/// A tool error that means more than its text, kept as such when a tool returns it (a
+/// [`ToolError`] or an [`InputError`](crate::tool::InputError) returned with `?`): a missing
+/// client capability (a 2026-07-28 request is refused with -32021) and a URL elicitation the
+/// user must complete first (-32042); `None` for any other error.
+fn kept_error(e: &dyn std::any::Any) -> Option<ToolError> {
     use crate::tool::InputError;
-    if let Some(ToolError::MissingClientCapability {
-        capability,
-        message,
-    }) = e.downcast_ref::<ToolError>()
+    if let Some(
+        error @ (ToolError::MissingClientCapability { .. }
+        | ToolError::UrlElicitationRequired { .. }),
+    ) = e.downcast_ref::<ToolError>()
     {
-        return Some(ToolError::MissingClientCapability {
-            capability,
-            message: message.clone(),
-        });
+        return Some(error.clone());
     }
     match e.downcast_ref::<InputError>() {
         Some(input @ InputError::NotSupported { .. }) => Some(input.clone().into()),
