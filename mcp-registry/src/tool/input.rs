@@ -404,6 +404,24 @@ impl From<SamplingRequest> for CreateMessageParams {
     }
 }
 
+/// `T`'s elicitation form, as [`ToolContext::elicit`](crate::ToolContext::elicit) sends it, or
+/// why `T` cannot be one ([`InputError::InvalidForm`]). `elicit` checks this when it runs;
+/// call it in a unit test to learn of a bad form type before any user sees one:
+///
+/// ```
+/// use mcp_registry::tool::elicitation_form;
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Confirm { confirm: bool, reason: Option<String> }
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Nested { inner: Confirm }
+/// let form = elicitation_form::<Confirm>().unwrap();
+/// assert_eq!(form["required"], serde_json::json!(["confirm"]));
+/// assert!(elicitation_form::<Nested>().is_err(), "forms are flat");
+/// ```
+pub fn elicitation_form<T: schemars::JsonSchema + 'static>() -> Result<Value, InputError> {
+    form_schema(&crate::schema::schema_for::<T>())
+}
+
 /// The elicitation form for a type's schema: a flat object whose properties are primitive
 /// (string, number, integer, boolean, or an array of enum values). An optional field
 /// (`["string", "null"]`) reads as its primitive type, left out of `required`.

@@ -25,6 +25,7 @@ pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, KeyedAsk, NotificationSink, ProgressError, ToolContext};
 pub use input::{
     ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
+    elicitation_form,
 };
 pub use result::{IntoToolResult, Json, ToolError};
 
