@@ -12,7 +12,9 @@
 #      the scoreboard (tests/e2e/conformance_summary.py) is printed at the end;
 #   3. examples/hub mounting `@modelcontextprotocol/server-everything` (npm, pinned) beside its
 #      own tools: `hub --check` (handle_mcp_message and an agent session) and the Python SDK
-#      over stdio through the hub (tests/e2e/hub_client.py);
+#      over stdio through the hub (tests/e2e/hub_client.py); the MCP client against that server
+#      directly over stdio and Streamable HTTP (tests/client_everything.rs, ignored by
+#      `cargo test`, run here);
 #   4. the MCP client against a FastMCP server (PyPI `fastmcp`, pinned; tests/client_fastmcp.rs,
 #      ignored by `cargo test`, run here) over stdio and Streamable HTTP, and mounted;
 #   5. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
@@ -233,6 +235,12 @@ for py in "${PYTHONS[@]}"; do
     run "Python client through the hub ($py)" "$py" tests/e2e/hub_client.py \
         "$EXAMPLES/hub" "$NODE" "$EVERYTHING" stdio
 done
+
+# ---------------------------------------------------------------------------------------------
+step "the MCP client against @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio, Streamable HTTP)"
+run "client vs server-everything (tests/client_everything.rs)" \
+    env MCP_E2E_NODE="$NODE" MCP_E2E_EVERYTHING="$EVERYTHING" \
+    cargo test --quiet --test client_everything -- --ignored
 
 # ---------------------------------------------------------------------------------------------
 step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
