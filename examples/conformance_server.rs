@@ -495,6 +495,25 @@ async fn test_trigger_prompt_change() -> &'static str {
 /// `$defs`, `$anchor`, `$ref`, `allOf`/`anyOf`, `if`/`then`/`else`, `additionalProperties`),
 /// which must reach clients untouched. The schema is the suite's own fixture (SEP-1613,
 /// SEP-2106).
+/// A tool whose `region` parameter is mirrored into the `Mcp-Param-Region` header over
+/// Streamable HTTP (2026-07-28 `x-mcp-header`): the server checks the header against the body.
+fn custom_header_tool() -> Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "description": "Where to run", "x-mcp-header": "Region"},
+            "query": {"type": "string", "description": "What to run"}
+        },
+        "required": ["region"]
+    });
+    Tool::builder("test_custom_header")
+        .description("Runs a query in a region mirrored into the Mcp-Param-Region header")
+        .raw(schema, |args: Value| async move {
+            format!("ran in {}", args["region"].as_str().unwrap_or_default())
+        })
+        .expect("a valid tool")
+}
+
 fn json_schema_2020_12_tool() -> Tool {
     let schema = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -680,6 +699,7 @@ fn conformance_server() -> Server {
             test_trigger_tool_change::tool(),
             test_trigger_prompt_change::tool(),
             json_schema_2020_12_tool(),
+            custom_header_tool(),
         ])
         .prompts(prompts())
         .resources([

@@ -800,3 +800,96 @@ async fn a_2025_03_26_session_is_served_batches() {
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     assert_eq!(refused.json()["error"]["code"], -32600);
 }
+
+/// 2026-07-28 `x-mcp-header`: a parameter a tool annotates is mirrored into
+/// `Mcp-Param-{Name}`, and the server refuses a call whose header is missing, undecodable or
+/// different from the body (400, -32020); the client's own encoding passes.
+#[tokio::test]
+async fn mirrored_parameter_headers_are_checked_against_the_body() {
+    let region = Tool::builder("run")
+        .raw(
+            json!({"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "n": {"type": "integer", "x-mcp-header": "N"}
+            }}),
+            |args: Value| async move { format!("ran in {}", args["region"]) },
+        )
+        .unwrap();
+    let registry = Registry::from_servers([Server::new("s", None, [region]).unwrap()]);
+    let app = router(registry, "s", HttpConfig::default());
+    let base = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "run"),
+    ];
+    let call = |args: Value| modern(1, "tools/call", json!({"name": "run", "arguments": args}));
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut h = base.to_vec();
+        h.extend_from_slice(extra);
+        h
+    };
+
+    let ok = send(
+        &app,
+        "POST",
+        &with(&[("mcp-param-region", "us-west1"), ("mcp-param-n", "7")]),
+        call(json!({"region": "us-west1", "n": 7})),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    // Base64 (here for a non-ASCII value) is decoded before comparing.
+    let encoded = send(
+        &app,
+        "POST",
+        &with(&[("mcp-param-region", "=?base64?w6l0w6k=?=")]),
+        call(json!({"region": "été"})),
+    )
+    .await;
+    assert_eq!(encoded.status, StatusCode::OK, "{}", encoded.body);
+    // A value the body leaves out needs no header.
+    let absent = send(&app, "POST", &with(&[]), call(json!({}))).await;
+    assert_eq!(absent.status, StatusCode::OK, "{}", absent.body);
+
+    for (extra, args, says) in [
+        (
+            vec![],
+            json!({"region": "eu"}),
+            "Mcp-Param-Region header is missing",
+        ),
+        (
+            vec![("mcp-param-region", "us")],
+            json!({"region": "eu"}),
+            "does not match",
+        ),
+        (
+            vec![("mcp-param-region", "eu"), ("mcp-param-n", "8")],
+            json!({"region": "eu", "n": 7}),
+            "Mcp-Param-N",
+        ),
+        (
+            vec![("mcp-param-region", "=?base64?ZXU?=")],
+            json!({"region": "eu"}),
+            "not a valid value",
+        ),
+        (
+            vec![("mcp-param-region", "=?base64?Z!!U=?=")],
+            json!({"region": "eu"}),
+            "not a valid value",
+        ),
+    ] {
+        let refused = send(&app, "POST", &with(&extra), call(args.clone())).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{extra:?} {args}: {}",
+            refused.body
+        );
+        let error = &refused.json()["error"];
+        assert_eq!(error["code"], -32020, "{}", refused.body);
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{}",
+            refused.body
+        );
+    }
+}

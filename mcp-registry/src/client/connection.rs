@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::headers::{ParamHeader, param_headers, tool_param_headers};
 use super::machine::{
     ClientConfig, ClientLifecycle, ClientMachine, ClientStateError, Handshake, Incoming,
     OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequestKind,
@@ -21,6 +20,7 @@ use super::policy::{Approval, ApprovalRequest, CallPolicy, is_retryable};
 use super::transport::{
     InProcessTransport, Inbound, Outbound, OutboundKind, Transport, TransportError,
 };
+use crate::protocol::headers::{ParamHeader, param_headers, tool_param_headers};
 use crate::protocol::{
     CallToolParams, CallToolResult, ClientCapabilities, CompleteParams, CompleteResult,
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, ErrorCode,

@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::ClientError;
-use super::headers::encode_header_value;
 use super::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
+use crate::protocol::headers::encode_header_value;
 use crate::protocol::{
     ErrorCode, ErrorObject, ErrorResponse, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion,
     RequestId,

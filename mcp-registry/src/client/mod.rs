@@ -16,7 +16,6 @@
 pub mod auth;
 mod connection;
 mod filter;
-mod headers;
 #[cfg(feature = "client-http")]
 mod http;
 pub mod machine;

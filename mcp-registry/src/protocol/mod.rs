@@ -8,6 +8,7 @@ mod completion;
 mod content;
 pub(crate) mod decode;
 mod depth;
+pub(crate) mod headers;
 mod jsonrpc;
 mod logging;
 mod messages;

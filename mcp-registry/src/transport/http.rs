@@ -46,9 +46,10 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::{ServerSession, error_value, parse_error};
+use crate::protocol::headers::{decode_header_value, tool_param_headers};
 use crate::protocol::{
     ErrorCode, ErrorObject, META_PROTOCOL_VERSION, MODERN_VERSION, ProtocolEra, ProtocolVersion,
-    RequestId, require_modern_meta,
+    RequestId, method, require_modern_meta,
 };
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
@@ -497,19 +498,66 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
     }
 }
 
-/// Decodes `=?base64?…?=` header values (2026-07-28 value encoding).
-fn decode_header_value(raw: &str) -> Option<String> {
-    use base64::Engine as _;
-    match raw
-        .strip_prefix("=?base64?")
-        .and_then(|r| r.strip_suffix("?="))
-    {
-        Some(b64) => base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok()),
-        None => Some(raw.to_owned()),
+/// Checks a 2026-07-28 `tools/call`'s `Mcp-Param-{Name}` headers against its arguments, for
+/// the parameters the tool annotates with `x-mcp-header`: each value the body has must come
+/// in its header, decoded equal (a header that cannot be decoded is refused too). A tool this
+/// server does not have is left to dispatch to refuse.
+fn check_param_headers(
+    registry: &Registry,
+    server: &str,
+    headers: &HeaderMap,
+    message: &Value,
+) -> Result<(), String> {
+    let Some(params) = message.get("params") else {
+        return Ok(());
+    };
+    let Some(tool) = params
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(|name| Some(registry.server(server)?.tool(name)?.clone()))
+    else {
+        return Ok(());
+    };
+    // A server's own annotation it got wrong is not the client's fault: nothing to check.
+    let Ok(annotated) = tool_param_headers(&tool.descriptor().input_schema) else {
+        return Ok(());
+    };
+    let empty = serde_json::Map::new();
+    let arguments = params
+        .get("arguments")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    for param in &annotated {
+        let header = format!("mcp-param-{}", param.name());
+        let sent = match headers.get(header.as_str()) {
+            None => None,
+            Some(raw) => match raw.to_str().ok().and_then(decode_header_value) {
+                Some(decoded) => Some(decoded),
+                None => {
+                    return Err(format!(
+                        "Header mismatch: the Mcp-Param-{} header is not a valid value",
+                        param.name()
+                    ));
+                }
+            },
+        };
+        let body = param.value_in(arguments);
+        if sent != body {
+            return Err(match (sent, body) {
+                (None, Some(_)) => {
+                    format!(
+                        "Header mismatch: the Mcp-Param-{} header is missing",
+                        param.name()
+                    )
+                }
+                (sent, body) => format!(
+                    "Header mismatch: Mcp-Param-{} header value {sent:?} does not match body value {body:?}",
+                    param.name()
+                ),
+            });
+        }
     }
+    Ok(())
 }
 
 /// Checks a modern request's mirrored headers against its body.
@@ -756,7 +804,16 @@ async fn post_modern(
     caller: Option<AccessClaims>,
 ) -> Response {
     let id = message.get("id").cloned();
-    if let Err(mismatch) = check_modern_headers(headers, &message, body_version) {
+    let checked =
+        check_modern_headers(headers, &message, body_version).and_then(|()| {
+            match message.get("method").and_then(Value::as_str) {
+                Some(method::TOOLS_CALL) => {
+                    check_param_headers(&state.registry, &state.server, headers, &message)
+                }
+                _ => Ok(()),
+            }
+        });
+    if let Err(mismatch) = checked {
         return error_response(
             StatusCode::BAD_REQUEST,
             id.as_ref(),

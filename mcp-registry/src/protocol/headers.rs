@@ -1,5 +1,6 @@
 //! Streamable HTTP's mirrored headers (2026-07-28): `x-mcp-header` annotations read from a
-//! tool's input schema (and refused when invalid), and values encoded for a header.
+//! tool's input schema (and refused when invalid), values encoded for a header (the client)
+//! and header values decoded and checked against the body (the server).
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -104,6 +105,30 @@ fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
+impl ParamHeader {
+    /// The header's name portion (`Mcp-Param-{name}`).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The value `arguments` give this header, as text (a string as it is, an integer in
+    /// decimal, a boolean as `true`/`false`); `None` when missing or `null`.
+    pub(crate) fn value_in(&self, arguments: &Map<String, Value>) -> Option<String> {
+        let (first, rest) = self.path.split_first()?;
+        let mut value = arguments.get(first)?;
+        for step in rest {
+            value = value.get(step)?;
+        }
+        match value {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+}
+
 /// The `Mcp-Param-*` headers of a call with `arguments`: a missing or `null` value leaves its
 /// header out.
 pub(crate) fn param_headers(
@@ -113,20 +138,26 @@ pub(crate) fn param_headers(
     headers
         .iter()
         .filter_map(|h| {
-            let (first, rest) = h.path.split_first()?;
-            let mut value = arguments.get(first)?;
-            for step in rest {
-                value = value.get(step)?;
-            }
-            let text = match value {
-                Value::String(s) => s.clone(),
-                Value::Bool(b) => b.to_string(),
-                Value::Number(n) => n.to_string(),
-                _ => return None,
-            };
+            let text = h.value_in(arguments)?;
             Some((format!("Mcp-Param-{}", h.name), encode_header_value(&text)))
         })
         .collect()
+}
+
+/// A header value as sent: `=?base64?{base64}?=` decoded (strict: padded, standard
+/// alphabet, UTF-8), anything else as it is; `None` when the Base64 form is invalid.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn decode_header_value(raw: &str) -> Option<String> {
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(b64) => base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok()),
+        None => Some(raw.to_owned()),
+    }
 }
 
 /// `value` as a header value: as it is when it is plain visible ASCII (inner spaces allowed),
