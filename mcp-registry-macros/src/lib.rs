@@ -63,7 +63,9 @@ use crate::ctxt::Errors;
 /// **Attributes.** `name = "..."` (default: the function's name; 1 to 128 characters of
 /// `A-Z a-z 0-9 _ - .`), `title = "..."`, `description = "..."`, the hints `read_only`,
 /// `destructive`, `idempotent`, `open_world` (each also `= false`), `blocking` (see below),
-/// and `crate = path` when `mcp_registry` is reached under another path.
+/// `server = path` (attach the tool to the server whose `server!(.., fn = ident)` the path
+/// names; a misspelled server is a compile error), and `crate = path` when `mcp_registry` is
+/// reached under another path.
 ///
 /// **Blocking work.** A timeout or a cancellation drops the call's future, which stops an
 /// `async fn` at its next `.await`; nothing can stop a thread that is blocked (blocking I/O,
@@ -151,7 +153,8 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[arg(description = "...")]`, as for `#[mcp_tool]`.
 ///
 /// **Attributes.** `name = "..."` (default: the function's name; the tool name rule),
-/// `title = "..."`, `description = "..."`, `crate = path`.
+/// `title = "..."`, `description = "..."`, `server = path` (attach it to a server declared
+/// elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoPromptResult`: `Vec<PromptMessage>`,
 /// `PromptMessage`, `GetPromptResult`, `String` or `&'static str` (one user text message),
@@ -224,7 +227,8 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// **Metadata.** `name = ".."` (default: the function's name), `title`, `description` (default:
 /// the doc comment before its first `#` heading), `mime_type` (contents returned as a `String`
-/// or bytes are labelled with it), `size` (bytes), `crate = path`.
+/// or bytes are labelled with it), `size` (bytes), `server = path` (attach it to a server
+/// declared elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoResourceContents`: `String`, `&'static str`,
 /// `Vec<u8>` (a blob), `Json<T>`, `ResourceContents`, `Vec<ResourceContents>`,
@@ -307,7 +311,10 @@ pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// - `title = "..."`, `instructions = "..."`.
 /// - `fn = [vis] ident`: also defines `vis fn ident() -> Server`, the server value to pass
 ///   explicitly (built on the first call, then shared). Without it nothing is named, so any
-///   number of `server!`s fit in one module.
+///   number of `server!`s fit in one module. With it, the server also declares a distributed
+///   slice (`linkme`) with the function's visibility: items annotated with `server = ident`
+///   (or any path to it) elsewhere in the crate attach themselves to the server, and the
+///   lists may then be left out.
 /// - `collect = false`: do not submit the server to the collection (needs `fn`).
 /// - `crate = path`: where `mcp_registry` is, when re-exported.
 ///
@@ -317,10 +324,16 @@ pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `Registry::collected()` panic), naming both definitions.
 #[proc_macro]
 pub fn server(input: TokenStream) -> TokenStream {
+    // Cargo names the crate being compiled: two crates' servers never share a slice name.
+    let seed = format!(
+        "{}|{input}",
+        std::env::var("CARGO_CRATE_NAME").unwrap_or_default()
+    );
     let mut server = match syn::parse::<ast::ServerInput>(input) {
         Ok(server) => server,
         Err(e) => return e.to_compile_error().into(),
     };
+    server.seed = ast::fnv1a(seed.as_bytes());
     let mut errors = std::mem::take(&mut server.errors);
     valid::check_server(&server, &mut errors);
     if errors.is_empty() {

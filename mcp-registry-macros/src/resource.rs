@@ -27,7 +27,7 @@ pub(crate) struct ResourceAttrs {
 }
 
 const RESOURCE_KEYS: &str =
-    "`uri`, `template`, `name`, `title`, `description`, `mime_type`, `size`, `crate`";
+    "`uri`, `template`, `name`, `title`, `description`, `mime_type`, `size`, `server`, `crate`";
 
 /// Parses the tokens inside `#[mcp_resource(...)]`: the shared keys into the tools' attribute
 /// struct, the resource's own into [`ResourceAttrs`].
@@ -46,7 +46,15 @@ pub(crate) fn parse_attrs(tokens: TokenStream, errors: &mut Errors) -> (ToolAttr
         let key = key_of(meta.path());
         let known = matches!(
             key.as_str(),
-            "uri" | "template" | "name" | "title" | "description" | "mime_type" | "size" | "crate"
+            "uri"
+                | "template"
+                | "name"
+                | "title"
+                | "description"
+                | "mime_type"
+                | "size"
+                | "server"
+                | "crate"
         );
         if !known {
             errors.spanned(
@@ -64,6 +72,7 @@ pub(crate) fn parse_attrs(tokens: TokenStream, errors: &mut Errors) -> (ToolAttr
             "name" => attrs.name = string_value(meta, &key, errors),
             "title" => attrs.title = string_value(meta, &key, errors),
             "description" => attrs.description = string_value(meta, &key, errors),
+            "server" => attrs.server = crate::attr::server_path(meta, errors),
             "mime_type" => own.mime_type = string_value(meta, &key, errors),
             "size" => match meta {
                 Meta::NameValue(nv) => match &nv.value {
@@ -379,7 +388,8 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
             #start,
         )
     };
-    let items = items(resource, own, &krate, body);
+    let mut items = items(resource, own, &krate, body);
+    items.extend(crate::expand::attachment(resource, &krate, "resource"));
     let item = &resource.item;
     match &resource.original {
         Some(original) => quote!(#original #items),
