@@ -238,6 +238,74 @@ async fn older_revisions_get_only_their_fields() {
 }
 
 #[tokio::test]
+async fn a_servers_caching_hints_override_the_registrys() {
+    use std::time::Duration;
+    let hinted = Server::builder("data")
+        .resources([static_text(), cached()])
+        .resource_templates([data_template()])
+        .tool(
+            mcp_registry::Tool::builder("noop")
+                .typed(|_: serde_json::Map<String, Value>| async { "" })
+                .unwrap(),
+        )
+        .prompt(
+            mcp_registry::Prompt::builder("hi")
+                .handler(|_| async { "hi" })
+                .unwrap(),
+        )
+        .list_cache(Duration::from_secs(300), CacheScope::Public)
+        .read_cache(Duration::from_millis(1500), CacheScope::Public)
+        .build()
+        .unwrap();
+    assert_eq!(
+        hinted.list_cache(),
+        Some(CacheHints {
+            ttl_ms: 300_000,
+            cache_scope: CacheScope::Public
+        })
+    );
+    let r = Registry::builder()
+        .server(hinted)
+        .list_ttl(Duration::from_secs(60))
+        .build();
+    for (method, def) in [
+        ("tools/list", "ListToolsResult"),
+        ("prompts/list", "ListPromptsResult"),
+        ("resources/list", "ListResourcesResult"),
+        ("resources/templates/list", "ListResourceTemplatesResult"),
+        ("server/discover", "DiscoverResult"),
+    ] {
+        let list = ask(&r, request(1, method, json!({"_meta": modern_meta()}))).await;
+        assert_reply(MODERN, def, &list);
+        assert_eq!(list["result"]["ttlMs"], 300_000, "{method}");
+        assert_eq!(list["result"]["cacheScope"], "public", "{method}");
+    }
+    let read = ask(
+        &r,
+        request(
+            2,
+            "resources/read",
+            json!({"uri": "test://template/7/data", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_reply(MODERN, "ReadResourceResult", &read);
+    assert_eq!(read["result"]["ttlMs"], 1500);
+    assert_eq!(read["result"]["cacheScope"], "public");
+    // A handler's own hints still win.
+    let cached = ask(
+        &r,
+        request(
+            3,
+            "resources/read",
+            json!({"uri": "test://cached", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(cached["result"]["ttlMs"], 5);
+}
+
+#[tokio::test]
 async fn modern_results_carry_result_type_meta_and_caching_hints() {
     let r = Registry::builder()
         .server(server())

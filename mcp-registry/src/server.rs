@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::prompt::Prompt;
-use crate::protocol::{self, ProtocolVersion};
+use crate::protocol::{self, CacheHints, CacheScope, ProtocolVersion};
 use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::{CallNames, Tool};
 
@@ -125,6 +125,11 @@ struct ServerInner {
     info: Value,
     /// The connection behind a server mounted from a remote MCP server.
     remote: Option<Arc<dyn RemoteLink>>,
+    /// 2026-07-28 caching hints of its lists and `server/discover` (`None`: the registry's).
+    list_cache: Option<CacheHints>,
+    /// 2026-07-28 caching hints of `resources/read` when the handler sets none (`None`: the
+    /// registry's TTL, `private`).
+    read_cache: Option<CacheHints>,
 }
 
 /// The state of the connection behind a server mounted from a remote MCP server
@@ -201,6 +206,8 @@ impl Server {
             resources: Vec::new(),
             templates: Vec::new(),
             remote: None,
+            list_cache: None,
+            read_cache: None,
         }
     }
 
@@ -357,6 +364,18 @@ impl Server {
         self.inner.completions
     }
 
+    /// The caching hints its 2026-07-28 list results and `server/discover` carry, when set
+    /// with [`ServerBuilder::list_cache`] (else the registry's).
+    pub fn list_cache(&self) -> Option<CacheHints> {
+        self.inner.list_cache
+    }
+
+    /// The caching hints its 2026-07-28 `resources/read` results carry when the handler sets
+    /// none, when set with [`ServerBuilder::read_cache`].
+    pub fn read_cache(&self) -> Option<CacheHints> {
+        self.inner.read_cache
+    }
+
     /// Whether two handles are the same server value.
     pub fn ptr_eq(&self, other: &Server) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -403,6 +422,16 @@ pub struct ServerBuilder {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     remote: Option<Arc<dyn RemoteLink>>,
+    list_cache: Option<CacheHints>,
+    read_cache: Option<CacheHints>,
+}
+
+/// Caching hints from a duration (milliseconds, saturating) and a scope.
+fn hints(ttl: std::time::Duration, scope: CacheScope) -> CacheHints {
+    CacheHints {
+        ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+        cache_scope: scope,
+    }
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -417,6 +446,8 @@ impl fmt::Debug for ServerBuilder {
             .field("resources", &self.resources)
             .field("templates", &self.templates)
             .field("remote", &self.remote.as_ref().map(|r| r.state()))
+            .field("list_cache", &self.list_cache)
+            .field("read_cache", &self.read_cache)
             .finish()
     }
 }
@@ -489,6 +520,28 @@ impl ServerBuilder {
         templates: impl IntoIterator<Item = ResourceTemplate>,
     ) -> Self {
         self.templates.extend(templates);
+        self
+    }
+
+    /// The 2026-07-28 caching hints (`ttlMs`, `cacheScope`) of this server's `tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list` and `server/discover`
+    /// results, overriding the registry's ([`RegistryBuilder::list_ttl`], `public`). A server
+    /// whose lists are the same for every caller and rarely change can let clients keep
+    /// them: `.list_cache(Duration::from_secs(300), CacheScope::Public)`; a server whose
+    /// lists depend on the caller says `CacheScope::Private`.
+    ///
+    /// [`RegistryBuilder::list_ttl`]: crate::RegistryBuilder::list_ttl
+    pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.list_cache = Some(hints(ttl, scope));
+        self
+    }
+
+    /// The 2026-07-28 caching hints of this server's `resources/read` results whose handler
+    /// set none ([`ReadResourceResult::with_cache`](crate::protocol::ReadResourceResult::with_cache)
+    /// wins), overriding the registry's (its list TTL, `private`: contents may depend on who
+    /// reads them).
+    pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.read_cache = Some(hints(ttl, scope));
         self
     }
 
@@ -603,6 +656,8 @@ impl ServerBuilder {
                 completions,
                 info,
                 remote: self.remote,
+                list_cache: self.list_cache,
+                read_cache: self.read_cache,
             }),
         })
     }

@@ -263,7 +263,7 @@ impl<'r> Dispatcher<'r> {
                 .list_resources(&server, version, &method, params)
                 .map(Body::Resources),
             (method::RESOURCES_READ, _) => {
-                let cache = self.read_cache_hints();
+                let cache = self.read_cache_hints(&server);
                 return Step::Waiting(Box::pin(async move {
                     match resources::read(&server, version, params, cache).await {
                         Ok(body) => {
@@ -356,7 +356,15 @@ impl<'r> Dispatcher<'r> {
         })
     }
 
-    fn cache_hints(&self) -> CacheHints {
+    /// The caching hints of `server`'s lists and discovery: its own, else the registry's TTL,
+    /// `public`.
+    fn cache_hints(&self, server: &Server) -> CacheHints {
+        server
+            .list_cache()
+            .unwrap_or_else(|| self.registry_cache_hints())
+    }
+
+    fn registry_cache_hints(&self) -> CacheHints {
         CacheHints {
             ttl_ms: u64::try_from(self.registry.config().list_ttl.as_millis()).unwrap_or(u64::MAX),
             cache_scope: CacheScope::Public,
@@ -378,7 +386,7 @@ impl<'r> Dispatcher<'r> {
                 },
             ),
             instructions: server.instructions().map(str::to_owned),
-            cache: self.cache_hints(),
+            cache: self.cache_hints(server),
         }
     }
 
@@ -413,7 +421,14 @@ impl<'r> Dispatcher<'r> {
                 )));
             }
         };
-        let window = self.window(Listing::Tools, method::TOOLS_LIST, cursor, total, version)?;
+        let window = self.window(
+            server,
+            Listing::Tools,
+            method::TOOLS_LIST,
+            cursor,
+            total,
+            version,
+        )?;
         let picked = picked.map(|picked| {
             picked[window.start..window.end]
                 .iter()

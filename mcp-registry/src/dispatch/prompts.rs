@@ -53,6 +53,7 @@ impl Dispatcher<'_> {
         let ListPromptsParams { cursor } = read_params("prompts/list", params)?;
         let total = server.prompts().len();
         let window = self.window(
+            server,
             Listing::Prompts,
             "prompts/list",
             cursor.as_deref(),

@@ -71,7 +71,7 @@ impl Dispatcher<'_> {
         } else {
             (Listing::Resources, server.resources().len())
         };
-        let window = self.window(listing, method, cursor.as_deref(), total, version)?;
+        let window = self.window(server, listing, method, cursor.as_deref(), total, version)?;
         Ok(ResourcesBody::List(ResourcesPage {
             server: server.clone(),
             listing,
@@ -81,12 +81,13 @@ impl Dispatcher<'_> {
     }
 
     /// The caching hints a 2026-07-28 `resources/read` result gets when its handler set
-    /// none: the registry's TTL, `private` (contents may depend on who reads them).
-    pub(crate) fn read_cache_hints(&self) -> CacheHints {
-        CacheHints {
+    /// none: the server's, else the registry's TTL, `private` (contents may depend on who
+    /// reads them).
+    pub(crate) fn read_cache_hints(&self, server: &Server) -> CacheHints {
+        server.read_cache().unwrap_or_else(|| CacheHints {
             cache_scope: CacheScope::Private,
-            ..self.cache_hints()
-        }
+            ..self.registry_cache_hints()
+        })
     }
 }
 
