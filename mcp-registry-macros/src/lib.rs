@@ -146,7 +146,9 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `r#`) or by `#[arg(rename = "...")]`: `String` for a required argument, `Option<String>`
 /// for an optional one (prompt arguments are strings on the wire; parse them in the body).
 /// The type is recognised through the `PromptParam` trait, not by its spelling. A missing
-/// required argument is refused with -32602 before the function runs.
+/// required argument is refused with -32602 before the function runs. A `ToolContext`
+/// parameter is no argument: it is the request's context (logging, progress, cancellation,
+/// host state with `ctx.get::<T>()`, asking the client with `ctx.elicit(..)`), as for tools.
 ///
 /// **Description.** The doc comment's text before its first `#` heading, unless
 /// `description = "..."` is given; arguments are described by the `# Arguments` list or
