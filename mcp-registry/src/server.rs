@@ -120,6 +120,11 @@ struct ServerInner {
     template_listing: Vec<usize>,
     /// Whether a prompt argument or template variable has a completion function.
     completions: bool,
+    /// `prompts/list`, `resources/list` and `resources/templates/list` entries, serialized
+    /// once per revision.
+    prompt_entries: EntryListing,
+    resource_entries: EntryListing,
+    template_entries: EntryListing,
     /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
     /// every 2026-07-28 result carries it in `_meta`.
     info: Value,
@@ -171,6 +176,43 @@ pub(crate) struct ListingForm {
     pub(crate) array: Value,
     /// `array` as JSON text.
     pub(crate) text: Box<serde_json::value::RawValue>,
+}
+
+/// The entries of a prompt, resource or resource template listing, each descriptor
+/// serialized once per protocol revision (on the first list request in it): a page is a
+/// slice, written as it is, never a descriptor serialized per request.
+#[derive(Default)]
+pub(crate) struct EntryListing {
+    /// Index 0: callers that name no version (the full descriptors); then one per
+    /// [`ProtocolVersion::ALL`].
+    forms: [std::sync::OnceLock<Vec<Box<serde_json::value::RawValue>>>;
+        1 + ProtocolVersion::ALL.len()],
+}
+
+impl EntryListing {
+    /// The entries as `version` describes them, built by `describe` on first use.
+    fn get<'a, D: serde::Serialize + Clone + 'a>(
+        &self,
+        version: Option<ProtocolVersion>,
+        entries: impl Iterator<Item = &'a D>,
+        for_version: fn(&'a D, ProtocolVersion) -> std::borrow::Cow<'a, D>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        let index = version
+            .and_then(|v| ProtocolVersion::ALL.iter().position(|&known| known == v))
+            .map_or(0, |i| i + 1);
+        self.forms[index].get_or_init(|| {
+            entries
+                .map(|d| {
+                    let described = match version {
+                        Some(v) => for_version(d, v),
+                        None => std::borrow::Cow::Borrowed(d),
+                    };
+                    // A descriptor is a map with string keys: it always serializes.
+                    serde_json::value::to_raw_value(&*described).expect("a descriptor serializes")
+                })
+                .collect()
+        })
+    }
 }
 
 impl ListingForm {
@@ -374,6 +416,44 @@ impl Server {
     /// none, when set with [`ServerBuilder::read_cache`].
     pub fn read_cache(&self) -> Option<CacheHints> {
         self.inner.read_cache
+    }
+
+    /// Each prompt's descriptor as `version` describes it, serialized, in name order.
+    pub(crate) fn prompt_entries(
+        &self,
+        version: Option<ProtocolVersion>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        self.inner.prompt_entries.get(
+            version,
+            self.inner.prompts.iter().map(Prompt::descriptor),
+            protocol::PromptDescriptor::for_version,
+        )
+    }
+
+    /// Each resource's descriptor as `version` describes it, serialized, in URI order.
+    pub(crate) fn resource_entries(
+        &self,
+        version: Option<ProtocolVersion>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        self.inner.resource_entries.get(
+            version,
+            self.inner.resources.iter().map(Resource::descriptor),
+            protocol::ResourceDescriptor::for_version,
+        )
+    }
+
+    /// Each resource template's descriptor as `version` describes it, serialized, in listing
+    /// order.
+    pub(crate) fn template_entries(
+        &self,
+        version: Option<ProtocolVersion>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        self.inner.template_entries.get(
+            version,
+            self.listed_resource_templates()
+                .map(ResourceTemplate::descriptor),
+            protocol::ResourceTemplateDescriptor::for_version,
+        )
     }
 
     /// Whether two handles are the same server value.
@@ -654,6 +734,9 @@ impl ServerBuilder {
                 templates,
                 template_listing,
                 completions,
+                prompt_entries: EntryListing::default(),
+                resource_entries: EntryListing::default(),
+                template_entries: EntryListing::default(),
                 info,
                 remote: self.remote,
                 list_cache: self.list_cache,

@@ -140,28 +140,17 @@ impl Serialize for ResourcesBody {
         let mut map = serializer.serialize_map(None)?;
         let server = &page.server;
         let version = page.version;
-        if page.listing == Listing::Templates {
-            let templates = server
-                .listed_resource_templates()
-                .skip(page.window.start)
-                .take(page.window.end - page.window.start);
-            let described: Vec<_> = match version {
-                Some(v) => templates.map(|t| t.descriptor().for_version(v)).collect(),
-                None => templates
-                    .map(|t| std::borrow::Cow::Borrowed(t.descriptor()))
-                    .collect(),
-            };
-            map.serialize_entry("resourceTemplates", &described)?;
+        let (key, entries) = if page.listing == Listing::Templates {
+            ("resourceTemplates", server.template_entries(version))
         } else {
-            let resources = server.resources()[page.window.start..page.window.end].iter();
-            let described: Vec<_> = match version {
-                Some(v) => resources.map(|r| r.descriptor().for_version(v)).collect(),
-                None => resources
-                    .map(|r| std::borrow::Cow::Borrowed(r.descriptor()))
-                    .collect(),
-            };
-            map.serialize_entry("resources", &described)?;
-        }
+            ("resources", server.resource_entries(version))
+        };
+        map.serialize_entry(
+            key,
+            entries
+                .get(page.window.start..page.window.end)
+                .unwrap_or(&[]),
+        )?;
         page.window.write_tail(&mut map)?;
         map.end()
     }
