@@ -851,3 +851,41 @@ async fn mcp_resource_metadata_and_reads() {
         .collect();
     assert_eq!(templates, ["blobs://{+path}", "users://{id}/profile/{tab}"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_read_times_out_under_the_registrys_default_timeout() {
+    use std::time::Duration;
+    let slow = Resource::builder("test://slow", "slow")
+        .handler(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            "late"
+        })
+        .unwrap();
+    let r = Registry::builder()
+        .server(Server::builder("data").resource(slow).build().unwrap())
+        .default_timeout(Duration::from_millis(50))
+        .build();
+    let err = r.read_resource("test://slow").await.unwrap_err();
+    assert_eq!(
+        err,
+        ReadResourceError::TimedOut {
+            uri: "test://slow".into(),
+            timeout: Duration::from_millis(50)
+        }
+    );
+    let reply = ask(
+        &r,
+        request(
+            1,
+            "resources/read",
+            json!({"uri": "test://slow", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(reply["error"]["code"], -32603);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("timed out"))
+    );
+}

@@ -264,8 +264,9 @@ impl<'r> Dispatcher<'r> {
                 .map(Body::Resources),
             (method::RESOURCES_READ, _) => {
                 let cache = self.read_cache_hints(&server);
+                let limit = self.registry.config().default_timeout;
                 return Step::Waiting(Box::pin(async move {
-                    match resources::read(&server, version, params, cache).await {
+                    match resources::read(&server, version, params, cache, limit).await {
                         Ok(body) => {
                             Answer::Result(outcome(&server, version, Body::Resources(body)))
                         }

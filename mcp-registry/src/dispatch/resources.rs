@@ -98,9 +98,10 @@ pub(crate) async fn read(
     version: Option<ProtocolVersion>,
     params: Map<String, Value>,
     cache: CacheHints,
+    limit: Option<std::time::Duration>,
 ) -> Result<ResourcesBody, ErrorObject> {
     let ReadResourceParams { uri } = read_params(method::RESOURCES_READ, params)?;
-    let mut result = crate::registry::read_server_resource(server, &uri)
+    let mut result = crate::registry::read_server_resource(server, &uri, limit)
         .await
         .map_err(|e| read_error(&e, version))?;
     if version == Some(ProtocolVersion::MODERN) {
