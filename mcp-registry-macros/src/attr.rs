@@ -247,7 +247,7 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
 pub(crate) struct ParamAttrs {
     pub(crate) description: Option<LitStr>,
     pub(crate) rename: Option<LitStr>,
-    /// `complete = path`: the argument's completion function (prompts only).
+    /// `complete = path`: the argument's (or template variable's) completion function.
     pub(crate) complete: Option<syn::Path>,
 }
 
@@ -275,7 +275,7 @@ pub(crate) fn parse_param_attrs(attrs: &[Attribute], errors: &mut Errors) -> Par
                 errors.spanned(
                     meta.path(),
                     format_args!(
-                        "unknown attribute `{key}`; #[arg] takes `description`, `rename` and (on a prompt's parameters) `complete`"
+                        "unknown attribute `{key}`; #[arg] takes `description`, `rename` and (on the parameters of a prompt or a resource template) `complete`"
                     ),
                 );
                 continue;

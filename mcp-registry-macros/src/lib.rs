@@ -226,6 +226,9 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[arg(rename = "..")]`), parsed from the URI read with `FromStr` (`String`, integers,
 /// your own types); a value that does not parse answers "resource not found". Every
 /// variable needs a parameter and every parameter a variable, checked at compile time.
+/// `#[arg(complete = path)]` on a parameter gives its variable a completion function (an
+/// `async fn(String, CompletionContext) -> impl IntoCompletions`), as on a prompt's
+/// arguments: the server then serves `completion/complete` for `ref/resource`.
 ///
 /// **Metadata.** `name = ".."` (default: the function's name), `title`, `description` (default:
 /// the doc comment before its first `#` heading), `mime_type` (contents returned as a `String`

@@ -365,10 +365,19 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
     } else {
         quote_spanned!(ident.span()=> #krate::__private::resource_sync(#ident(#(#values),*), #request, #convert))
     };
-    let cached = if own.uri.is_some() {
-        quote!(cached_resource)
+    let (cached, completers) = if own.uri.is_some() {
+        (quote!(cached_resource), TokenStream::new())
     } else {
-        quote!(cached_resource_template)
+        let builder = hidden("__mcp_builder");
+        let completers = resource.params.iter().filter_map(|p| {
+            let path = p.attrs.complete.as_ref()?;
+            let name = p.property()?;
+            Some(quote_spanned!(path.span()=> .complete(#name, #path)))
+        });
+        (
+            quote!(cached_resource_template),
+            quote!(, |#builder: #krate::ResourceTemplateBuilder| #builder #(#completers)*),
+        )
     };
     let body = quote! {
         fn #start(#request: #krate::resource::ResourceRequest) -> #krate::resource::ResourceFuture {
@@ -385,7 +394,8 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
                 mime_type: #mime_type,
                 size: #size,
             },
-            #start,
+            #start
+            #completers
         )
     };
     let mut items = items(resource, own, &krate, body);
