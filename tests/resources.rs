@@ -889,3 +889,53 @@ async fn a_slow_read_times_out_under_the_registrys_default_timeout() {
             .is_some_and(|m| m.contains("timed out"))
     );
 }
+
+/// The host's greeting, read from its state.
+struct Greeting(&'static str);
+
+/// A greeting from the host's state.
+#[mcp_resource(uri = "host://greeting")]
+async fn host_greeting(ctx: mcp_registry::ToolContext) -> String {
+    let greeting = ctx.get::<Greeting>().map_or("none", |g| g.0);
+    format!("{greeting} ({})", ctx.tool_name())
+}
+
+/// A greeting for someone.
+#[mcp_resource(template = "host://greeting/{name}")]
+fn greet_someone(name: String, ctx: mcp_registry::ToolContext) -> String {
+    let greeting = ctx.get::<Greeting>().map_or("none", |g| g.0);
+    format!("{greeting}, {name}")
+}
+
+#[tokio::test]
+async fn resource_functions_take_the_requests_context() {
+    // The context is no template variable.
+    assert_eq!(
+        greet_someone::resource_template().descriptor().uri_template,
+        "host://greeting/{name}"
+    );
+    let server = Server::builder("data")
+        .resource(host_greeting::resource())
+        .resource_template(greet_someone::resource_template())
+        .build()
+        .unwrap();
+    let r = Registry::builder()
+        .server(server)
+        .extension(Greeting("hello"))
+        .build();
+    let read = r.read_resource("host://greeting").await.unwrap();
+    assert_eq!(read.contents[0].as_text(), Some("hello (host://greeting)"));
+    let reply = ask(
+        &r,
+        request(
+            1,
+            "resources/read",
+            json!({"uri": "host://greeting/ada", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(reply["result"]["contents"][0]["text"], "hello, ada");
+    // Called directly, a resource function is a plain function.
+    let direct = greet_someone("bob".into(), mcp_registry::ToolContext::detached("t", "s"));
+    assert_eq!(direct, "none, bob");
+}

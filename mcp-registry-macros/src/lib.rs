@@ -226,6 +226,9 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[arg(rename = "..")]`), parsed from the URI read with `FromStr` (`String`, integers,
 /// your own types); a value that does not parse answers "resource not found". Every
 /// variable needs a parameter and every parameter a variable, checked at compile time.
+/// A `ToolContext` parameter (either form; recognised through `ResourceParam`, not by its
+/// spelling) is no variable: it is the request's context, as for tools (logging, progress,
+/// cancellation, host state with `ctx.get::<T>()`).
 /// `#[arg(complete = path)]` on a parameter gives its variable a completion function (an
 /// `async fn(String, CompletionContext) -> impl IntoCompletions`), as on a prompt's
 /// arguments: the server then serves `completion/complete` for `ref/resource`.

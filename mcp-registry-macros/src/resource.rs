@@ -201,30 +201,14 @@ pub(crate) fn check(resource: &ToolFn, own: &ResourceAttrs, errors: &mut Errors)
                     "a resource URI must be an absolute URI: `scheme:...`, e.g. `file:///notes.txt`",
                 );
             }
-            if let Some(first) = resource.params.first() {
-                errors.spanned(
-                    &first.pat,
-                    "a resource with a fixed `uri` takes no parameters; for variables write `template = \"scheme://{var}\"`",
-                );
-            }
+            // A parameter is refused unless its type is the context: checked in constant
+            // evaluation, through `ResourceParam::VARIABLE` (see `not_variables`).
         }
         (None, Some(template)) => match template_variables(&template.value()) {
             Err(message) => errors.spanned(template, message),
             Ok(variables) => {
-                for param in &resource.params {
-                    if let Some(name) = param.property()
-                        && !variables.contains(&name)
-                    {
-                        errors.spanned(
-                            &param.pat,
-                            format_args!(
-                                "`{name}` is not a variable of the template {:?} (its variables: {})",
-                                template.value(),
-                                list(&variables)
-                            ),
-                        );
-                    }
-                }
+                // A parameter named like no variable is refused unless its type is the
+                // context: checked in constant evaluation (see `not_variables`).
                 let names: Vec<String> = resource
                     .params
                     .iter()
@@ -241,6 +225,45 @@ pub(crate) fn check(resource: &ToolFn, own: &ResourceAttrs, errors: &mut Errors)
             }
         },
     }
+}
+
+/// The constant checks of the parameters named like no template variable (every parameter
+/// of a fixed `uri`): each is refused unless its type is filled by the request (the
+/// context), as its `ResourceParam::VARIABLE` says; the error is on the parameter.
+fn not_variables(resource: &ToolFn, own: &ResourceAttrs, krate: &Path) -> TokenStream {
+    let variables = match &own.template {
+        Some(template) => match template_variables(&template.value()) {
+            Ok(variables) => variables,
+            // The template itself is refused: nothing to check the parameters against.
+            Err(_) => return TokenStream::new(),
+        },
+        None => Vec::new(),
+    };
+    resource
+        .params
+        .iter()
+        .filter_map(|param| {
+            let name = param.property()?;
+            if variables.contains(&name) {
+                return None;
+            }
+            let message = match &own.template {
+                Some(template) => format!(
+                    "`{name}` is not a variable of the template {:?} (its variables: {})",
+                    template.value(),
+                    list(&variables)
+                ),
+                None => "a resource with a fixed `uri` takes no parameters but the request's `ToolContext`; for variables write `template = \"scheme://{var}\"`".to_owned(),
+            };
+            let ty = static_lifetimes(&param.ty);
+            let span = param.pat.span();
+            Some(quote_spanned! {span=>
+                const _: () = if <<#ty as #krate::resource::param::ResourceParamType>::Checked as #krate::resource::param::ResourceParam>::VARIABLE {
+                    ::core::panic!("{}", #message)
+                };
+            })
+        })
+        .collect()
 }
 
 fn list(variables: &[String]) -> String {
@@ -400,6 +423,12 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
     };
     let mut items = items(resource, own, &krate, body);
     items.extend(crate::expand::attachment(resource, &krate, "resource"));
+    let checks = not_variables(resource, own, &krate);
+    let cfgs = cfgs(resource);
+    items.extend(quote! {
+        #(#cfgs)*
+        const _: () = { #checks };
+    });
     let item = &resource.item;
     match &resource.original {
         Some(original) => quote!(#original #items),
@@ -425,9 +454,14 @@ pub(crate) fn fallback(resource: &ToolFn, own: &ResourceAttrs, errors: &Errors) 
         &krate,
         quote!(::core::unreachable!("this resource failed to compile")),
     );
+    // The parameters' checks too (they depend on types only rustc knows): every mistake in
+    // one compile.
+    let checks =
+        (own.uri.is_some() != own.template.is_some()).then(|| not_variables(resource, own, &krate));
     quote! {
         #errors
         #item
         #stubs
+        const _: () = { #checks };
     }
 }

@@ -265,8 +265,31 @@ impl<'r> Dispatcher<'r> {
             (method::RESOURCES_READ, _) => {
                 let cache = self.read_cache_hints(&server);
                 let limit = self.registry.config().default_timeout;
+                // What a resource function that takes a `ToolContext` gets: this request's
+                // id, `_meta`, cancellation, log level and host state, as a tool does.
+                let uri: Arc<str> = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .into();
+                let ctx = crate::tool::ToolContext::from_scope(crate::tool::CallScope {
+                    names: Arc::new(crate::tool::CallNames {
+                        tool: uri,
+                        server: server.shared_name().clone(),
+                    }),
+                    request_id: Some(id),
+                    meta,
+                    protocol_version: version,
+                    notifications: options.notifications.take(),
+                    cancellation: options.cancellation.take(),
+                    registry_extensions: self.registry.config().extensions.clone(),
+                    call_extensions: std::mem::take(&mut options.extensions),
+                    log_level,
+                    input: options.input.take(),
+                    round: None,
+                });
                 return Step::Waiting(Box::pin(async move {
-                    match resources::read(&server, version, params, cache, limit).await {
+                    match resources::read(&server, version, params, cache, limit, ctx).await {
                         Ok(body) => {
                             Answer::Result(outcome(&server, version, Body::Resources(body)))
                         }

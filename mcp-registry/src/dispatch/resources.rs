@@ -99,9 +99,10 @@ pub(crate) async fn read(
     params: Map<String, Value>,
     cache: CacheHints,
     limit: Option<std::time::Duration>,
+    ctx: crate::tool::ToolContext,
 ) -> Result<ResourcesBody, ErrorObject> {
     let ReadResourceParams { uri } = read_params(method::RESOURCES_READ, params)?;
-    let mut result = crate::registry::read_server_resource(server, &uri, limit)
+    let mut result = crate::registry::read_server_resource(server, &uri, limit, Some(ctx))
         .await
         .map_err(|e| read_error(&e, version))?;
     if version == Some(ProtocolVersion::MODERN) {

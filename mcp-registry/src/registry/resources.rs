@@ -12,6 +12,7 @@ use super::Registry;
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
 use crate::resource::{ResourceError, ResourceFuture};
 use crate::server::Server;
+use crate::tool::{CallNames, CallScope, ToolContext};
 
 /// Why [`Registry::read_resource`] produced no contents. On the wire every kind is a
 /// JSON-RPC error: see [`code`](Self::code).
@@ -125,11 +126,15 @@ pub struct ResourceTemplateDefinition {
 
 /// What reading `uri` from `server` would run: its exact resource, else the first template
 /// that matches.
-pub(crate) fn find(server: &Server, uri: &str) -> Option<ResourceFuture> {
+pub(crate) fn find(server: &Server, uri: &str, ctx: Option<ToolContext>) -> Option<ResourceFuture> {
     if let Some(resource) = server.resource(uri) {
-        return Some(resource.read());
+        return Some(resource.read_in(ctx));
     }
-    server.resource_templates().iter().find_map(|t| t.read(uri))
+    let mut ctx = ctx;
+    server
+        .resource_templates()
+        .iter()
+        .find_map(|t| t.read_in(uri, &mut ctx))
 }
 
 /// Whether `server` has a resource at `uri` or a template that makes it.
@@ -148,8 +153,9 @@ pub(crate) async fn read(
     server: &Server,
     uri: &str,
     limit: Option<Duration>,
+    ctx: Option<ToolContext>,
 ) -> Result<ReadResourceResult, ReadResourceError> {
-    let Some(reading) = find(server, uri) else {
+    let Some(reading) = find(server, uri, ctx) else {
         return Err(ReadResourceError::not_found(uri));
     };
     let mut reading = AssertUnwindSafe(reading).catch_unwind();
@@ -233,7 +239,8 @@ impl Registry {
     /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ReadResourceError> {
         let server = self.resource_server(uri)?;
-        read(&server, uri, self.config().default_timeout).await
+        let ctx = self.read_context(&server, uri);
+        read(&server, uri, self.config().default_timeout, Some(ctx)).await
     }
 
     /// Reads the resource at `uri` from the server named `server` (which must be enabled).
@@ -254,7 +261,28 @@ impl Registry {
                 uri: uri.to_owned(),
             });
         }
-        read(&entry.server, uri, self.config().default_timeout).await
+        let ctx = self.read_context(&entry.server, uri);
+        read(&entry.server, uri, self.config().default_timeout, Some(ctx)).await
+    }
+
+    /// The context of an in-process read: no request, the registry's host state.
+    fn read_context(&self, server: &Server, uri: &str) -> ToolContext {
+        ToolContext::from_scope(CallScope {
+            names: Arc::new(CallNames {
+                tool: uri.into(),
+                server: server.shared_name().clone(),
+            }),
+            request_id: None,
+            meta: None,
+            protocol_version: None,
+            notifications: None,
+            cancellation: None,
+            registry_extensions: self.config().extensions.clone(),
+            call_extensions: Default::default(),
+            log_level: None,
+            input: None,
+            round: None,
+        })
     }
 
     /// The enabled server [`read_resource`](Self::read_resource) reads `uri` from.
