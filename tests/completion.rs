@@ -379,3 +379,57 @@ async fn the_macro_attaches_a_completion_function_to_an_argument() {
         "still a plain function"
     );
 }
+
+async fn owners(partial: String, _: mcp_registry::completion::CompletionContext) -> Vec<String> {
+    ["acme", "alpha", "beta"]
+        .into_iter()
+        .filter(|o| o.starts_with(&partial))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A repository's README.
+#[mcp_registry::mcp_resource(template = "readme://{owner}/{repo}")]
+async fn readme(#[arg(complete = owners)] owner: String, repo: String) -> String {
+    format!("{owner}/{repo}")
+}
+
+#[tokio::test]
+async fn mcp_resource_template_variables_complete() {
+    let template = readme::resource_template();
+    assert!(template.has_completions());
+    let server = Server::builder("docs")
+        .resource_template(template)
+        .build()
+        .unwrap();
+    assert!(server.has_completions());
+    let r = Registry::from_servers([server]);
+    let reply = ask(
+        &r,
+        "docs",
+        complete(
+            json!({"type": "ref/resource", "uri": "readme://{owner}/{repo}"}),
+            "owner",
+            "a",
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(
+        reply["result"]["completion"]["values"],
+        json!(["acme", "alpha"])
+    );
+    // A variable without a completion function completes to nothing.
+    let reply = ask(
+        &r,
+        "docs",
+        complete(
+            json!({"type": "ref/resource", "uri": "readme://{owner}/{repo}"}),
+            "repo",
+            "x",
+            None,
+        ),
+    )
+    .await;
+    assert_eq!(reply["result"]["completion"]["values"], json!([]));
+}

@@ -562,3 +562,54 @@ async fn server_macro_serves_prompts() {
         json!({"code": -32603, "message": "prompt \"broken\" failed: no template"})
     );
 }
+
+/// The house style.
+struct Style(&'static str);
+
+/// Write in the house style.
+///
+/// # Arguments
+/// * `topic` - what to write about
+#[mcp_prompt]
+async fn styled(ctx: mcp_registry::ToolContext, topic: String) -> String {
+    let style = ctx.get::<Style>().map_or("plain", |s| s.0);
+    format!(
+        "Write about {topic} in a {style} style ({})",
+        ctx.tool_name()
+    )
+}
+
+#[tokio::test]
+async fn a_prompt_function_takes_the_requests_context() {
+    let prompt = styled::prompt();
+    // The context is no argument.
+    let arguments = &prompt.descriptor().arguments;
+    assert_eq!(arguments.len(), 1);
+    assert_eq!(arguments[0].name, "topic");
+    let server = Server::builder("styled").prompt(prompt).build().unwrap();
+    let registry = Registry::builder()
+        .server(server)
+        .extension(Style("terse"))
+        .build();
+    let reply = registry
+        .handle_mcp_message(
+            "styled",
+            json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                   "params": {"name": "styled", "arguments": {"topic": "rust"}}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        reply["result"]["messages"][0]["content"]["text"],
+        "Write about rust in a terse style (styled)"
+    );
+    // Outside a request (the registry's in-process call), a detached context.
+    let result = registry
+        .get_prompt_by_name("styled", json!({"topic": "go"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.messages[0].content.as_text(),
+        Some("Write about go in a plain style (styled)")
+    );
+}

@@ -238,6 +238,74 @@ async fn older_revisions_get_only_their_fields() {
 }
 
 #[tokio::test]
+async fn a_servers_caching_hints_override_the_registrys() {
+    use std::time::Duration;
+    let hinted = Server::builder("data")
+        .resources([static_text(), cached()])
+        .resource_templates([data_template()])
+        .tool(
+            mcp_registry::Tool::builder("noop")
+                .typed(|_: serde_json::Map<String, Value>| async { "" })
+                .unwrap(),
+        )
+        .prompt(
+            mcp_registry::Prompt::builder("hi")
+                .handler(|_| async { "hi" })
+                .unwrap(),
+        )
+        .list_cache(Duration::from_secs(300), CacheScope::Public)
+        .read_cache(Duration::from_millis(1500), CacheScope::Public)
+        .build()
+        .unwrap();
+    assert_eq!(
+        hinted.list_cache(),
+        Some(CacheHints {
+            ttl_ms: 300_000,
+            cache_scope: CacheScope::Public
+        })
+    );
+    let r = Registry::builder()
+        .server(hinted)
+        .list_ttl(Duration::from_secs(60))
+        .build();
+    for (method, def) in [
+        ("tools/list", "ListToolsResult"),
+        ("prompts/list", "ListPromptsResult"),
+        ("resources/list", "ListResourcesResult"),
+        ("resources/templates/list", "ListResourceTemplatesResult"),
+        ("server/discover", "DiscoverResult"),
+    ] {
+        let list = ask(&r, request(1, method, json!({"_meta": modern_meta()}))).await;
+        assert_reply(MODERN, def, &list);
+        assert_eq!(list["result"]["ttlMs"], 300_000, "{method}");
+        assert_eq!(list["result"]["cacheScope"], "public", "{method}");
+    }
+    let read = ask(
+        &r,
+        request(
+            2,
+            "resources/read",
+            json!({"uri": "test://template/7/data", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_reply(MODERN, "ReadResourceResult", &read);
+    assert_eq!(read["result"]["ttlMs"], 1500);
+    assert_eq!(read["result"]["cacheScope"], "public");
+    // A handler's own hints still win.
+    let cached = ask(
+        &r,
+        request(
+            3,
+            "resources/read",
+            json!({"uri": "test://cached", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(cached["result"]["ttlMs"], 5);
+}
+
+#[tokio::test]
 async fn modern_results_carry_result_type_meta_and_caching_hints() {
     let r = Registry::builder()
         .server(server())
@@ -782,4 +850,92 @@ async fn mcp_resource_metadata_and_reads() {
         .map(|t| t["uriTemplate"].as_str().unwrap())
         .collect();
     assert_eq!(templates, ["blobs://{+path}", "users://{id}/profile/{tab}"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_read_times_out_under_the_registrys_default_timeout() {
+    use std::time::Duration;
+    let slow = Resource::builder("test://slow", "slow")
+        .handler(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            "late"
+        })
+        .unwrap();
+    let r = Registry::builder()
+        .server(Server::builder("data").resource(slow).build().unwrap())
+        .default_timeout(Duration::from_millis(50))
+        .build();
+    let err = r.read_resource("test://slow").await.unwrap_err();
+    assert_eq!(
+        err,
+        ReadResourceError::TimedOut {
+            uri: "test://slow".into(),
+            timeout: Duration::from_millis(50)
+        }
+    );
+    let reply = ask(
+        &r,
+        request(
+            1,
+            "resources/read",
+            json!({"uri": "test://slow", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(reply["error"]["code"], -32603);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("timed out"))
+    );
+}
+
+/// The host's greeting, read from its state.
+struct Greeting(&'static str);
+
+/// A greeting from the host's state.
+#[mcp_resource(uri = "host://greeting")]
+async fn host_greeting(ctx: mcp_registry::ToolContext) -> String {
+    let greeting = ctx.get::<Greeting>().map_or("none", |g| g.0);
+    format!("{greeting} ({})", ctx.tool_name())
+}
+
+/// A greeting for someone.
+#[mcp_resource(template = "host://greeting/{name}")]
+fn greet_someone(name: String, ctx: mcp_registry::ToolContext) -> String {
+    let greeting = ctx.get::<Greeting>().map_or("none", |g| g.0);
+    format!("{greeting}, {name}")
+}
+
+#[tokio::test]
+async fn resource_functions_take_the_requests_context() {
+    // The context is no template variable.
+    assert_eq!(
+        greet_someone::resource_template().descriptor().uri_template,
+        "host://greeting/{name}"
+    );
+    let server = Server::builder("data")
+        .resource(host_greeting::resource())
+        .resource_template(greet_someone::resource_template())
+        .build()
+        .unwrap();
+    let r = Registry::builder()
+        .server(server)
+        .extension(Greeting("hello"))
+        .build();
+    let read = r.read_resource("host://greeting").await.unwrap();
+    assert_eq!(read.contents[0].as_text(), Some("hello (host://greeting)"));
+    let reply = ask(
+        &r,
+        request(
+            1,
+            "resources/read",
+            json!({"uri": "host://greeting/ada", "_meta": modern_meta()}),
+        ),
+    )
+    .await;
+    assert_eq!(reply["result"]["contents"][0]["text"], "hello, ada");
+    // Called directly, a resource function is a plain function.
+    let direct = greet_someone("bob".into(), mcp_registry::ToolContext::detached("t", "s"));
+    assert_eq!(direct, "none, bob");
 }

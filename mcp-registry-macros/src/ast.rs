@@ -162,6 +162,9 @@ pub(crate) struct ServerInput {
     pub(crate) getter: Option<Getter>,
     pub(crate) collect: Option<LitBool>,
     pub(crate) krate: Option<Path>,
+    /// A hash of the invocation and the crate's name: the program-wide unique name of the
+    /// server's distributed slice (linker sections are named after it).
+    pub(crate) seed: u64,
     /// Mistakes that do not stop parsing (unknown, repeated or ill-typed keys).
     pub(crate) errors: Errors,
 }
@@ -196,6 +199,7 @@ impl Parse for ServerInput {
             getter: None,
             collect: None,
             krate: None,
+            seed: 0,
             errors: Errors::default(),
         };
         let mut seen: Vec<String> = Vec::new();
@@ -298,4 +302,18 @@ impl ServerInput {
     pub(crate) fn krate(&self) -> Path {
         self.krate.clone().unwrap_or_else(default_crate)
     }
+}
+
+/// The name under which a server's distributed slice is reached from the module of its
+/// `fn = ident`: `server = a::math` means `a::__mcp_attached_math` (spanned on the user's
+/// identifier, so a misspelled server is reported there).
+pub(crate) fn attached_ident(ident: &Ident) -> Ident {
+    Ident::new(&format!("__mcp_attached_{}", ident.unraw()), ident.span())
+}
+
+/// FNV-1a, for names that must not collide.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

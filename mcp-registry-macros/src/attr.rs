@@ -28,9 +28,11 @@ pub(crate) struct ToolAttrs {
     /// Run the (plain, non-`async`) function on the blocking thread pool.
     pub(crate) blocking: Option<(bool, Span)>,
     pub(crate) krate: Option<Path>,
+    /// `server = path`: the server (its `server!(fn = ..)` function) the item attaches to.
+    pub(crate) server: Option<Path>,
 }
 
-const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `crate`";
+const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `server`, `crate`";
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
@@ -123,6 +125,23 @@ pub(crate) fn crate_path(value: &Expr, errors: &mut Errors) -> Option<Path> {
     }
 }
 
+/// `server = path`: the path of a server's `server!(fn = ..)` function.
+pub(crate) fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
+    match meta {
+        Meta::NameValue(syn::MetaNameValue {
+            value: Expr::Path(p),
+            ..
+        }) if p.qself.is_none() => Some(p.path.clone()),
+        _ => {
+            errors.spanned(
+                meta,
+                "`server` takes the path of a server's function, as `server!(name = \"math\", fn = math)` defines it: `server = math`",
+            );
+            None
+        }
+    }
+}
+
 /// Parses the tokens inside `#[mcp_tool(...)]`.
 pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
     let mut attrs = ToolAttrs::default();
@@ -146,6 +165,7 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
                 | "idempotent"
                 | "open_world"
                 | "blocking"
+                | "server"
                 | "crate"
         );
         if !known {
@@ -169,6 +189,7 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
             "blocking" => {
                 attrs.blocking = hint_value(meta, &key, errors).map(|b| (b, meta.path().span()));
             }
+            "server" => attrs.server = server_path(meta, errors),
             _ => match meta {
                 Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
                 _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
@@ -178,7 +199,7 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
     attrs
 }
 
-const PROMPT_KEYS: &str = "`name`, `title`, `description`, `crate`";
+const PROMPT_KEYS: &str = "`name`, `title`, `description`, `server`, `crate`";
 
 /// Parses the tokens inside `#[mcp_prompt(...)]`: the keys a prompt has (`name`, `title`,
 /// `description`, `crate`), into the tools' attribute struct.
@@ -194,7 +215,10 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
     let mut seen = Seen::default();
     for meta in &metas {
         let key = key_of(meta.path());
-        if !matches!(key.as_str(), "name" | "title" | "description" | "crate") {
+        if !matches!(
+            key.as_str(),
+            "name" | "title" | "description" | "server" | "crate"
+        ) {
             errors.spanned(
                 meta.path(),
                 format_args!("unknown attribute `{key}`; #[mcp_prompt] takes {PROMPT_KEYS}"),
@@ -208,6 +232,7 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
             "name" => attrs.name = string_value(meta, &key, errors),
             "title" => attrs.title = string_value(meta, &key, errors),
             "description" => attrs.description = string_value(meta, &key, errors),
+            "server" => attrs.server = server_path(meta, errors),
             _ => match meta {
                 Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
                 _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
@@ -222,7 +247,7 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
 pub(crate) struct ParamAttrs {
     pub(crate) description: Option<LitStr>,
     pub(crate) rename: Option<LitStr>,
-    /// `complete = path`: the argument's completion function (prompts only).
+    /// `complete = path`: the argument's (or template variable's) completion function.
     pub(crate) complete: Option<syn::Path>,
 }
 
@@ -250,7 +275,7 @@ pub(crate) fn parse_param_attrs(attrs: &[Attribute], errors: &mut Errors) -> Par
                 errors.spanned(
                     meta.path(),
                     format_args!(
-                        "unknown attribute `{key}`; #[arg] takes `description`, `rename` and (on a prompt's parameters) `complete`"
+                        "unknown attribute `{key}`; #[arg] takes `description`, `rename` and (on the parameters of a prompt or a resource template) `complete`"
                     ),
                 );
                 continue;

@@ -172,7 +172,8 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             #output_schema,
         )
     };
-    let items = items(tool, &TOOL, &krate, body);
+    let mut items = items(tool, &TOOL, &krate, body);
+    items.extend(attachment(tool, &krate, "tool"));
     let item = &tool.item;
     match &tool.original {
         Some(original) => quote!(#original #items),
@@ -428,12 +429,24 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         });
         builder = quote!(#krate::__private::with_resources(#builder, &[#(#resources),*]));
     }
+    let slice = server
+        .getter
+        .as_ref()
+        .map(|g| slice_ident(server, &g.ident));
+    let build = match &slice {
+        Some(slice) => quote! {
+            #krate::__private::build_attached_server(#builder, &[#(#built),*], &#slice)
+        },
+        None => quote!(#krate::__private::build_server(#builder, &[#(#built),*])),
+    };
     let body = quote! {
         static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
-        __MCP_SERVER.get(|| {
-            #krate::__private::build_server(#builder, &[#(#built),*])
-        })
+        __MCP_SERVER.get(|| #build)
     };
+    let declaration = server
+        .getter
+        .as_ref()
+        .map(|g| slice_declaration(server, g, &krate));
 
     let (getter, build_fn) = match &server.getter {
         Some(g) => {
@@ -476,9 +489,64 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
     };
     quote! {
         #getter
+        #declaration
         const _: () = {
             #(#checks)*
             #submit
+        };
+    }
+}
+
+/// The program-wide unique name of a server's distributed slice.
+fn slice_ident(server: &ServerInput, getter: &Ident) -> Ident {
+    let getter = syn::ext::IdentExt::unraw(getter);
+    hidden(&format!("__MCP_SERVER_{getter}_{:016x}", server.seed))
+}
+
+/// `server!(.., fn = math)`: the distributed slice items attach to with `server = math`,
+/// with the getter's visibility, reached as `__mcp_attached_math` beside the getter.
+pub(crate) fn slice_declaration(
+    server: &ServerInput,
+    getter: &crate::ast::Getter,
+    krate: &Path,
+) -> TokenStream {
+    let slice = slice_ident(server, &getter.ident);
+    let alias = crate::ast::attached_ident(&getter.ident);
+    let alias = Ident::new(&alias.to_string(), Span::call_site());
+    let vis = &getter.vis;
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        #[#krate::__private::linkme::distributed_slice]
+        #[linkme(crate = #krate::__private::linkme)]
+        #vis static #slice: [#krate::__private::Attachment];
+
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #slice as #alias;
+    }
+}
+
+/// `server = path` on an annotated function: its element in the server's distributed slice,
+/// made by `Attachment::tool` (or `prompt`, `resource`).
+pub(crate) fn attachment(def: &ToolFn, krate: &Path, constructor: &str) -> TokenStream {
+    let Some(path) = &def.attrs.server else {
+        return TokenStream::new();
+    };
+    let mut slice = path.clone();
+    if let Some(last) = slice.segments.last_mut() {
+        last.ident = crate::ast::attached_ident(&last.ident);
+    }
+    let ident = &def.item.sig.ident;
+    let cfgs = cfgs(def);
+    let constructor = Ident::new(constructor, Span::call_site());
+    quote! {
+        #(#cfgs)*
+        const _: () = {
+            #[#krate::__private::linkme::distributed_slice(#slice)]
+            #[linkme(crate = #krate::__private::linkme)]
+            static __MCP_ATTACHMENT: #krate::__private::Attachment =
+                #krate::__private::Attachment::#constructor::<#ident>();
         };
     }
 }

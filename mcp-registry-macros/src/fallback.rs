@@ -40,7 +40,10 @@ pub(crate) fn server(server: &crate::ast::ServerInput, errors: &Errors) -> Token
     let name_check = expand::server_name_check(krate, server.name.as_ref());
     let getter = getter.map(|g| {
         let (vis, ident) = (&g.vis, &g.ident);
+        // The slice too, so items attached to the server add no errors of their own.
+        let slice = expand::slice_declaration(server, g, krate);
         quote! {
+            #slice
             #[allow(dead_code)]
             #vis fn #ident() -> #krate::Server {
                 ::core::unreachable!("this server failed to compile")

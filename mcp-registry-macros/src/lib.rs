@@ -63,7 +63,9 @@ use crate::ctxt::Errors;
 /// **Attributes.** `name = "..."` (default: the function's name; 1 to 128 characters of
 /// `A-Z a-z 0-9 _ - .`), `title = "..."`, `description = "..."`, the hints `read_only`,
 /// `destructive`, `idempotent`, `open_world` (each also `= false`), `blocking` (see below),
-/// and `crate = path` when `mcp_registry` is reached under another path.
+/// `server = path` (attach the tool to the server whose `server!(.., fn = ident)` the path
+/// names; a misspelled server is a compile error), and `crate = path` when `mcp_registry` is
+/// reached under another path.
 ///
 /// **Blocking work.** A timeout or a cancellation drops the call's future, which stops an
 /// `async fn` at its next `.await`; nothing can stop a thread that is blocked (blocking I/O,
@@ -144,14 +146,17 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `r#`) or by `#[arg(rename = "...")]`: `String` for a required argument, `Option<String>`
 /// for an optional one (prompt arguments are strings on the wire; parse them in the body).
 /// The type is recognised through the `PromptParam` trait, not by its spelling. A missing
-/// required argument is refused with -32602 before the function runs.
+/// required argument is refused with -32602 before the function runs. A `ToolContext`
+/// parameter is no argument: it is the request's context (logging, progress, cancellation,
+/// host state with `ctx.get::<T>()`, asking the client with `ctx.elicit(..)`), as for tools.
 ///
 /// **Description.** The doc comment's text before its first `#` heading, unless
 /// `description = "..."` is given; arguments are described by the `# Arguments` list or
 /// `#[arg(description = "...")]`, as for `#[mcp_tool]`.
 ///
 /// **Attributes.** `name = "..."` (default: the function's name; the tool name rule),
-/// `title = "..."`, `description = "..."`, `crate = path`.
+/// `title = "..."`, `description = "..."`, `server = path` (attach it to a server declared
+/// elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoPromptResult`: `Vec<PromptMessage>`,
 /// `PromptMessage`, `GetPromptResult`, `String` or `&'static str` (one user text message),
@@ -221,10 +226,17 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[arg(rename = "..")]`), parsed from the URI read with `FromStr` (`String`, integers,
 /// your own types); a value that does not parse answers "resource not found". Every
 /// variable needs a parameter and every parameter a variable, checked at compile time.
+/// A `ToolContext` parameter (either form; recognised through `ResourceParam`, not by its
+/// spelling) is no variable: it is the request's context, as for tools (logging, progress,
+/// cancellation, host state with `ctx.get::<T>()`).
+/// `#[arg(complete = path)]` on a parameter gives its variable a completion function (an
+/// `async fn(String, CompletionContext) -> impl IntoCompletions`), as on a prompt's
+/// arguments: the server then serves `completion/complete` for `ref/resource`.
 ///
 /// **Metadata.** `name = ".."` (default: the function's name), `title`, `description` (default:
 /// the doc comment before its first `#` heading), `mime_type` (contents returned as a `String`
-/// or bytes are labelled with it), `size` (bytes), `crate = path`.
+/// or bytes are labelled with it), `size` (bytes), `server = path` (attach it to a server
+/// declared elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoResourceContents`: `String`, `&'static str`,
 /// `Vec<u8>` (a blob), `Json<T>`, `ResourceContents`, `Vec<ResourceContents>`,
@@ -307,7 +319,10 @@ pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// - `title = "..."`, `instructions = "..."`.
 /// - `fn = [vis] ident`: also defines `vis fn ident() -> Server`, the server value to pass
 ///   explicitly (built on the first call, then shared). Without it nothing is named, so any
-///   number of `server!`s fit in one module.
+///   number of `server!`s fit in one module. With it, the server also declares a distributed
+///   slice (`linkme`) with the function's visibility: items annotated with `server = ident`
+///   (or any path to it) elsewhere in the crate attach themselves to the server, and the
+///   lists may then be left out.
 /// - `collect = false`: do not submit the server to the collection (needs `fn`).
 /// - `crate = path`: where `mcp_registry` is, when re-exported.
 ///
@@ -317,10 +332,16 @@ pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `Registry::collected()` panic), naming both definitions.
 #[proc_macro]
 pub fn server(input: TokenStream) -> TokenStream {
+    // Cargo names the crate being compiled: two crates' servers never share a slice name.
+    let seed = format!(
+        "{}|{input}",
+        std::env::var("CARGO_CRATE_NAME").unwrap_or_default()
+    );
     let mut server = match syn::parse::<ast::ServerInput>(input) {
         Ok(server) => server,
         Err(e) => return e.to_compile_error().into(),
     };
+    server.seed = ast::fnv1a(seed.as_bytes());
     let mut errors = std::mem::take(&mut server.errors);
     valid::check_server(&server, &mut errors);
     if errors.is_empty() {

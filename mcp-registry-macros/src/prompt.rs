@@ -170,7 +170,8 @@ pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
             |#builder: #krate::PromptBuilder| #builder #(#completers)*,
         )
     };
-    let items = items(prompt, &PROMPT, &krate, body);
+    let mut items = items(prompt, &PROMPT, &krate, body);
+    items.extend(crate::expand::attachment(prompt, &krate, "prompt"));
     let item = &prompt.item;
     match &prompt.original {
         Some(original) => quote!(#original #items),

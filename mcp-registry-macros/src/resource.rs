@@ -27,7 +27,7 @@ pub(crate) struct ResourceAttrs {
 }
 
 const RESOURCE_KEYS: &str =
-    "`uri`, `template`, `name`, `title`, `description`, `mime_type`, `size`, `crate`";
+    "`uri`, `template`, `name`, `title`, `description`, `mime_type`, `size`, `server`, `crate`";
 
 /// Parses the tokens inside `#[mcp_resource(...)]`: the shared keys into the tools' attribute
 /// struct, the resource's own into [`ResourceAttrs`].
@@ -46,7 +46,15 @@ pub(crate) fn parse_attrs(tokens: TokenStream, errors: &mut Errors) -> (ToolAttr
         let key = key_of(meta.path());
         let known = matches!(
             key.as_str(),
-            "uri" | "template" | "name" | "title" | "description" | "mime_type" | "size" | "crate"
+            "uri"
+                | "template"
+                | "name"
+                | "title"
+                | "description"
+                | "mime_type"
+                | "size"
+                | "server"
+                | "crate"
         );
         if !known {
             errors.spanned(
@@ -64,6 +72,7 @@ pub(crate) fn parse_attrs(tokens: TokenStream, errors: &mut Errors) -> (ToolAttr
             "name" => attrs.name = string_value(meta, &key, errors),
             "title" => attrs.title = string_value(meta, &key, errors),
             "description" => attrs.description = string_value(meta, &key, errors),
+            "server" => attrs.server = crate::attr::server_path(meta, errors),
             "mime_type" => own.mime_type = string_value(meta, &key, errors),
             "size" => match meta {
                 Meta::NameValue(nv) => match &nv.value {
@@ -192,30 +201,14 @@ pub(crate) fn check(resource: &ToolFn, own: &ResourceAttrs, errors: &mut Errors)
                     "a resource URI must be an absolute URI: `scheme:...`, e.g. `file:///notes.txt`",
                 );
             }
-            if let Some(first) = resource.params.first() {
-                errors.spanned(
-                    &first.pat,
-                    "a resource with a fixed `uri` takes no parameters; for variables write `template = \"scheme://{var}\"`",
-                );
-            }
+            // A parameter is refused unless its type is the context: checked in constant
+            // evaluation, through `ResourceParam::VARIABLE` (see `not_variables`).
         }
         (None, Some(template)) => match template_variables(&template.value()) {
             Err(message) => errors.spanned(template, message),
             Ok(variables) => {
-                for param in &resource.params {
-                    if let Some(name) = param.property()
-                        && !variables.contains(&name)
-                    {
-                        errors.spanned(
-                            &param.pat,
-                            format_args!(
-                                "`{name}` is not a variable of the template {:?} (its variables: {})",
-                                template.value(),
-                                list(&variables)
-                            ),
-                        );
-                    }
-                }
+                // A parameter named like no variable is refused unless its type is the
+                // context: checked in constant evaluation (see `not_variables`).
                 let names: Vec<String> = resource
                     .params
                     .iter()
@@ -232,6 +225,45 @@ pub(crate) fn check(resource: &ToolFn, own: &ResourceAttrs, errors: &mut Errors)
             }
         },
     }
+}
+
+/// The constant checks of the parameters named like no template variable (every parameter
+/// of a fixed `uri`): each is refused unless its type is filled by the request (the
+/// context), as its `ResourceParam::VARIABLE` says; the error is on the parameter.
+fn not_variables(resource: &ToolFn, own: &ResourceAttrs, krate: &Path) -> TokenStream {
+    let variables = match &own.template {
+        Some(template) => match template_variables(&template.value()) {
+            Ok(variables) => variables,
+            // The template itself is refused: nothing to check the parameters against.
+            Err(_) => return TokenStream::new(),
+        },
+        None => Vec::new(),
+    };
+    resource
+        .params
+        .iter()
+        .filter_map(|param| {
+            let name = param.property()?;
+            if variables.contains(&name) {
+                return None;
+            }
+            let message = match &own.template {
+                Some(template) => format!(
+                    "`{name}` is not a variable of the template {:?} (its variables: {})",
+                    template.value(),
+                    list(&variables)
+                ),
+                None => "a resource with a fixed `uri` takes no parameters but the request's `ToolContext`; for variables write `template = \"scheme://{var}\"`".to_owned(),
+            };
+            let ty = static_lifetimes(&param.ty);
+            let span = param.pat.span();
+            Some(quote_spanned! {span=>
+                const _: () = if <<#ty as #krate::resource::param::ResourceParamType>::Checked as #krate::resource::param::ResourceParam>::VARIABLE {
+                    ::core::panic!("{}", #message)
+                };
+            })
+        })
+        .collect()
 }
 
 fn list(variables: &[String]) -> String {
@@ -356,10 +388,19 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
     } else {
         quote_spanned!(ident.span()=> #krate::__private::resource_sync(#ident(#(#values),*), #request, #convert))
     };
-    let cached = if own.uri.is_some() {
-        quote!(cached_resource)
+    let (cached, completers) = if own.uri.is_some() {
+        (quote!(cached_resource), TokenStream::new())
     } else {
-        quote!(cached_resource_template)
+        let builder = hidden("__mcp_builder");
+        let completers = resource.params.iter().filter_map(|p| {
+            let path = p.attrs.complete.as_ref()?;
+            let name = p.property()?;
+            Some(quote_spanned!(path.span()=> .complete(#name, #path)))
+        });
+        (
+            quote!(cached_resource_template),
+            quote!(, |#builder: #krate::ResourceTemplateBuilder| #builder #(#completers)*),
+        )
     };
     let body = quote! {
         fn #start(#request: #krate::resource::ResourceRequest) -> #krate::resource::ResourceFuture {
@@ -376,10 +417,18 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
                 mime_type: #mime_type,
                 size: #size,
             },
-            #start,
+            #start
+            #completers
         )
     };
-    let items = items(resource, own, &krate, body);
+    let mut items = items(resource, own, &krate, body);
+    items.extend(crate::expand::attachment(resource, &krate, "resource"));
+    let checks = not_variables(resource, own, &krate);
+    let cfgs = cfgs(resource);
+    items.extend(quote! {
+        #(#cfgs)*
+        const _: () = { #checks };
+    });
     let item = &resource.item;
     match &resource.original {
         Some(original) => quote!(#original #items),
@@ -405,9 +454,14 @@ pub(crate) fn fallback(resource: &ToolFn, own: &ResourceAttrs, errors: &Errors) 
         &krate,
         quote!(::core::unreachable!("this resource failed to compile")),
     );
+    // The parameters' checks too (they depend on types only rustc knows): every mistake in
+    // one compile.
+    let checks =
+        (own.uri.is_some() != own.template.is_some()).then(|| not_variables(resource, own, &krate));
     quote! {
         #errors
         #item
         #stubs
+        const _: () = { #checks };
     }
 }

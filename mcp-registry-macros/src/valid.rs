@@ -202,10 +202,15 @@ pub(crate) fn check_server(server: &ServerInput, errors: &mut Errors) {
             seen.push(text);
         }
     }
-    if server.tools.is_none() && server.prompts.is_none() && server.resources.is_none() {
+    // With `fn = ident`, items may attach themselves instead (`#[mcp_tool(server = ident)]`).
+    if server.tools.is_none()
+        && server.prompts.is_none()
+        && server.resources.is_none()
+        && server.getter.is_none()
+    {
         errors.at(
             Span::call_site(),
-            "server! needs its tools: `tools = [tool_fn, module::other_tool]` (or its prompts: `prompts = [prompt_fn]`, or its resources: `resources = [resource_fn]`)",
+            "server! needs its tools: `tools = [tool_fn, module::other_tool]` (or its prompts: `prompts = [prompt_fn]`, or its resources: `resources = [resource_fn]`, or `fn = name` for items attached with `server = name`)",
         );
     }
     if let (Some(collect), None) = (&server.collect, &server.getter)

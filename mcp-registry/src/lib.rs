@@ -95,6 +95,7 @@ pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_tool, server};
 #[doc(hidden)]
 pub mod __private {
     pub use inventory;
+    pub use linkme;
     pub use schemars;
     pub use serde;
     pub use serde_json;

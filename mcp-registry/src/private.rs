@@ -382,3 +382,75 @@ const fn str_eq(a: &str, b: &str) -> bool {
     }
     true
 }
+
+/// An item attached to a server declared elsewhere (`#[mcp_tool(server = math)]`): one
+/// element of the distributed slice (`linkme`) that `server!(.., fn = math)` declares. The
+/// linker gathers the elements; nothing runs before `main`.
+pub struct Attachment {
+    /// Tools, prompts, resources: the order attached items are added in.
+    kind: u8,
+    /// The tool or prompt name, or the resource's URI or URI template: with `kind`, a
+    /// deterministic order whatever order the linker chose.
+    key: &'static str,
+    add: fn(ServerBuilder) -> ServerBuilder,
+}
+
+fn add_tool<T: ToolItem>(builder: ServerBuilder) -> ServerBuilder {
+    builder.tool(T::tool())
+}
+
+fn add_prompt<T: crate::private_prompt::PromptItem>(builder: ServerBuilder) -> ServerBuilder {
+    builder.prompt(T::prompt())
+}
+
+impl Attachment {
+    /// A `#[mcp_tool(server = ..)]`.
+    pub const fn tool<T: ToolItem>() -> Attachment {
+        Attachment {
+            kind: 0,
+            key: T::NAME,
+            add: add_tool::<T>,
+        }
+    }
+
+    /// A `#[mcp_prompt(server = ..)]`.
+    pub const fn prompt<T: crate::private_prompt::PromptItem>() -> Attachment {
+        Attachment {
+            kind: 1,
+            key: T::NAME,
+            add: add_prompt::<T>,
+        }
+    }
+
+    /// A `#[mcp_resource(server = .., ..)]`.
+    pub const fn resource<T: crate::private_resource::ResourceItem>() -> Attachment {
+        Attachment {
+            kind: 2,
+            key: T::KEY,
+            add: T::add_to,
+        }
+    }
+}
+
+/// Builds a `server!` that has a distributed slice: its listed tools, then the items attached
+/// to it (sorted, so templates are tried in a stable order: after the listed ones, by URI
+/// template). An attached item repeating a name, URI or template cannot be caught at compile
+/// time; the build panics naming it, when the server is first built.
+pub fn build_attached_server(
+    builder: ServerBuilder,
+    tools: &[fn() -> Tool],
+    attached: &[Attachment],
+) -> Server {
+    let mut attached: Vec<&Attachment> = attached.iter().collect();
+    attached.sort_by(|a, b| (a.kind, a.key).cmp(&(b.kind, b.key)));
+    let builder = builder.tools(tools.iter().map(|tool| tool()));
+    let builder = attached
+        .iter()
+        .fold(builder, |builder, item| (item.add)(builder));
+    match builder.build() {
+        Ok(server) => server,
+        Err(e) => panic!(
+            "{e} (an item attached with `server = ..` repeats one listed in server! or attached elsewhere)"
+        ),
+    }
+}

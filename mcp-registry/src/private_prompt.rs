@@ -14,6 +14,7 @@ use crate::prompt::{
 };
 use crate::protocol::PromptArgument;
 use crate::server::ServerBuilder;
+use crate::tool::ToolContext;
 
 /// What `#[mcp_prompt]` generates next to a function, under the function's name in the type
 /// namespace; `server!(prompts = [path])` reaches the prompt through it.
@@ -72,8 +73,9 @@ pub trait PromptSignature: Sync {
     /// The prompt's arguments, in parameter order.
     fn arguments(&self) -> Vec<PromptArgument>;
 
-    /// Reads the parameters from `arguments` and starts the rendering.
-    fn get(&self, arguments: PromptArguments) -> PromptFuture;
+    /// Reads the parameters from `arguments` and the request's context `ctx`, and starts
+    /// the rendering.
+    fn get(&self, ctx: ToolContext, arguments: PromptArguments) -> PromptFuture;
 }
 
 impl PromptSignature for PromptParams<()> {
@@ -81,7 +83,7 @@ impl PromptSignature for PromptParams<()> {
         Vec::new()
     }
 
-    fn get(&self, _: PromptArguments) -> PromptFuture {
+    fn get(&self, _: ToolContext, _: PromptArguments) -> PromptFuture {
         (self.start)()
     }
 }
@@ -91,13 +93,13 @@ pub const fn prompt_signature0(params: &'static PromptParams<()>) -> &'static dy
     params
 }
 
-fn argument<T: PromptParam>((name, description): PromptArgDoc) -> PromptArgument {
-    PromptArgument {
+fn argument<T: PromptParam>((name, description): PromptArgDoc) -> Option<PromptArgument> {
+    T::ARGUMENT.then(|| PromptArgument {
         name: name.to_owned(),
         title: None,
         description: description.map(str::to_owned),
         required: Some(T::REQUIRED),
-    }
+    })
 }
 
 macro_rules! prompt_signatures {
@@ -117,12 +119,12 @@ macro_rules! prompt_signatures {
 
         impl<$($T: PromptParam + 'static),+> PromptSignature for PromptParams<($($T,)+)> {
             fn arguments(&self) -> Vec<PromptArgument> {
-                vec![$(argument::<$T>(self.docs[$i]),)+]
+                [$(argument::<$T>(self.docs[$i]),)+].into_iter().flatten().collect()
             }
 
-            fn get(&self, mut arguments: PromptArguments) -> PromptFuture {
+            fn get(&self, ctx: ToolContext, mut arguments: PromptArguments) -> PromptFuture {
                 let read = (|| -> Result<($($T,)+), PromptError> {
-                    Ok(($($T::from_arguments(&mut arguments, self.docs[$i].0)?,)+))
+                    Ok(($($T::from_request(&ctx, &mut arguments, self.docs[$i].0)?,)+))
                 })();
                 match read {
                     Ok(($($v,)+)) => (self.start)($($v),+),
@@ -153,11 +155,18 @@ prompt_signatures! {
 }
 
 /// The handler of every `#[mcp_prompt]` prompt (one type, not one per prompt).
-struct MacroPromptHandler(&'static dyn PromptSignature);
+struct MacroPromptHandler {
+    signature: &'static dyn PromptSignature,
+    name: &'static str,
+}
 
 impl PromptHandler for MacroPromptHandler {
     fn get(&self, arguments: PromptArguments) -> PromptFuture {
-        self.0.get(arguments)
+        self.get_in(ToolContext::detached(self.name, ""), arguments)
+    }
+
+    fn get_in(&self, ctx: ToolContext, arguments: PromptArguments) -> PromptFuture {
+        self.signature.get(ctx, arguments)
     }
 }
 
@@ -187,7 +196,10 @@ pub fn cached_prompt(
     // `#[arg(complete = ..)]`: each on a parameter, so on an argument the prompt has.
     builder = completers(builder);
     // The name was checked at compile time, the argument names are distinct parameters.
-    let built = builder.build_checked(MacroPromptHandler(signature));
+    let built = builder.build_checked(MacroPromptHandler {
+        signature,
+        name: meta.name,
+    });
     PROMPTS
         .write()
         .unwrap_or_else(|e| e.into_inner())

@@ -108,10 +108,12 @@ pub fn cached_resource_template(
     key: TypeId,
     meta: &'static ResourceMeta,
     start: ResourceStart,
+    completers: fn(crate::ResourceTemplateBuilder) -> crate::ResourceTemplateBuilder,
 ) -> ResourceTemplate {
     cached(key, || {
         let builder = ResourceTemplate::builder(meta.key, meta.name);
-        match describe!(builder, meta).build_with(start) {
+        // `#[arg(complete = ..)]`: each on a parameter, so on a variable the template has.
+        match completers(describe!(builder, meta)).build_with(start) {
             Ok(template) => template,
             // The template's syntax and variables were checked at compile time.
             Err(e) => {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::prompt::Prompt;
-use crate::protocol::{self, ProtocolVersion};
+use crate::protocol::{self, CacheHints, CacheScope, ProtocolVersion};
 use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::{CallNames, Tool};
 
@@ -120,11 +120,21 @@ struct ServerInner {
     template_listing: Vec<usize>,
     /// Whether a prompt argument or template variable has a completion function.
     completions: bool,
+    /// `prompts/list`, `resources/list` and `resources/templates/list` entries, serialized
+    /// once per revision.
+    prompt_entries: EntryListing,
+    resource_entries: EntryListing,
+    template_entries: EntryListing,
     /// The server's identity (`Implementation`, with its title) as a JSON value, built once:
     /// every 2026-07-28 result carries it in `_meta`.
     info: Value,
     /// The connection behind a server mounted from a remote MCP server.
     remote: Option<Arc<dyn RemoteLink>>,
+    /// 2026-07-28 caching hints of its lists and `server/discover` (`None`: the registry's).
+    list_cache: Option<CacheHints>,
+    /// 2026-07-28 caching hints of `resources/read` when the handler sets none (`None`: the
+    /// registry's TTL, `private`).
+    read_cache: Option<CacheHints>,
 }
 
 /// The state of the connection behind a server mounted from a remote MCP server
@@ -168,6 +178,43 @@ pub(crate) struct ListingForm {
     pub(crate) text: Box<serde_json::value::RawValue>,
 }
 
+/// The entries of a prompt, resource or resource template listing, each descriptor
+/// serialized once per protocol revision (on the first list request in it): a page is a
+/// slice, written as it is, never a descriptor serialized per request.
+#[derive(Default)]
+pub(crate) struct EntryListing {
+    /// Index 0: callers that name no version (the full descriptors); then one per
+    /// [`ProtocolVersion::ALL`].
+    forms: [std::sync::OnceLock<Vec<Box<serde_json::value::RawValue>>>;
+        1 + ProtocolVersion::ALL.len()],
+}
+
+impl EntryListing {
+    /// The entries as `version` describes them, built by `describe` on first use.
+    fn get<'a, D: serde::Serialize + Clone + 'a>(
+        &self,
+        version: Option<ProtocolVersion>,
+        entries: impl Iterator<Item = &'a D>,
+        for_version: fn(&'a D, ProtocolVersion) -> std::borrow::Cow<'a, D>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        let index = version
+            .and_then(|v| ProtocolVersion::ALL.iter().position(|&known| known == v))
+            .map_or(0, |i| i + 1);
+        self.forms[index].get_or_init(|| {
+            entries
+                .map(|d| {
+                    let described = match version {
+                        Some(v) => for_version(d, v),
+                        None => std::borrow::Cow::Borrowed(d),
+                    };
+                    // A descriptor is a map with string keys: it always serializes.
+                    serde_json::value::to_raw_value(&*described).expect("a descriptor serializes")
+                })
+                .collect()
+        })
+    }
+}
+
 impl ListingForm {
     fn new<'a>(
         descriptors: impl Iterator<Item = std::borrow::Cow<'a, protocol::ToolDescriptor>>,
@@ -201,6 +248,8 @@ impl Server {
             resources: Vec::new(),
             templates: Vec::new(),
             remote: None,
+            list_cache: None,
+            read_cache: None,
         }
     }
 
@@ -357,6 +406,56 @@ impl Server {
         self.inner.completions
     }
 
+    /// The caching hints its 2026-07-28 list results and `server/discover` carry, when set
+    /// with [`ServerBuilder::list_cache`] (else the registry's).
+    pub fn list_cache(&self) -> Option<CacheHints> {
+        self.inner.list_cache
+    }
+
+    /// The caching hints its 2026-07-28 `resources/read` results carry when the handler sets
+    /// none, when set with [`ServerBuilder::read_cache`].
+    pub fn read_cache(&self) -> Option<CacheHints> {
+        self.inner.read_cache
+    }
+
+    /// Each prompt's descriptor as `version` describes it, serialized, in name order.
+    pub(crate) fn prompt_entries(
+        &self,
+        version: Option<ProtocolVersion>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        self.inner.prompt_entries.get(
+            version,
+            self.inner.prompts.iter().map(Prompt::descriptor),
+            protocol::PromptDescriptor::for_version,
+        )
+    }
+
+    /// Each resource's descriptor as `version` describes it, serialized, in URI order.
+    pub(crate) fn resource_entries(
+        &self,
+        version: Option<ProtocolVersion>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        self.inner.resource_entries.get(
+            version,
+            self.inner.resources.iter().map(Resource::descriptor),
+            protocol::ResourceDescriptor::for_version,
+        )
+    }
+
+    /// Each resource template's descriptor as `version` describes it, serialized, in listing
+    /// order.
+    pub(crate) fn template_entries(
+        &self,
+        version: Option<ProtocolVersion>,
+    ) -> &[Box<serde_json::value::RawValue>] {
+        self.inner.template_entries.get(
+            version,
+            self.listed_resource_templates()
+                .map(ResourceTemplate::descriptor),
+            protocol::ResourceTemplateDescriptor::for_version,
+        )
+    }
+
     /// Whether two handles are the same server value.
     pub fn ptr_eq(&self, other: &Server) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -403,6 +502,16 @@ pub struct ServerBuilder {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     remote: Option<Arc<dyn RemoteLink>>,
+    list_cache: Option<CacheHints>,
+    read_cache: Option<CacheHints>,
+}
+
+/// Caching hints from a duration (milliseconds, saturating) and a scope.
+fn hints(ttl: std::time::Duration, scope: CacheScope) -> CacheHints {
+    CacheHints {
+        ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+        cache_scope: scope,
+    }
 }
 
 impl fmt::Debug for ServerBuilder {
@@ -417,6 +526,8 @@ impl fmt::Debug for ServerBuilder {
             .field("resources", &self.resources)
             .field("templates", &self.templates)
             .field("remote", &self.remote.as_ref().map(|r| r.state()))
+            .field("list_cache", &self.list_cache)
+            .field("read_cache", &self.read_cache)
             .finish()
     }
 }
@@ -489,6 +600,28 @@ impl ServerBuilder {
         templates: impl IntoIterator<Item = ResourceTemplate>,
     ) -> Self {
         self.templates.extend(templates);
+        self
+    }
+
+    /// The 2026-07-28 caching hints (`ttlMs`, `cacheScope`) of this server's `tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list` and `server/discover`
+    /// results, overriding the registry's ([`RegistryBuilder::list_ttl`], `public`). A server
+    /// whose lists are the same for every caller and rarely change can let clients keep
+    /// them: `.list_cache(Duration::from_secs(300), CacheScope::Public)`; a server whose
+    /// lists depend on the caller says `CacheScope::Private`.
+    ///
+    /// [`RegistryBuilder::list_ttl`]: crate::RegistryBuilder::list_ttl
+    pub fn list_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.list_cache = Some(hints(ttl, scope));
+        self
+    }
+
+    /// The 2026-07-28 caching hints of this server's `resources/read` results whose handler
+    /// set none ([`ReadResourceResult::with_cache`](crate::protocol::ReadResourceResult::with_cache)
+    /// wins), overriding the registry's (its list TTL, `private`: contents may depend on who
+    /// reads them).
+    pub fn read_cache(mut self, ttl: std::time::Duration, scope: CacheScope) -> Self {
+        self.read_cache = Some(hints(ttl, scope));
         self
     }
 
@@ -601,8 +734,13 @@ impl ServerBuilder {
                 templates,
                 template_listing,
                 completions,
+                prompt_entries: EntryListing::default(),
+                resource_entries: EntryListing::default(),
+                template_entries: EntryListing::default(),
                 info,
                 remote: self.remote,
+                list_cache: self.list_cache,
+                read_cache: self.read_cache,
             }),
         })
     }

@@ -263,9 +263,33 @@ impl<'r> Dispatcher<'r> {
                 .list_resources(&server, version, &method, params)
                 .map(Body::Resources),
             (method::RESOURCES_READ, _) => {
-                let cache = self.read_cache_hints();
+                let cache = self.read_cache_hints(&server);
+                let limit = self.registry.config().default_timeout;
+                // What a resource function that takes a `ToolContext` gets: this request's
+                // id, `_meta`, cancellation, log level and host state, as a tool does.
+                let uri: Arc<str> = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .into();
+                let ctx = crate::tool::ToolContext::from_scope(crate::tool::CallScope {
+                    names: Arc::new(crate::tool::CallNames {
+                        tool: uri,
+                        server: server.shared_name().clone(),
+                    }),
+                    request_id: Some(id),
+                    meta,
+                    protocol_version: version,
+                    notifications: options.notifications.take(),
+                    cancellation: options.cancellation.take(),
+                    registry_extensions: self.registry.config().extensions.clone(),
+                    call_extensions: std::mem::take(&mut options.extensions),
+                    log_level,
+                    input: options.input.take(),
+                    round: None,
+                });
                 return Step::Waiting(Box::pin(async move {
-                    match resources::read(&server, version, params, cache).await {
+                    match resources::read(&server, version, params, cache, limit, ctx).await {
                         Ok(body) => {
                             Answer::Result(outcome(&server, version, Body::Resources(body)))
                         }
@@ -356,7 +380,15 @@ impl<'r> Dispatcher<'r> {
         })
     }
 
-    fn cache_hints(&self) -> CacheHints {
+    /// The caching hints of `server`'s lists and discovery: its own, else the registry's TTL,
+    /// `public`.
+    fn cache_hints(&self, server: &Server) -> CacheHints {
+        server
+            .list_cache()
+            .unwrap_or_else(|| self.registry_cache_hints())
+    }
+
+    fn registry_cache_hints(&self) -> CacheHints {
         CacheHints {
             ttl_ms: u64::try_from(self.registry.config().list_ttl.as_millis()).unwrap_or(u64::MAX),
             cache_scope: CacheScope::Public,
@@ -378,7 +410,7 @@ impl<'r> Dispatcher<'r> {
                 },
             ),
             instructions: server.instructions().map(str::to_owned),
-            cache: self.cache_hints(),
+            cache: self.cache_hints(server),
         }
     }
 
@@ -413,7 +445,14 @@ impl<'r> Dispatcher<'r> {
                 )));
             }
         };
-        let window = self.window(Listing::Tools, method::TOOLS_LIST, cursor, total, version)?;
+        let window = self.window(
+            server,
+            Listing::Tools,
+            method::TOOLS_LIST,
+            cursor,
+            total,
+            version,
+        )?;
         let picked = picked.map(|picked| {
             picked[window.start..window.end]
                 .iter()

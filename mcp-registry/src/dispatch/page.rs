@@ -5,6 +5,7 @@ use base64::Engine as _;
 use serde::ser::SerializeMap;
 
 use super::{Dispatcher, invalid_params};
+use crate::Server;
 use crate::protocol::{CacheHints, ErrorObject, ProtocolVersion};
 
 /// Which listing a cursor belongs to: a cursor of one listing is refused by another.
@@ -61,6 +62,7 @@ impl Dispatcher<'_> {
     /// registry's page size; -32602 naming `method` for a cursor that is not this listing's.
     pub(crate) fn window(
         &self,
+        server: &Server,
         listing: Listing,
         method: &str,
         cursor: Option<&str>,
@@ -82,7 +84,7 @@ impl Dispatcher<'_> {
             start,
             end,
             next_cursor: (end < total).then(|| listing.cursor(end)),
-            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints()),
+            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints(server)),
         })
     }
 }

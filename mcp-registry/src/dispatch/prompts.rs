@@ -53,6 +53,7 @@ impl Dispatcher<'_> {
         let ListPromptsParams { cursor } = read_params("prompts/list", params)?;
         let total = server.prompts().len();
         let window = self.window(
+            server,
             Listing::Prompts,
             "prompts/list",
             cursor.as_deref(),
@@ -183,21 +184,14 @@ impl Serialize for PromptsBody {
             PromptsBody::Get(result) => return result.serialize(serializer),
             PromptsBody::List(page) => page,
         };
-        let prompts = &page.server.prompts()[page.window.start..page.window.end];
+        let prompts = page.server.prompt_entries(page.version);
         let mut map = serializer.serialize_map(None)?;
-        match page.version {
-            Some(v) => map.serialize_entry(
-                "prompts",
-                &prompts
-                    .iter()
-                    .map(|p| p.descriptor().for_version(v))
-                    .collect::<Vec<_>>(),
-            )?,
-            None => map.serialize_entry(
-                "prompts",
-                &prompts.iter().map(|p| p.descriptor()).collect::<Vec<_>>(),
-            )?,
-        }
+        map.serialize_entry(
+            "prompts",
+            prompts
+                .get(page.window.start..page.window.end)
+                .unwrap_or(&[]),
+        )?;
         page.window.write_tail(&mut map)?;
         map.end()
     }

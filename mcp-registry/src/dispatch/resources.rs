@@ -71,7 +71,7 @@ impl Dispatcher<'_> {
         } else {
             (Listing::Resources, server.resources().len())
         };
-        let window = self.window(listing, method, cursor.as_deref(), total, version)?;
+        let window = self.window(server, listing, method, cursor.as_deref(), total, version)?;
         Ok(ResourcesBody::List(ResourcesPage {
             server: server.clone(),
             listing,
@@ -81,12 +81,13 @@ impl Dispatcher<'_> {
     }
 
     /// The caching hints a 2026-07-28 `resources/read` result gets when its handler set
-    /// none: the registry's TTL, `private` (contents may depend on who reads them).
-    pub(crate) fn read_cache_hints(&self) -> CacheHints {
-        CacheHints {
+    /// none: the server's, else the registry's TTL, `private` (contents may depend on who
+    /// reads them).
+    pub(crate) fn read_cache_hints(&self, server: &Server) -> CacheHints {
+        server.read_cache().unwrap_or_else(|| CacheHints {
             cache_scope: CacheScope::Private,
-            ..self.cache_hints()
-        }
+            ..self.registry_cache_hints()
+        })
     }
 }
 
@@ -97,9 +98,11 @@ pub(crate) async fn read(
     version: Option<ProtocolVersion>,
     params: Map<String, Value>,
     cache: CacheHints,
+    limit: Option<std::time::Duration>,
+    ctx: crate::tool::ToolContext,
 ) -> Result<ResourcesBody, ErrorObject> {
     let ReadResourceParams { uri } = read_params(method::RESOURCES_READ, params)?;
-    let mut result = crate::registry::read_server_resource(server, &uri)
+    let mut result = crate::registry::read_server_resource(server, &uri, limit, Some(ctx))
         .await
         .map_err(|e| read_error(&e, version))?;
     if version == Some(ProtocolVersion::MODERN) {
@@ -139,28 +142,17 @@ impl Serialize for ResourcesBody {
         let mut map = serializer.serialize_map(None)?;
         let server = &page.server;
         let version = page.version;
-        if page.listing == Listing::Templates {
-            let templates = server
-                .listed_resource_templates()
-                .skip(page.window.start)
-                .take(page.window.end - page.window.start);
-            let described: Vec<_> = match version {
-                Some(v) => templates.map(|t| t.descriptor().for_version(v)).collect(),
-                None => templates
-                    .map(|t| std::borrow::Cow::Borrowed(t.descriptor()))
-                    .collect(),
-            };
-            map.serialize_entry("resourceTemplates", &described)?;
+        let (key, entries) = if page.listing == Listing::Templates {
+            ("resourceTemplates", server.template_entries(version))
         } else {
-            let resources = server.resources()[page.window.start..page.window.end].iter();
-            let described: Vec<_> = match version {
-                Some(v) => resources.map(|r| r.descriptor().for_version(v)).collect(),
-                None => resources
-                    .map(|r| std::borrow::Cow::Borrowed(r.descriptor()))
-                    .collect(),
-            };
-            map.serialize_entry("resources", &described)?;
-        }
+            ("resources", server.resource_entries(version))
+        };
+        map.serialize_entry(
+            key,
+            entries
+                .get(page.window.start..page.window.end)
+                .unwrap_or(&[]),
+        )?;
         page.window.write_tail(&mut map)?;
         map.end()
     }

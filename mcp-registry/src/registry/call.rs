@@ -588,7 +588,7 @@ impl Call {
 
 /// `fut` limited to `limit`, or `None` where no timer can keep the limit: outside a Tokio
 /// runtime, or in one built without its time driver (`enable_time`).
-fn start_timer<F: Future>(limit: Duration, fut: F) -> Option<Timeout<F>> {
+pub(crate) fn start_timer<F: Future>(limit: Duration, fut: F) -> Option<Timeout<F>> {
     tokio::runtime::Handle::try_current().ok()?;
     // Tokio has no query for the time driver: without it, creating the timer panics.
     std::panic::catch_unwind(AssertUnwindSafe(|| timeout(limit, fut))).ok()

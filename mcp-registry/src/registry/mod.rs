@@ -348,7 +348,9 @@ impl RegistryBuilder {
     }
 
     /// The `ttlMs` caching hint on modern (2026-07-28) list and discover results (default 0:
-    /// the registry can change at any time, so clients re-fetch).
+    /// the registry can change at any time, so clients re-fetch), and on `resources/read`.
+    /// A server's own hints ([`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache),
+    /// [`read_cache`](crate::ServerBuilder::read_cache)) win.
     pub fn list_ttl(mut self, ttl: Duration) -> Self {
         self.list_ttl = ttl;
         self

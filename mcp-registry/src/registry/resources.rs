@@ -3,6 +3,8 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::task::Poll;
+use std::time::Duration;
 
 use futures_util::FutureExt;
 
@@ -10,6 +12,7 @@ use super::Registry;
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
 use crate::resource::{ResourceError, ResourceFuture};
 use crate::server::Server;
+use crate::tool::{CallNames, CallScope, ToolContext};
 
 /// Why [`Registry::read_resource`] produced no contents. On the wire every kind is a
 /// JSON-RPC error: see [`code`](Self::code).
@@ -57,6 +60,16 @@ pub enum ReadResourceError {
         /// The function's own message.
         message: String,
     },
+    /// The read outlasted the registry's default timeout
+    /// ([`RegistryBuilder::default_timeout`](crate::RegistryBuilder::default_timeout)); its
+    /// future was dropped.
+    #[error("reading resource {uri:?} timed out after {timeout:?}")]
+    TimedOut {
+        /// The URI.
+        uri: String,
+        /// The limit that was reached.
+        timeout: std::time::Duration,
+    },
     /// The resource's function panicked; the panic was caught and the registry is unaffected.
     #[error("reading resource {uri:?} panicked: {message}")]
     Panicked {
@@ -70,16 +83,16 @@ pub enum ReadResourceError {
 impl ReadResourceError {
     /// The JSON-RPC error code `resources/read` answers this error with under `version`:
     /// not found is -32002 through 2025-11-25 (and when no version is known) and -32602 in
-    /// 2026-07-28 (SEP-2164); a failure or panic is -32603; the others -32602.
+    /// 2026-07-28 (SEP-2164); a failure, panic or timeout is -32603; the others -32602.
     pub fn code(&self, version: Option<ProtocolVersion>) -> ErrorCode {
         match self {
             ReadResourceError::NotFound { .. } if version == Some(ProtocolVersion::MODERN) => {
                 ErrorCode::INVALID_PARAMS
             }
             ReadResourceError::NotFound { .. } => ErrorCode::RESOURCE_NOT_FOUND,
-            ReadResourceError::Failed { .. } | ReadResourceError::Panicked { .. } => {
-                ErrorCode::INTERNAL_ERROR
-            }
+            ReadResourceError::Failed { .. }
+            | ReadResourceError::Panicked { .. }
+            | ReadResourceError::TimedOut { .. } => ErrorCode::INTERNAL_ERROR,
             _ => ErrorCode::INVALID_PARAMS,
         }
     }
@@ -113,11 +126,15 @@ pub struct ResourceTemplateDefinition {
 
 /// What reading `uri` from `server` would run: its exact resource, else the first template
 /// that matches.
-pub(crate) fn find(server: &Server, uri: &str) -> Option<ResourceFuture> {
+pub(crate) fn find(server: &Server, uri: &str, ctx: Option<ToolContext>) -> Option<ResourceFuture> {
     if let Some(resource) = server.resource(uri) {
-        return Some(resource.read());
+        return Some(resource.read_in(ctx));
     }
-    server.resource_templates().iter().find_map(|t| t.read(uri))
+    let mut ctx = ctx;
+    server
+        .resource_templates()
+        .iter()
+        .find_map(|t| t.read_in(uri, &mut ctx))
 }
 
 /// Whether `server` has a resource at `uri` or a template that makes it.
@@ -129,15 +146,38 @@ pub(crate) fn exists(server: &Server, uri: &str) -> bool {
             .any(|t| t.template().match_uri(uri).is_some())
 }
 
-/// Reads `uri` from `server`: exact URIs first, then templates in order; panics caught.
+/// Reads `uri` from `server`: exact URIs first, then templates in order; panics caught; a
+/// read that waits is limited to `limit` (where a Tokio timer can keep it: elsewhere it runs
+/// unlimited).
 pub(crate) async fn read(
     server: &Server,
     uri: &str,
+    limit: Option<Duration>,
+    ctx: Option<ToolContext>,
 ) -> Result<ReadResourceResult, ReadResourceError> {
-    let Some(reading) = find(server, uri) else {
+    let Some(reading) = find(server, uri, ctx) else {
         return Err(ReadResourceError::not_found(uri));
     };
-    match AssertUnwindSafe(reading).catch_unwind().await {
+    let mut reading = AssertUnwindSafe(reading).catch_unwind();
+    // Most reads finish on their first poll, and need no timer.
+    let first = std::future::poll_fn(|cx| Poll::Ready(reading.poll_unpin(cx))).await;
+    let caught = match (first, limit) {
+        (Poll::Ready(caught), _) => caught,
+        (Poll::Pending, None) => reading.await,
+        (Poll::Pending, Some(limit)) => match super::call::start_timer(limit, &mut reading) {
+            Some(limited) => match limited.await {
+                Ok(caught) => caught,
+                Err(_) => {
+                    return Err(ReadResourceError::TimedOut {
+                        uri: uri.to_owned(),
+                        timeout: limit,
+                    });
+                }
+            },
+            None => reading.await,
+        },
+    };
+    match caught {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(ResourceError::NotFound(reason))) => Err(ReadResourceError::NotFound {
             uri: uri.to_owned(),
@@ -178,7 +218,8 @@ impl Registry {
     /// Reads the resource at `uri` from whichever enabled server has it: a resource at
     /// exactly that URI first (an error when several enabled servers have one), else the
     /// first server, in name order, with a template that makes it. A panic in the resource's
-    /// function is caught.
+    /// function is caught; a read that outlasts the registry's default timeout fails with
+    /// [`ReadResourceError::TimedOut`].
     ///
     /// URIs are not qualified like tool names (`mcp__<server>__..`): a URI is any string
     /// a server picks, so a prefix could collide with a real one. To read from one server,
@@ -198,7 +239,8 @@ impl Registry {
     /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ReadResourceError> {
         let server = self.resource_server(uri)?;
-        read(&server, uri).await
+        let ctx = self.read_context(&server, uri);
+        read(&server, uri, self.config().default_timeout, Some(ctx)).await
     }
 
     /// Reads the resource at `uri` from the server named `server` (which must be enabled).
@@ -219,7 +261,28 @@ impl Registry {
                 uri: uri.to_owned(),
             });
         }
-        read(&entry.server, uri).await
+        let ctx = self.read_context(&entry.server, uri);
+        read(&entry.server, uri, self.config().default_timeout, Some(ctx)).await
+    }
+
+    /// The context of an in-process read: no request, the registry's host state.
+    fn read_context(&self, server: &Server, uri: &str) -> ToolContext {
+        ToolContext::from_scope(CallScope {
+            names: Arc::new(CallNames {
+                tool: uri.into(),
+                server: server.shared_name().clone(),
+            }),
+            request_id: None,
+            meta: None,
+            protocol_version: None,
+            notifications: None,
+            cancellation: None,
+            registry_extensions: self.config().extensions.clone(),
+            call_extensions: Default::default(),
+            log_level: None,
+            input: None,
+            round: None,
+        })
     }
 
     /// The enabled server [`read_resource`](Self::read_resource) reads `uri` from.

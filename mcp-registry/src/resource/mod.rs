@@ -38,6 +38,26 @@ pub struct ResourceRequest {
     uri: String,
     variables: BTreeMap<String, String>,
     mime_type: Option<Arc<str>>,
+    context: RequestContext,
+}
+
+/// The context of the request a read serves, when there is one. Not part of a request's
+/// identity: two reads of the same URI are equal whoever asked.
+#[derive(Clone, Default)]
+struct RequestContext(Option<crate::tool::ToolContext>);
+
+impl PartialEq for RequestContext {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RequestContext {}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
 }
 
 impl ResourceRequest {
@@ -79,6 +99,22 @@ impl ResourceRequest {
     /// The resource's declared MIME type.
     pub fn mime_type(&self) -> Option<&str> {
         self.mime_type.as_deref()
+    }
+
+    /// The context of the request this read serves (logging, progress, cancellation, host
+    /// state with [`get`](crate::ToolContext::get)), as a tool gets it; outside a request, a
+    /// detached one named after the URI.
+    pub fn context(&self) -> crate::tool::ToolContext {
+        match &self.context.0 {
+            Some(ctx) => ctx.clone(),
+            None => crate::tool::ToolContext::detached(&self.uri, ""),
+        }
+    }
+
+    /// Sets the context of the request the read serves.
+    pub fn with_context(mut self, ctx: crate::tool::ToolContext) -> Self {
+        self.context = RequestContext(Some(ctx));
+        self
     }
 }
 
@@ -272,8 +308,14 @@ impl Resource {
 
     /// Reads the resource.
     pub fn read(&self) -> ResourceFuture {
+        self.read_in(None)
+    }
+
+    /// Reads the resource for a request with context `ctx`.
+    pub(crate) fn read_in(&self, ctx: Option<crate::tool::ToolContext>) -> ResourceFuture {
         let mut request = ResourceRequest::new(&*self.inner.uri);
         request.mime_type = self.inner.mime_type.clone();
+        request.context = RequestContext(ctx);
         self.inner.handler.read(request)
     }
 }
@@ -430,6 +472,7 @@ impl ResourceTemplate {
             uri: uri.to_owned(),
             variables,
             mime_type: self.inner.mime_type.clone(),
+            context: RequestContext::default(),
         })
     }
 
@@ -480,8 +523,20 @@ impl ResourceTemplate {
 
     /// Reads `uri` through this template; `None` when the template does not match it.
     pub fn read(&self, uri: &str) -> Option<ResourceFuture> {
-        self.request_for(uri)
-            .map(|request| self.inner.handler.read(request))
+        self.read_in(uri, &mut None)
+    }
+
+    /// Reads `uri` through this template for a request with context `ctx` (taken only when
+    /// the template matches).
+    pub(crate) fn read_in(
+        &self,
+        uri: &str,
+        ctx: &mut Option<crate::tool::ToolContext>,
+    ) -> Option<ResourceFuture> {
+        self.request_for(uri).map(|mut request| {
+            request.context = RequestContext(ctx.take());
+            self.inner.handler.read(request)
+        })
     }
 }
 

@@ -16,8 +16,21 @@ use super::{ResourceError, ResourceRequest};
     note = "implement `std::str::FromStr` for `{Self}`, or take `String` and parse it in the body"
 )]
 pub trait ResourceParam: Sized {
+    /// Whether the parameter is a template variable (`false`: filled by the request, like
+    /// the context, and needs no variable).
+    const VARIABLE: bool = true;
+
     /// The value of variable `name` of `request`.
     fn from_request(request: &ResourceRequest, name: &str) -> Result<Self, ResourceError>;
+}
+
+/// The context of the request a read serves ([`ResourceRequest::context`]).
+impl ResourceParam for crate::tool::ToolContext {
+    const VARIABLE: bool = false;
+
+    fn from_request(request: &ResourceRequest, _: &str) -> Result<Self, ResourceError> {
+        Ok(request.context())
+    }
 }
 
 impl<T: FromStr> ResourceParam for T
