@@ -230,18 +230,9 @@ impl<'r> Dispatcher<'r> {
                 .list_prompts(&server, version, params)
                 .map(Body::Prompts),
             (method::PROMPTS_GET, _) => {
-                if era.is_modern()
-                    && let Some(handler) = options.input.take()
-                {
-                    options.input = Some(declared_input(handler, meta.as_ref()));
-                }
-                let retry = if era.is_modern() && options.input.is_none() {
-                    match Retry::take(&mut params, meta.as_ref()) {
-                        Ok(retry) => Some(retry),
-                        Err(e) => return Step::Answered(Answer::Error(e)),
-                    }
-                } else {
-                    None
+                let retry = match Retry::prepare(era, &mut options, &mut params, meta.as_ref()) {
+                    Ok(retry) => retry,
+                    Err(e) => return Step::Answered(Answer::Error(e)),
                 };
                 let request = prompts::PromptRequest {
                     id,
@@ -330,21 +321,9 @@ impl<'r> Dispatcher<'r> {
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
             }
             (method::TOOLS_CALL, _) => {
-                if era.is_modern()
-                    && let Some(handler) = options.input.take()
-                {
-                    // 2026-07-28: the request declares what its client answers.
-                    options.input = Some(declared_input(handler, meta.as_ref()));
-                }
-                // 2026-07-28 with no one to answer at once: asks end the request with
-                // `input_required`, answered by the client's retry.
-                let retry = if era.is_modern() && options.input.is_none() {
-                    match Retry::take(&mut params, meta.as_ref()) {
-                        Ok(retry) => Some(retry),
-                        Err(e) => return Step::Answered(Answer::Error(e)),
-                    }
-                } else {
-                    None
+                let retry = match Retry::prepare(era, &mut options, &mut params, meta.as_ref()) {
+                    Ok(retry) => retry,
+                    Err(e) => return Step::Answered(Answer::Error(e)),
                 };
                 if let Some(meta) = meta {
                     options.meta = Some(meta);
@@ -510,6 +489,26 @@ pub(crate) struct Retry {
 }
 
 impl Retry {
+    /// How a request that may ask the client for input (`tools/call`, `prompts/get`) gets its
+    /// answers. 2026-07-28: a host's input handler answers only what the request's `_meta`
+    /// declares; with none, asks end the request with `input_required` and this is the
+    /// round the client's retry brings. Legacy: `None`, the session's handler answers.
+    fn prepare(
+        era: Era,
+        options: &mut CallOptions,
+        params: &mut Map<String, Value>,
+        meta: Option<&Map<String, Value>>,
+    ) -> Result<Option<Self>, ErrorObject> {
+        if !era.is_modern() {
+            return Ok(None);
+        }
+        if let Some(handler) = options.input.take() {
+            options.input = Some(declared_input(handler, meta));
+            return Ok(None);
+        }
+        Self::take(params, meta).map(Some)
+    }
+
     /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not
     /// an object and a string).
     pub(crate) fn take(
