@@ -12,11 +12,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CallOptions, Client, ClientError, ServerNotification};
 use crate::prompt::{Prompt, PromptArguments};
+use crate::protocol::ReadResourceResult;
 use crate::protocol::{
     ErrorCode, PromptDescriptor, ProtocolEra, SubscriptionFilter, ToolDescriptor, method,
 };
 use crate::registry::{Registry, WeakRegistry};
-use crate::resource::{Resource, ResourceRequest, ResourceTemplate};
+use crate::resource::{
+    Resource, ResourceBuilder, ResourceRequest, ResourceTemplate, ResourceTemplateBuilder,
+};
 use crate::server::{ConnectionState, RemoteLink, Server, ServerBuildError};
 use crate::tool::{Arguments, BoxFuture, HandlerResult, Tool, ToolContext, ToolError, ToolHandler};
 
@@ -324,34 +327,9 @@ impl Link {
         client: &Client,
         r: crate::protocol::ResourceDescriptor,
     ) -> Option<Resource> {
-        let mut builder = Resource::builder(&r.uri, &r.name);
-        if let Some(title) = r.title {
-            builder = builder.title(title);
-        }
-        if let Some(description) = r.description {
-            builder = builder.description(description);
-        }
-        if let Some(mime_type) = r.mime_type {
-            builder = builder.mime_type(mime_type);
-        }
-        if let Some(size) = r.size {
-            builder = builder.size(size);
-        }
-        if let Some(annotations) = r.annotations {
-            builder = builder.annotations(annotations);
-        }
-        for icon in r.icons {
-            builder = builder.icon(icon);
-        }
-        if let Some(meta) = r.meta {
-            builder = builder.meta(meta);
-        }
-        let client = client.clone();
-        let built = builder.handler(move |request: ResourceRequest| {
-            let client = client.clone();
-            async move { client.read_resource(request.uri()).await }
-        });
-        self.kept("resource", &r.uri, built)
+        let uri = r.uri.clone();
+        let built = ResourceBuilder::from_descriptor(r).handler(read_through(client));
+        self.kept("resource", &uri, built)
     }
 
     fn template(
@@ -359,31 +337,9 @@ impl Link {
         client: &Client,
         t: crate::protocol::ResourceTemplateDescriptor,
     ) -> Option<ResourceTemplate> {
-        let mut builder = ResourceTemplate::builder(&t.uri_template, &t.name);
-        if let Some(title) = t.title {
-            builder = builder.title(title);
-        }
-        if let Some(description) = t.description {
-            builder = builder.description(description);
-        }
-        if let Some(mime_type) = t.mime_type {
-            builder = builder.mime_type(mime_type);
-        }
-        if let Some(annotations) = t.annotations {
-            builder = builder.annotations(annotations);
-        }
-        for icon in t.icons {
-            builder = builder.icon(icon);
-        }
-        if let Some(meta) = t.meta {
-            builder = builder.meta(meta);
-        }
-        let client = client.clone();
-        let built = builder.handler(move |request: ResourceRequest| {
-            let client = client.clone();
-            async move { client.read_resource(request.uri()).await }
-        });
-        self.kept("resource template", &t.uri_template, built)
+        let uri_template = t.uri_template.clone();
+        let built = ResourceTemplateBuilder::from_descriptor(t).handler(read_through(client));
+        self.kept("resource template", &uri_template, built)
     }
 
     /// `built`, or `None` with a warning: one item this registry cannot serve does not keep
@@ -621,6 +577,20 @@ fn same_listing(a: &Server, b: &Server) -> bool {
                 .resource_templates()
                 .iter()
                 .map(ResourceTemplate::descriptor))
+}
+
+/// A read handler that reads the requested URI from the remote.
+fn read_through(
+    client: &Client,
+) -> impl Fn(ResourceRequest) -> BoxFuture<'static, Result<ReadResourceResult, ClientError>>
++ Send
++ Sync
++ 'static {
+    let client = client.clone();
+    move |request: ResourceRequest| {
+        let client = client.clone();
+        Box::pin(async move { client.read_resource(request.uri()).await })
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -338,6 +338,23 @@ pub struct ResourceBuilder {
 }
 
 impl ResourceBuilder {
+    /// A builder holding everything `descriptor` says (a remote server's listing).
+    pub(crate) fn from_descriptor(d: crate::protocol::ResourceDescriptor) -> Self {
+        ResourceBuilder {
+            uri: d.uri,
+            size: d.size,
+            metadata: Metadata {
+                name: d.name,
+                title: d.title,
+                description: d.description,
+                mime_type: d.mime_type,
+                annotations: d.annotations,
+                icons: d.icons,
+                meta: d.meta,
+            },
+        }
+    }
+
     metadata_setters!();
 
     /// The size in bytes, when known.
@@ -558,6 +575,23 @@ pub struct ResourceTemplateBuilder {
 }
 
 impl ResourceTemplateBuilder {
+    /// A builder holding everything `descriptor` says (a remote server's listing).
+    pub(crate) fn from_descriptor(d: crate::protocol::ResourceTemplateDescriptor) -> Self {
+        ResourceTemplateBuilder {
+            uri_template: d.uri_template,
+            completers: Completers::default(),
+            metadata: Metadata {
+                name: d.name,
+                title: d.title,
+                description: d.description,
+                mime_type: d.mime_type,
+                annotations: d.annotations,
+                icons: d.icons,
+                meta: d.meta,
+            },
+        }
+    }
+
     metadata_setters!();
 
     /// Completes template variable `variable` (`completion/complete`) with `completer`,
