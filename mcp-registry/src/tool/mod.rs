@@ -29,6 +29,7 @@ pub use input::{
 };
 pub use result::{IntoToolResult, Json, ToolError};
 
+use crate::protocol::headers::ParamHeader;
 use crate::protocol::{self, ToolAnnotations, ToolNameError};
 use crate::schema::{self, SchemaError};
 
@@ -143,6 +144,9 @@ struct ToolInner {
     name: Arc<str>,
     descriptor: protocol::ToolDescriptor,
     handler: Arc<dyn ToolHandler>,
+    /// The parameters mirrored into `Mcp-Param-*` headers, read from the schema once.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    param_headers: std::sync::OnceLock<Vec<ParamHeader>>,
 }
 
 impl Tool {
@@ -200,8 +204,19 @@ impl Tool {
                 name: descriptor.name.as_str().into(),
                 descriptor,
                 handler: Arc::new(handler),
+                param_headers: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// The parameters its input schema mirrors into `Mcp-Param-*` headers (2026-07-28
+    /// `x-mcp-header`), read once; none when the annotations are invalid.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn param_headers(&self) -> &[ParamHeader] {
+        self.inner.param_headers.get_or_init(|| {
+            protocol::headers::tool_param_headers(&self.inner.descriptor.input_schema)
+                .unwrap_or_default()
+        })
     }
 
     /// The tool's name.
@@ -398,6 +413,7 @@ impl ToolBuilder {
                     meta: self.meta,
                 },
                 handler: Arc::new(handler),
+                param_headers: std::sync::OnceLock::new(),
             }),
         }
     }

@@ -46,7 +46,7 @@ use tokio::time::Instant;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::dispatch::{ServerSession, error_value, parse_error};
-use crate::protocol::headers::{decode_header_value, tool_param_headers};
+use crate::protocol::headers::decode_header_value;
 use crate::protocol::{
     ErrorCode, ErrorObject, META_PROTOCOL_VERSION, MODERN_VERSION, ProtocolEra, ProtocolVersion,
     RequestId, method, require_modern_meta,
@@ -519,15 +519,16 @@ fn check_param_headers(
         return Ok(());
     };
     // A server's own annotation it got wrong is not the client's fault: nothing to check.
-    let Ok(annotated) = tool_param_headers(&tool.descriptor().input_schema) else {
+    let annotated = tool.param_headers();
+    if annotated.is_empty() {
         return Ok(());
-    };
+    }
     let empty = serde_json::Map::new();
     let arguments = params
         .get("arguments")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    for param in &annotated {
+    for param in annotated {
         let header = format!("mcp-param-{}", param.name());
         let sent = match headers.get(header.as_str()) {
             None => None,
