@@ -7,6 +7,8 @@
 //! runs `MCP_E2E_NODE=<node> MCP_E2E_EVERYTHING=<dist/index.js> cargo test --test
 //! client_everything -- --ignored`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -269,27 +271,13 @@ async fn everything_over_stdio() {
 #[tokio::test]
 #[ignore = "needs Node and @modelcontextprotocol/server-everything: run by .ci/e2e.sh"]
 async fn everything_over_http() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let mut server = everything("streamableHttp");
     server.env("PORT", port.to_string()).kill_on_drop(true);
     let mut server = server.spawn().unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let asked = Asked::default();
-    let mut client = None;
-    for _ in 0..100 {
-        match builder(&asked).connect_http(&url).await {
-            Ok(c) => {
-                client = Some(c);
-                break;
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-    let client = client.expect("server-everything's HTTP server came up within 10 s");
+    let client = common::connect_http_when_up(|| builder(&asked), &url).await;
     exercise(&client, &asked).await;
     client.close().await;
     server.kill().await.unwrap();

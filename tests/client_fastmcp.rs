@@ -5,6 +5,8 @@
 //! Ignored by `cargo test` (it needs Python with `fastmcp`); `.ci/e2e.sh` installs it and runs
 //! `MCP_E2E_PYTHON=<venv python> cargo test --test client_fastmcp -- --ignored`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -180,10 +182,7 @@ async fn fastmcp_over_stdio() {
 #[tokio::test]
 #[ignore = "needs Python with fastmcp: run by .ci/e2e.sh"]
 async fn fastmcp_over_http() {
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let port = common::free_port();
     let mut server = tokio::process::Command::new(python())
         .arg(script())
         .args(["--http", &port.to_string()])
@@ -191,17 +190,7 @@ async fn fastmcp_over_http() {
         .spawn()
         .unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let mut client = None;
-    for _ in 0..100 {
-        match builder().connect_http(&url).await {
-            Ok(c) => {
-                client = Some(c);
-                break;
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-    let client = client.expect("the FastMCP HTTP server came up within 10 s");
+    let client = common::connect_http_when_up(builder, &url).await;
     exercise(&client).await;
     client.close().await;
     server.kill().await.unwrap();

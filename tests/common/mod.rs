@@ -244,3 +244,26 @@ pub fn hanging_tool(dropped: Arc<AtomicBool>) -> Tool {
     )
     .unwrap()
 }
+
+/// A free loopback port, for a peer server a test starts.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("an address").port()
+}
+
+/// Connects to a Streamable HTTP server the test just started, retrying for up to 10 s while
+/// it comes up.
+pub async fn connect_http_when_up(
+    builder: impl Fn() -> mcp_registry::client::ClientBuilder,
+    url: &str,
+) -> mcp_registry::client::Client {
+    let mut last = None;
+    for _ in 0..100 {
+        match builder().connect_http(url).await {
+            Ok(client) => return client,
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("no MCP server came up at {url} within 10 s: {last:?}");
+}
