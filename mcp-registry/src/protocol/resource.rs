@@ -111,6 +111,23 @@ fn annotations_for(annotations: &mut Option<Annotations>, version: ProtocolVersi
     }
 }
 
+/// The fields a revision before 2025-11-25 does not have, dropped from a descriptor: `icons`;
+/// before 2025-06-18 also `title` and `_meta`; and what [`annotations_for`] drops.
+fn older_fields(
+    icons: &mut Vec<Icon>,
+    title: &mut Option<String>,
+    meta: &mut Option<Map<String, Value>>,
+    annotations: &mut Option<Annotations>,
+    version: ProtocolVersion,
+) {
+    icons.clear();
+    if !version.has_titles() {
+        *title = None;
+        *meta = None;
+    }
+    annotations_for(annotations, version);
+}
+
 fn is_current(version: ProtocolVersion) -> bool {
     version >= ProtocolVersion::V2025_11_25
 }
@@ -132,12 +149,13 @@ impl ResourceDescriptor {
             return Cow::Borrowed(self);
         }
         let mut r = self.clone();
-        r.icons.clear();
-        if !version.has_titles() {
-            r.title = None;
-            r.meta = None;
-        }
-        annotations_for(&mut r.annotations, version);
+        older_fields(
+            &mut r.icons,
+            &mut r.title,
+            &mut r.meta,
+            &mut r.annotations,
+            version,
+        );
         Cow::Owned(r)
     }
 }
@@ -150,12 +168,13 @@ impl ResourceTemplateDescriptor {
             return Cow::Borrowed(self);
         }
         let mut t = self.clone();
-        t.icons.clear();
-        if !version.has_titles() {
-            t.title = None;
-            t.meta = None;
-        }
-        annotations_for(&mut t.annotations, version);
+        older_fields(
+            &mut t.icons,
+            &mut t.title,
+            &mut t.meta,
+            &mut t.annotations,
+            version,
+        );
         Cow::Owned(t)
     }
 }
