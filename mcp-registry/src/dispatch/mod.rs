@@ -130,19 +130,20 @@ impl<'r> Dispatcher<'r> {
         self,
         server: &str,
         message: Incoming<'_>,
-        options: CallOptions,
+        mut options: CallOptions,
         connection: Connection,
     ) -> Option<(Option<RequestId>, Answer)> {
-        let (id, step) = self.start_message(server, message, options, connection)?;
+        let (id, step) = self.start_message(server, message, &mut options, connection)?;
         Some((id, step.answer().await))
     }
 
     /// [`message`](Self::message) up to the tool call to await, if any.
+    #[inline(always)]
     pub(crate) fn start_message(
         self,
         server: &str,
         message: Incoming<'_>,
-        options: CallOptions,
+        options: &mut CallOptions,
         connection: Connection,
     ) -> Option<(Option<RequestId>, Step)> {
         match message {
@@ -162,10 +163,10 @@ impl<'r> Dispatcher<'r> {
         self,
         server_name: &str,
         request: IncomingRequest<'_>,
-        options: CallOptions,
+        mut options: CallOptions,
         connection: Connection,
     ) -> Answer {
-        self.start(server_name, request, options, connection)
+        self.start(server_name, request, &mut options, connection)
             .answer()
             .await
     }
@@ -176,7 +177,7 @@ impl<'r> Dispatcher<'r> {
         self,
         server_name: &str,
         request: IncomingRequest<'_>,
-        mut options: CallOptions,
+        options: &mut CallOptions,
         connection: Connection,
     ) -> Step {
         let IncomingRequest {
@@ -230,7 +231,7 @@ impl<'r> Dispatcher<'r> {
                 .list_prompts(&server, version, params)
                 .map(Body::Prompts),
             (method::PROMPTS_GET, _) => {
-                let retry = match Retry::prepare(era, &mut options, &mut params, meta.as_ref()) {
+                let retry = match Retry::prepare(era, options, &mut params, meta.as_ref()) {
                     Ok(retry) => retry,
                     Err(e) => return Step::Answered(Answer::Error(e)),
                 };
@@ -238,7 +239,7 @@ impl<'r> Dispatcher<'r> {
                     id,
                     meta,
                     version,
-                    options,
+                    options: std::mem::take(options),
                     retry,
                 };
                 match self.start_get_prompt(&server, params, request) {
@@ -311,7 +312,7 @@ impl<'r> Dispatcher<'r> {
                 }
             }
             (method::SUBSCRIPTIONS_LISTEN, Era::Modern) => {
-                match subscriptions::listen(self.registry, server.clone(), id, params, &options) {
+                match subscriptions::listen(self.registry, server.clone(), id, params, options) {
                     Ok(stream) => return Step::Waiting(stream),
                     Err(e) => Err(e),
                 }
@@ -321,7 +322,7 @@ impl<'r> Dispatcher<'r> {
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
             }
             (method::TOOLS_CALL, _) => {
-                let retry = match Retry::prepare(era, &mut options, &mut params, meta.as_ref()) {
+                let retry = match Retry::prepare(era, options, &mut params, meta.as_ref()) {
                     Ok(retry) => retry,
                     Err(e) => return Step::Answered(Answer::Error(e)),
                 };
@@ -451,7 +452,7 @@ impl<'r> Dispatcher<'r> {
         &self,
         server: &Server,
         call: ToolCall<'_>,
-        mut options: CallOptions,
+        options: &mut CallOptions,
         request: RequestInfo,
         retry: Option<Retry>,
     ) -> Result<(CallFuture, Option<Arc<Round>>), ErrorObject> {
@@ -602,18 +603,8 @@ fn call_from_params(mut params: Map<String, Value>) -> Result<ToolCall<'static>,
 
 /// A `tools/call`'s params as text: the arguments stay text for the tool to read.
 fn call_from_text(call: CallText<'_>) -> Result<ToolCall<'_>, ErrorObject> {
-    let name = match call.name {
-        Some(raw) if raw.get().starts_with('"') => {
-            // Borrowed unless it has escapes (`Cow`'s own `Deserialize` always copies).
-            match serde_json::from_str::<&str>(raw.get()) {
-                Ok(name) => Cow::Borrowed(name),
-                Err(_) => serde_json::from_str::<String>(raw.get())
-                    .map(Cow::Owned)
-                    .map_err(|e| invalid_params(format!("`params.name`: {e}")))?,
-            }
-        }
-        Some(raw) => return Err(name_not_a_string(raw_kind(raw))),
-        None => return Err(name_missing()),
+    let Some(name) = call.name else {
+        return Err(name_missing());
     };
     let arguments = match call.arguments {
         None => Arguments::from(Map::new()),
@@ -672,6 +663,7 @@ pub(crate) struct PendingCall {
 
 impl PendingCall {
     /// The answer to a call that ended with `result`.
+    #[inline]
     pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
         if let Some(answer) = self
             .round
@@ -789,8 +781,8 @@ fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) ->
 enum Started<R> {
     /// The reply, if any.
     Done(Option<R>),
-    /// A batch, to serve element by element.
-    Batch(Vec<Value>, CallOptions),
+    /// A batch, to serve element by element (under the caller's options).
+    Batch(Vec<Value>),
     /// A tool call to await, then to answer under this id.
     Calling(Option<RequestId>, PendingCall),
     /// Other work to await, then to answer under this id.
@@ -1123,9 +1115,10 @@ impl Registry {
         message: Value,
         options: CallOptions,
     ) -> Option<Value> {
-        match self.start_value(server, message, options) {
+        let mut options = options;
+        match self.start_value(server, message, &mut options) {
             Started::Done(reply) => reply,
-            Started::Batch(batch, options) => self.handle_batch(server, batch, options).await,
+            Started::Batch(batch) => self.handle_batch(server, batch, options).await,
             Started::Calling(id, mut call) => {
                 let result = (&mut call.call).await;
                 reply_value(id, call.finish(result))
@@ -1136,12 +1129,17 @@ impl Registry {
 
     /// [`handle_mcp_message_with`](Self::handle_mcp_message_with) as far as it goes without
     /// waiting: what is awaited after it stays small.
-    fn start_value(&self, server: &str, message: Value, options: CallOptions) -> Started<Value> {
+    fn start_value(
+        &self,
+        server: &str,
+        message: Value,
+        options: &mut CallOptions,
+    ) -> Started<Value> {
         match message {
             Value::Array(_) if exceeds_max_depth(&message) => {
                 Started::Done(refuse_too_deep(message))
             }
-            Value::Array(batch) => Started::Batch(batch, options),
+            Value::Array(batch) => Started::Batch(batch),
             message => Started::new(
                 Dispatcher::new(self).start_message(
                     server,
@@ -1169,9 +1167,10 @@ impl Registry {
         text: &str,
         options: CallOptions,
     ) -> Option<String> {
-        match self.start_text(server, text, options) {
+        let mut options = options;
+        match self.start_text(server, text, &mut options) {
             Started::Done(reply) => reply,
-            Started::Batch(batch, options) => self
+            Started::Batch(batch) => self
                 .handle_batch(server, batch, options)
                 .await
                 .map(|v| v.to_string()),
@@ -1185,10 +1184,10 @@ impl Registry {
 
     /// [`handle_mcp_text_with`](Self::handle_mcp_text_with) as far as it goes without
     /// waiting.
-    fn start_text(&self, server: &str, text: &str, options: CallOptions) -> Started<String> {
+    fn start_text(&self, server: &str, text: &str, options: &mut CallOptions) -> Started<String> {
         let message = match decode_text(text) {
             Ok(TextMessage::One(message)) => message,
-            Ok(TextMessage::Batch(batch)) => return Started::Batch(batch, options),
+            Ok(TextMessage::Batch(batch)) => return Started::Batch(batch),
             Err(e) => return Started::Done(Some(parse_error(e).to_string())),
         };
         Started::new(

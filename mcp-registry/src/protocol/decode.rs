@@ -48,27 +48,56 @@ pub(crate) struct IncomingRequest<'a> {
 /// present members (`null` included) are `Some`.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct CallText<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    pub(crate) name: Option<&'a RawValue>,
+    /// Borrowed from the text unless it has escapes. (Anything but a string makes the
+    /// message take the value path, which says what is wrong with it.)
+    #[serde(borrow, default, deserialize_with = "string")]
+    pub(crate) name: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
     meta: Option<&'a RawValue>,
     /// A 2026-07-28 retry's members: such a call takes the value path, which reads them.
-    #[serde(
-        rename = "inputResponses",
-        borrow,
-        default,
-        deserialize_with = "present"
-    )]
-    input_responses: Option<&'a RawValue>,
-    #[serde(rename = "requestState", borrow, default, deserialize_with = "present")]
-    request_state: Option<&'a RawValue>,
+    #[serde(rename = "inputResponses", default, deserialize_with = "skipped")]
+    input_responses: bool,
+    #[serde(rename = "requestState", default, deserialize_with = "skipped")]
+    request_state: bool,
+}
+
+/// A member whose presence is all that matters: skipped without being built.
+fn skipped<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
 /// A member that is present, `null` or not.
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A string member, borrowed unless it has escapes (`Cow`'s own `Deserialize` always
+/// copies); `null` is refused.
+fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = Cow<'de, str>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+            Ok(Cow::Borrowed(s))
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(s.to_owned()))
+        }
+        fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
+            Ok(Cow::Owned(s))
+        }
+    }
+    d.deserialize_str(Text).map(Some)
+}
+
+/// A request id (`null` and fractions refused: the value path answers those).
+fn id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(d).map(Some)
 }
 
 /// A notification, taken apart.
@@ -275,6 +304,7 @@ pub(crate) fn too_deep(message: Value) -> Incoming<'static> {
 /// `text`, its arguments left as text for the tool to read into its own types. Any other
 /// message is parsed into a value first. `Err` when `text` is not JSON (or nests deeper
 /// than [`MAX_DEPTH`]).
+#[inline]
 pub(crate) fn decode_text(text: &str) -> Result<TextMessage<'_>, serde_json::Error> {
     if let Some(call) = call_from_text(text) {
         return Ok(TextMessage::One(call));
@@ -301,8 +331,8 @@ struct Envelope<'a> {
     /// string: `null`, a number, escapes).
     #[serde(default)]
     jsonrpc: &'a str,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "id")]
+    id: Option<RequestId>,
     #[serde(default)]
     method: &'a str,
     /// No params read as `{}`, as the value path reads them.
@@ -349,9 +379,9 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
     if envelope.jsonrpc != "2.0" || envelope.method != method::TOOLS_CALL {
         return None;
     }
-    let id = request_id(envelope.id?)?;
+    let id = envelope.id?;
     let ObjectOnly(call) = envelope.params;
-    if call.input_responses.is_some() || call.request_state.is_some() {
+    if call.input_responses || call.request_state {
         return None;
     }
     let meta = match call.meta.map(RawValue::get) {
@@ -387,16 +417,6 @@ fn meta_not_an_object() -> ErrorObject {
         ErrorCode::INVALID_PARAMS,
         "`params._meta` must be an object",
     )
-}
-
-/// A request id written as text: a string or an integer.
-fn request_id(raw: &RawValue) -> Option<RequestId> {
-    let text = raw.get();
-    if text.starts_with('"') {
-        return serde_json::from_str(text).ok().map(RequestId::String);
-    }
-    let number: serde_json::Number = serde_json::from_str(text).ok()?;
-    (number.is_i64() || number.is_u64()).then_some(RequestId::Number(number))
 }
 
 /// How deep the JSON text `text` (valid JSON) nests arrays and objects.

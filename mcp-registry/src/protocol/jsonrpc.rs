@@ -43,21 +43,26 @@ impl RequestId {
 
 impl<'de> Deserialize<'de> for RequestId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Wire {
-            Signed(i64),
-            Unsigned(u64),
-            String(String),
+        struct Id;
+        impl serde::de::Visitor<'_> for Id {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a request id: a string or an integer")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n.into()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(n.into()))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(s))
+            }
         }
-        match Wire::deserialize(deserializer) {
-            Ok(Wire::Signed(n)) => Ok(RequestId::Number(n.into())),
-            Ok(Wire::Unsigned(n)) => Ok(RequestId::Number(n.into())),
-            Ok(Wire::String(s)) => Ok(RequestId::String(s)),
-            Err(_) => Err(serde::de::Error::custom(
-                "a request id must be a string or an integer",
-            )),
-        }
+        deserializer.deserialize_any(Id)
     }
 }
 

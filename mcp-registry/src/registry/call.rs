@@ -328,7 +328,13 @@ impl Registry {
                 });
             }
         };
-        self.invoke(target, arguments.into(), options, RequestInfo::default())
+        let mut options = options;
+        self.invoke(
+            target,
+            arguments.into(),
+            &mut options,
+            RequestInfo::default(),
+        )
     }
 
     /// Starts one tool call: the host's approval when the registry asks for one, then
@@ -337,14 +343,18 @@ impl Registry {
         &self,
         target: Target<'_>,
         arguments: Arguments<'_>,
-        options: CallOptions,
+        options: &mut CallOptions,
         request: RequestInfo,
     ) -> CallFuture {
         match &self.config().approval {
             None => self.start(target, arguments, options, request),
-            Some(approver) => {
-                self.start_approved(approver.clone(), target, arguments, options, request)
-            }
+            Some(approver) => self.start_approved(
+                approver.clone(),
+                target,
+                arguments,
+                std::mem::take(options),
+                request,
+            ),
         }
     }
 
@@ -385,8 +395,9 @@ impl Registry {
                         tool: &tool,
                         names: &names,
                     };
+                    let mut options = options;
                     registry
-                        .start(target, arguments.into(), options, request)
+                        .start(target, arguments.into(), &mut options, request)
                         .await
                 }
                 Some(Approval::Deny(reason)) => Err(CallError::Denied {
@@ -401,12 +412,13 @@ impl Registry {
     }
 
     /// Starts one tool call: context, timeout, cancellation, panic isolation. Spawns nothing;
-    /// the returned future runs the call.
+    /// the returned future runs the call. What the call needs is taken out of `options`
+    /// (passed by reference so that no layer copies them on the way).
     fn start(
         &self,
         target: Target<'_>,
         arguments: Arguments<'_>,
-        options: CallOptions,
+        options: &mut CallOptions,
         request: RequestInfo,
     ) -> CallFuture {
         let limit = match options.timeout {
@@ -415,18 +427,19 @@ impl Registry {
             TimeoutSetting::Unlimited => None,
         };
         let cancellation = options.cancellation.clone();
+        let round = options.round.take();
         let ctx = ToolContext::from_scope(CallScope {
             names: target.names.clone(),
             request_id: request.id,
-            meta: options.meta,
+            meta: options.meta.take(),
             protocol_version: request.protocol_version,
-            notifications: options.notifications,
-            cancellation: options.cancellation,
+            notifications: options.notifications.take(),
+            cancellation: options.cancellation.take(),
             registry_extensions: self.config().extensions.clone(),
-            call_extensions: options.extensions,
+            call_extensions: std::mem::take(&mut options.extensions),
             log_level: options.log_level,
-            input: options.input,
-            round: options.round.clone(),
+            input: options.input.take(),
+            round: round.clone(),
         });
         let names = target.names.clone();
         let mut completion = ctx.completion();
@@ -439,7 +452,7 @@ impl Registry {
                 completion,
                 limit,
                 cancellation,
-                round: options.round,
+                round,
             })),
             Err(payload) => {
                 completion.complete();

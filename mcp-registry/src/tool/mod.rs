@@ -67,20 +67,62 @@ where
     }
 }
 
-/// The handler of a [`ToolBuilder::typed_with_context`] tool: the arguments deserialized
-/// into `A` (from their text, when they came as text), then the closure.
+/// The handler of a [`ToolBuilder::typed`] or [`ToolBuilder::typed_with_context`] tool: the
+/// arguments deserialized into `A` (from their text, when they came as text), then the
+/// function.
 struct Typed<A, F> {
     schema: Arc<Value>,
     f: F,
     arguments: std::marker::PhantomData<fn() -> A>,
 }
 
-impl<A, F, Fut, R> ToolHandler for Typed<A, F>
+/// A typed tool's function, with or without the context.
+trait TypedFn<A>: Send + Sync + 'static {
+    /// What the function's future resolves to.
+    type Output: IntoToolResult;
+    /// The function's future.
+    type Future: Future<Output = Self::Output> + Send + 'static;
+    fn start(&self, ctx: ToolContext, arguments: A) -> Self::Future;
+}
+
+/// A function of the arguments alone (`typed`): the context is dropped where it is, never
+/// moved into the call.
+impl<A, F, Fut, R> TypedFn<A> for F
 where
-    A: DeserializeOwned + 'static,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult,
+{
+    type Output = R;
+    type Future = Fut;
+    #[inline]
+    fn start(&self, ctx: ToolContext, arguments: A) -> Fut {
+        drop(ctx);
+        self(arguments)
+    }
+}
+
+/// A function of the context and the arguments (`typed_with_context`).
+struct WithContext<F>(F);
+
+impl<A, F, Fut, R> TypedFn<A> for WithContext<F>
+where
     F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult + 'static,
+    R: IntoToolResult,
+{
+    type Output = R;
+    type Future = Fut;
+    #[inline]
+    fn start(&self, ctx: ToolContext, arguments: A) -> Fut {
+        (self.0)(ctx, arguments)
+    }
+}
+
+impl<A, F> ToolHandler for Typed<A, F>
+where
+    A: DeserializeOwned + 'static,
+    F: TypedFn<A>,
 {
     fn call(
         &self,
@@ -89,7 +131,7 @@ where
     ) -> BoxFuture<'static, HandlerResult> {
         let started = arguments
             .deserialize_checked::<A>(&self.schema)
-            .map(|args| (self.f)(ctx, args));
+            .map(|args| self.f.start(ctx, args));
         Box::pin(async move { started?.await.into_tool_result() })
     }
 }
@@ -330,17 +372,35 @@ impl ToolBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
     {
-        let handler = Arc::new(handler);
-        self.typed_with_context(move |_ctx: ToolContext, args: A| handler(args))
+        self.typed_handler(Typed {
+            schema: Arc::default(),
+            f: handler,
+            arguments: std::marker::PhantomData,
+        })
     }
 
     /// Like [`typed`](Self::typed), for a closure that also takes the [`ToolContext`].
-    pub fn typed_with_context<A, F, Fut, R>(mut self, handler: F) -> Result<Tool, ToolBuildError>
+    pub fn typed_with_context<A, F, Fut, R>(self, handler: F) -> Result<Tool, ToolBuildError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
         F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
+    {
+        self.typed_handler(Typed {
+            schema: Arc::default(),
+            f: WithContext(handler),
+            arguments: std::marker::PhantomData,
+        })
+    }
+
+    /// Finishes with a typed handler: the input schema from `A`, the output schema from `R`.
+    fn typed_handler<A, F, R>(mut self, mut handler: Typed<A, F>) -> Result<Tool, ToolBuildError>
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        R: IntoToolResult + 'static,
+        Typed<A, F>: ToolHandler,
+        F: TypedFn<A, Output = R>,
     {
         let input = schema::input_schema_for::<A>().map_err(|source| ToolBuildError::Schema {
             tool: self.name.clone(),
@@ -349,11 +409,7 @@ impl ToolBuilder {
         if self.output_schema.is_none() {
             self.output_schema = R::output_schema();
         }
-        let handler = Typed {
-            schema: input.clone(),
-            f: handler,
-            arguments: std::marker::PhantomData,
-        };
+        handler.schema = input.clone();
         self.handler(input, handler)
     }
 
