@@ -316,6 +316,7 @@ impl Server {
     }
 
     /// The tool named `name` and the names its calls' contexts report (one lookup).
+    #[inline]
     pub(crate) fn tool_entry(&self, name: &str) -> Option<(&Tool, &Arc<CallNames>)> {
         let &i = self.inner.index.get(name)?;
         Some((&self.inner.tools[i], &self.inner.names[i]))

@@ -494,6 +494,7 @@ impl Retry {
     /// answers. 2026-07-28: a host's input handler answers only what the request's `_meta`
     /// declares; with none, asks end the request with `input_required` and this is the
     /// round the client's retry brings. Legacy: `None`, the session's handler answers.
+    #[inline]
     fn prepare(
         era: Era,
         options: &mut CallOptions,
@@ -732,6 +733,7 @@ fn missing_capability(capability: &str, message: String) -> ErrorObject {
     error
 }
 
+#[inline]
 fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) -> Outcome {
     if let Body::Call(result) = &mut body
         && version.is_some_and(|v| !v.has_structured_content())

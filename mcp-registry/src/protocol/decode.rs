@@ -46,53 +46,94 @@ pub(crate) struct IncomingRequest<'a> {
 
 /// The members of a `tools/call`'s params that the call reads, as the text they came in:
 /// present members (`null` included) are `Some`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct CallText<'a> {
     /// Borrowed from the text unless it has escapes. (Anything but a string makes the
     /// message take the value path, which says what is wrong with it.)
-    #[serde(borrow, default, deserialize_with = "string")]
     pub(crate) name: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
     meta: Option<&'a RawValue>,
     /// A 2026-07-28 retry's members: such a call takes the value path, which reads them.
-    #[serde(rename = "inputResponses", default, deserialize_with = "skipped")]
-    input_responses: bool,
-    #[serde(rename = "requestState", default, deserialize_with = "skipped")]
-    request_state: bool,
+    retry: bool,
 }
 
-/// A member whose presence is all that matters: skipped without being built.
-fn skipped<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    serde::de::IgnoredAny::deserialize(d).map(|_| true)
-}
-
-/// A member that is present, `null` or not.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-/// A string member, borrowed unless it has escapes (`Cow`'s own `Deserialize` always
-/// copies); `null` is refused.
-fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct Text;
-    impl<'de> serde::de::Visitor<'de> for Text {
-        type Value = Cow<'de, str>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a string")
+/// Read from a JSON object only (a derived struct also reads an array, by position), in
+/// one pass; a member given twice fails the read (and the value path answers the message).
+impl<'de: 'a, 'a> Deserialize<'de> for CallText<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members<'a>(std::marker::PhantomData<CallText<'a>>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Members<'a> {
+            type Value = CallText<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<CallText<'a>, A::Error> {
+                fn once<T, E: serde::de::Error>(
+                    slot: &Option<T>,
+                    name: &'static str,
+                ) -> Result<(), E> {
+                    match slot {
+                        Some(_) => Err(E::duplicate_field(name)),
+                        None => Ok(()),
+                    }
+                }
+                let mut call = CallText::default();
+                while let Some(key) = map.next_key::<&'de str>()? {
+                    match key {
+                        "name" => {
+                            once(&call.name, "name")?;
+                            call.name = Some(map.next_value::<Text<'de>>()?.0);
+                        }
+                        "arguments" => {
+                            once(&call.arguments, "arguments")?;
+                            call.arguments = Some(map.next_value()?);
+                        }
+                        "_meta" => {
+                            once(&call.meta, "_meta")?;
+                            call.meta = Some(map.next_value()?);
+                        }
+                        "inputResponses" | "requestState" => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            call.retry = true;
+                        }
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(call)
+            }
         }
-        fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-            Ok(Cow::Borrowed(s))
-        }
-        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
-            Ok(Cow::Owned(s.to_owned()))
-        }
-        fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Self::Value, E> {
-            Ok(Cow::Owned(s))
-        }
+        d.deserialize_map(Members(std::marker::PhantomData))
     }
-    d.deserialize_str(Text).map(Some)
+}
+
+/// A string, borrowed unless it has escapes (`Cow`'s own `Deserialize` always copies).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(Visit)
+    }
 }
 
 /// A request id (`null` and fractions refused: the value path answers those).
@@ -337,28 +378,7 @@ struct Envelope<'a> {
     method: &'a str,
     /// No params read as `{}`, as the value path reads them.
     #[serde(borrow, default)]
-    params: ObjectOnly<CallText<'a>>,
-}
-
-/// `T` read from a JSON object only (a derived struct also reads an array, by position).
-#[derive(Default)]
-struct ObjectOnly<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Members<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Members<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(Members(std::marker::PhantomData))
-            .map(ObjectOnly)
-    }
+    params: CallText<'a>,
 }
 
 /// `text` as a `tools/call` request read in place, or `None` for anything else (and for
@@ -369,7 +389,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
 /// parse into a value refuses, a text long enough to nest deeper than [`MAX_DEPTH`] is
 /// scanned for its depth first.
 fn call_from_text(text: &str) -> Option<Incoming<'_>> {
-    if !text.trim_start().starts_with('{')
+    if !text.trim_ascii_start().starts_with('{')
         // Nesting `d` levels takes at least `2 * d` bytes.
         || (text.len() > 2 * MAX_DEPTH && nesting(text) > MAX_DEPTH)
     {
@@ -380,8 +400,8 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
         return None;
     }
     let id = envelope.id?;
-    let ObjectOnly(call) = envelope.params;
-    if call.input_responses || call.request_state {
+    let call = envelope.params;
+    if call.retry {
         return None;
     }
     let meta = match call.meta.map(RawValue::get) {

@@ -183,6 +183,7 @@ impl Era {
 /// Errors: -32022 for a version not supported (its data lists the supported ones and echoes
 /// the requested one), -32602 for a version that is not a string, a `server/discover`
 /// without one, or a 2026-07-28 request without its client capabilities.
+#[inline]
 pub(crate) fn classify(
     method: &str,
     meta: Option<&Map<String, Value>>,

@@ -518,6 +518,7 @@ impl Registry {
     }
 
     /// The server named `name`, if registered and enabled: what dispatch serves.
+    #[inline]
     pub(crate) fn enabled_server(&self, name: &str) -> Result<Server, Unavailable> {
         match self.snapshot().server(name) {
             None => Err(Unavailable::Unknown(name.to_owned())),

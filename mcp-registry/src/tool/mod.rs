@@ -129,10 +129,13 @@ where
         ctx: ToolContext,
         arguments: Arguments<'_>,
     ) -> BoxFuture<'static, HandlerResult> {
-        let started = arguments
-            .deserialize_checked::<A>(&self.schema)
-            .map(|args| self.f.start(ctx, args));
-        Box::pin(async move { started?.await.into_tool_result() })
+        match arguments.deserialize_checked::<A>(&self.schema) {
+            Ok(args) => {
+                let fut = self.f.start(ctx, args);
+                Box::pin(async move { fut.await.into_tool_result() })
+            }
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }
 
