@@ -209,7 +209,8 @@ fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
 }
 
 impl ToolContext {
-    #[inline]
+    // Inlined, so that the scope is written in place as the context.
+    #[inline(always)]
     pub(crate) fn from_scope(scope: CallScope) -> Self {
         let client_log = match (scope.log_level, &scope.notifications) {
             (Some(level), Some(sink)) => Some(ClientLog {
