@@ -639,6 +639,17 @@ async fn over_deep_values_are_refused_on_every_path() {
             .unwrap()
             .contains("deeper than 127")
     );
+    // A member nobody reads, that deep: the request is refused just the same.
+    let mut extra = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "deep", "arguments": {}}});
+    extra["x"] = nested(8_000);
+    let reply = ask(&r, extra).await;
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], 9);
+    // A response that deep: never answered.
+    let mut response = json!({"jsonrpc": "2.0", "id": 3});
+    response["result"] = nested(8_000);
+    assert!(r.handle_mcp_message("math", response).await.is_none());
     // A notification that deep: dropped, no reply.
     let mut note = json!({"jsonrpc": "2.0", "method": "notifications/x", "params": {}});
     note["params"]["x"] = nested(8_000);

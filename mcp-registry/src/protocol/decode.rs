@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::depth::member_exceeds_max_depth;
 use super::method;
 use super::version::{Era, classify};
 use super::{ErrorCode, ErrorObject, MAX_DEPTH, RequestId, drop_flat, exceeds_max_depth};
@@ -185,30 +186,40 @@ pub(crate) fn kind(v: &Value) -> &'static str {
 }
 
 /// Decodes one message (not a batch: an array is refused here; callers that serve batches
-/// split them first), moving its members out rather than copying them.
+/// split them first), moving its members out rather than copying them. A message nesting
+/// deeper than [`MAX_DEPTH`] is refused (see [`too_deep`]), its depth checked member by
+/// member as the members are taken apart.
 pub(crate) fn decode(message: Value) -> Incoming<'static> {
-    if exceeds_max_depth(&message) {
-        return too_deep(message);
-    }
-    decode_parsed(message)
+    decode_members(message, true)
 }
 
 /// [`decode`] for a value `serde_json` parsed from text, which never nests deeper than
 /// [`MAX_DEPTH`]: the depth walk is skipped.
 pub(crate) fn decode_parsed(message: Value) -> Incoming<'static> {
-    let Value::Object(map) = message else {
-        return Incoming::Invalid(Invalid::new(
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!(
-                "a JSON-RPC message must be an object, got {}",
-                kind(&message)
-            ),
-        ));
+    decode_members(message, false)
+}
+
+fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
+    let map = match message {
+        Value::Object(map) => map,
+        Value::Array(_) if check_depth && exceeds_max_depth(&message) => return too_deep(message),
+        _ => {
+            return Incoming::Invalid(Invalid::new(
+                None,
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "a JSON-RPC message must be an object, got {}",
+                    kind(&message)
+                ),
+            ));
+        }
     };
     let (mut id, mut jsonrpc, mut method, mut params) = (None, None, None, None);
     let (mut result, mut error) = (None, None);
+    let mut deep = false;
     for (key, value) in map {
+        let member_deep = check_depth && member_exceeds_max_depth(&value);
+        deep |= member_deep;
         match key.as_str() {
             "id" => id = Some(value),
             "jsonrpc" => jsonrpc = Some(value),
@@ -216,8 +227,16 @@ pub(crate) fn decode_parsed(message: Value) -> Incoming<'static> {
             "params" => params = Some(value),
             "result" => result = Some(value),
             "error" => error = Some(value),
+            _ if member_deep => drop_flat(value),
             _ => {}
         }
+    }
+    if deep {
+        return refuse_deep(
+            id,
+            method.is_some(),
+            [jsonrpc, method, params, result, error],
+        );
     }
     // A response (no `method`; `result` or `error`) is never answered, whatever its id, and
     // neither is a notification (a `method` and no `id` member), even one that is invalid.
@@ -330,6 +349,27 @@ pub(crate) fn too_deep(message: Value) -> Incoming<'static> {
         message.is_array() || (message.get("method").is_some() && message.get("id").is_some());
     let id = message.get("id").and_then(RequestId::from_value);
     drop_flat(message);
+    refused_as_too_deep(request, id)
+}
+
+/// [`too_deep`] for a message already taken apart: its `id` and whether it has a `method`,
+/// and the members it kept.
+fn refuse_deep<const N: usize>(
+    id: Option<Value>,
+    has_method: bool,
+    members: [Option<Value>; N],
+) -> Incoming<'static> {
+    let request = has_method && id.is_some();
+    let id = id.and_then(|id| {
+        let read = RequestId::from_value(&id);
+        drop_flat(id);
+        read
+    });
+    members.into_iter().flatten().for_each(drop_flat);
+    refused_as_too_deep(request, id)
+}
+
+fn refused_as_too_deep(request: bool, id: Option<RequestId>) -> Incoming<'static> {
     if !request {
         return Incoming::Silent;
     }

@@ -21,24 +21,38 @@ pub const MAX_DEPTH: usize = 127;
 /// assert!(exceeds_max_depth(&serde_json::json!([v])));
 /// ```
 pub fn exceeds_max_depth(value: &Value) -> bool {
-    /// Whether `value` nests more than `budget` levels.
-    fn deeper_than(value: &Value, budget: usize) -> bool {
-        // Scalars are looked at in place: only arrays and objects cost a call.
-        let nested = |v: &Value| match v {
-            Value::Array(_) | Value::Object(_) => budget == 1 || deeper_than(v, budget - 1),
-            _ => false,
-        };
-        match value {
-            Value::Array(items) => budget == 0 || items.iter().any(nested),
-            Value::Object(members) => budget == 0 || members.values().any(nested),
-            _ => false,
-        }
-    }
     deeper_than(value, MAX_DEPTH)
+}
+
+/// Whether `value`, a member of an object (or an element of an array), makes its container
+/// exceed [`MAX_DEPTH`]: [`exceeds_max_depth`] of the container is this of any member.
+#[inline]
+pub(crate) fn member_exceeds_max_depth(value: &Value) -> bool {
+    match value {
+        Value::Array(_) | Value::Object(_) => deeper_than(value, MAX_DEPTH - 1),
+        _ => false,
+    }
+}
+
+/// Whether `value` nests more than `budget` levels.
+fn deeper_than(value: &Value, budget: usize) -> bool {
+    // Scalars are looked at in place: only arrays and objects cost a call.
+    let nested = |v: &Value| match v {
+        Value::Array(_) | Value::Object(_) => budget == 1 || deeper_than(v, budget - 1),
+        _ => false,
+    };
+    match value {
+        Value::Array(items) => budget == 0 || items.iter().any(nested),
+        Value::Object(members) => budget == 0 || members.values().any(nested),
+        _ => false,
+    }
 }
 
 /// Drops `value` without recursion (the default drop of a `Value` recurses once per level).
 pub(crate) fn drop_flat(value: Value) {
+    if !matches!(value, Value::Array(_) | Value::Object(_)) {
+        return;
+    }
     let mut stack = vec![value];
     while let Some(value) = stack.pop() {
         match value {
