@@ -12,7 +12,7 @@ use mcp_registry::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// A point on the plane.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -182,7 +182,7 @@ impl ToolParam for Greeting {
 
     fn from_call(
         ctx: &ToolContext,
-        _: &mut Map<String, Value>,
+        _: &mut mcp_registry::tool::Arguments<'_>,
         _: &str,
     ) -> Result<Self, ToolError> {
         ctx.get::<Greeting>()
@@ -892,4 +892,52 @@ async fn blocking_tools_time_out_while_their_thread_is_blocked() {
         matches!(err, CallError::Panicked { ref message, .. } if message == "boom"),
         "{err}"
     );
+}
+
+/// A `#[mcp_tool]` function's parameters are read straight from the arguments' text on the
+/// text path and from the parsed map on the value path: both give the same reply, success or
+/// error, whatever the arguments hold (wrong types at the top and deep inside, missing and
+/// `null` members, a member given twice, escaped names, members nobody reads).
+#[tokio::test]
+async fn parameters_read_from_text_answer_as_parameters_read_from_a_value() {
+    let registry = registry();
+    let arguments = [
+        r#"{"from": {"x": 0, "yPos": 0}, "to": {"x": 3, "yPos": 4}}"#,
+        r#"{"from": {"x": 0, "yPos": 0}, "to": {"x": 3, "yPos": 4}, "unit": "feet"}"#,
+        r#"{"from": {"x": 0, "yPos": 0}, "to": {"x": 3, "yPos": 4}, "unit": null}"#,
+        r#"{"from": {"x": 0, "yPos": 0}, "to": {"x": "3", "yPos": 4}}"#,
+        r#"{"from": [0, 0], "to": {"x": 3, "yPos": 4}}"#,
+        r#"{"from": {"x": 0, "yPos": 0}}"#,
+        r#"{"from": {"x": 0, "yPos": 0}, "to": {"x": 3, "yPos": 4}, "unit": "miles"}"#,
+        r#"{"from": {"x": 9, "yPos": 9}, "to": {"x": 3, "yPos": 4}, "from": {"x": 0, "yPos": 0}}"#,
+        r#"{"fr\u006fm": {"x": 0, "yPos": 0}, "to": {"x": 3, "yPos": 4}, "extra": [1, {"a": 2}]}"#,
+        r#"{}"#,
+    ];
+    for args in arguments {
+        let text = format!(
+            r#"{{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {{"name": "distance", "arguments": {args}}}}}"#
+        );
+        let message: Value = serde_json::from_str(&text).unwrap();
+        let from_value = registry
+            .handle_mcp_message("macros-geometry", message)
+            .await
+            .unwrap();
+        let from_text: Value = serde_json::from_str(
+            &registry
+                .handle_mcp_text("macros-geometry", &text)
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(from_text, from_value, "arguments {args}");
+    }
+    // A parameter's own error names the field on both paths.
+    let bad = registry
+        .handle_mcp_text(
+            "macros-geometry",
+            r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "distance", "arguments": {"from": {"x": 0, "yPos": 0}, "to": {"x": "3", "yPos": 4}}}}"#,
+        )
+        .await
+        .unwrap();
+    assert!(bad.contains("to.x"), "{bad}");
 }

@@ -6,13 +6,13 @@
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::schema::ObjectSchemaBuilder;
 use crate::server::{Server, ServerBuildError, ServerBuilder};
 use crate::tool::param::ToolParam;
 use crate::tool::{
-    BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler,
+    Arguments, BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler,
 };
 
 /// What `#[mcp_tool]` generates next to a function, under the function's name in the type
@@ -162,13 +162,13 @@ pub trait Signature: Sync {
     fn describe(&self, schema: &mut ObjectSchemaBuilder);
 
     /// Reads the parameters from `arguments` and `ctx` and starts the call.
-    fn call(&self, ctx: ToolContext, arguments: Arguments) -> CallFuture;
+    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>) -> CallFuture;
 }
 
 impl Signature for Params<()> {
     fn describe(&self, _: &mut ObjectSchemaBuilder) {}
 
-    fn call(&self, _: ToolContext, _: Arguments) -> CallFuture {
+    fn call(&self, _: ToolContext, _: Arguments<'_>) -> CallFuture {
         (self.start)()
     }
 }
@@ -199,7 +199,7 @@ macro_rules! signatures {
                 $($T::describe(schema, self.docs[$i].0, self.docs[$i].1);)+
             }
 
-            fn call(&self, ctx: ToolContext, mut arguments: Arguments) -> CallFuture {
+            fn call(&self, ctx: ToolContext, mut arguments: Arguments<'_>) -> CallFuture {
                 let read = (|| -> Result<($($T,)+), ToolError> {
                     Ok(($($T::from_call(&ctx, &mut arguments, self.docs[$i].0)?,)+))
                 })();
@@ -231,9 +231,6 @@ signatures! {
     16 => signature16(A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11, M m 12, N n 13, O o 14, P p 15);
 }
 
-/// The arguments of one call.
-pub type Arguments = Map<String, Value>;
-
 /// The future of one call of a `#[mcp_tool]` tool.
 pub type CallFuture = BoxFuture<'static, HandlerResult>;
 
@@ -243,8 +240,9 @@ pub type CallFuture = BoxFuture<'static, HandlerResult>;
 struct MacroHandler(&'static dyn Signature);
 
 impl ToolHandler for MacroHandler {
-    fn call(&self, ctx: ToolContext, arguments: crate::tool::Arguments<'_>) -> CallFuture {
-        match arguments.into_map() {
+    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>) -> CallFuture {
+        // Text is split into its members, each parameter read straight from its own.
+        match arguments.into_members() {
             Ok(arguments) => self.0.call(ctx, arguments),
             Err(error) => call_failed(error),
         }

@@ -113,7 +113,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for CallText<'a> {
 }
 
 /// A string, borrowed unless it has escapes (`Cow`'s own `Deserialize` always copies).
-struct Text<'a>(Cow<'a, str>);
+pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -2,7 +2,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use serde_json::value::RawValue;
+
 use super::ToolError;
+use super::arguments::{Arguments, Member};
 use crate::schema::locate::is_type;
 
 /// How a value is named in messages ("a string", "an object", ..): the one wording for the
@@ -74,27 +77,31 @@ pub(crate) fn path_error<A: DeserializeOwned>(arguments: &Value) -> ToolError {
     }
 }
 
-/// Takes argument `name` out of the arguments object and deserializes it as `T`, for a
-/// [`ToolParam`](crate::tool::param::ToolParam) of your own that reads an argument. A missing
-/// argument is read as `null`, so `Option<T>` may be left out while a required one reports
-/// that it is missing; a failure names the field, nested path included. (`#[mcp_tool]`
-/// parameters, which have a schema, locate the field by their schema instead.)
-pub fn take_argument<T: DeserializeOwned>(
-    arguments: &mut Map<String, Value>,
+/// [`Arguments::take`]: member `name` deserialized as `T`, a missing one read as `null`; a
+/// failure names the field, nested path included.
+pub(crate) fn take_argument<T: DeserializeOwned>(
+    arguments: &mut Arguments<'_>,
     name: &str,
 ) -> Result<T, ToolError> {
-    let value = arguments.remove(name);
-    let found = value.as_ref().unwrap_or(&Value::Null);
+    let (value, missing) = match arguments.take_member(name) {
+        Member::Missing => (Value::Null, true),
+        Member::Value(value) => (value, false),
+        Member::Text(raw) => match serde_json::from_str(raw.get()) {
+            Ok(v) => return Ok(v),
+            // Read again as a value, for the error the value form gives.
+            Err(_) => (parsed(raw), false),
+        },
+    };
     // The fast path reads the value by reference; only a failure pays for path tracking, to
     // name the offending field. Everything but the two deserializations is in non-generic
     // code, compiled once rather than once per parameter type.
-    match T::deserialize(found) {
+    match T::deserialize(&value) {
         Ok(v) => Ok(v),
-        Err(_) => match serde_path_to_error::deserialize(found) {
+        Err(_) => match serde_path_to_error::deserialize(&value) {
             Ok(v) => Ok(v),
             Err(e) => {
                 let path = e.path().to_string();
-                Err(argument_error(name, value.is_none(), &path, e.into_inner()))
+                Err(argument_error(name, missing, &path, e.into_inner()))
             }
         },
     }
@@ -103,22 +110,37 @@ pub fn take_argument<T: DeserializeOwned>(
 /// [`take_argument`] for a type with a schema: the offending field inside the argument is
 /// found by following the type's schema (see [`crate::schema::locate`]) instead of a
 /// path-tracking deserializer, so each argument type's `Deserialize` impl is compiled once.
+/// A member still text is read straight from it.
 pub(crate) fn read_argument<T: DeserializeOwned + JsonSchema>(
-    arguments: &mut Map<String, Value>,
+    arguments: &mut Arguments<'_>,
     name: &str,
 ) -> Result<T, ToolError> {
-    let value = arguments.remove(name);
-    let found = value.as_ref().unwrap_or(&Value::Null);
-    match T::deserialize(found) {
+    let (value, missing) = match arguments.take_member(name) {
+        Member::Missing => (Value::Null, true),
+        Member::Value(value) => (value, false),
+        Member::Text(raw) => match serde_json::from_str(raw.get()) {
+            Ok(v) => return Ok(v),
+            // Read again as a value, for the error the value form gives (`serde_json`'s
+            // text errors also name a line and column, of a text the client never wrote).
+            Err(_) => (parsed(raw), false),
+        },
+    };
+    match T::deserialize(&value) {
         Ok(v) => Ok(v),
         Err(e) => Err(located_error(
             name,
-            value.is_none(),
-            found,
+            missing,
+            &value,
             e,
             &crate::schema::property_schema::<T>(),
         )),
     }
+}
+
+/// The value of a member's text (from a message already parsed, so it parses).
+#[cold]
+fn parsed(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or_default()
 }
 
 /// The error for argument `name`, whose value `found` failed to deserialize with `inner`;

@@ -1,24 +1,33 @@
-//! The arguments of one tool call, as the handler receives them.
+//! The arguments of one call, as the handler receives them.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::ToolError;
 use super::args::{deserialize_checked, path_error};
 use crate::protocol::MAX_DEPTH;
 
-/// The arguments of one tool call: a JSON object, either parsed or still the text it
+/// The arguments of one call: a JSON object, either parsed or still the text it
 /// arrived as in a message (a transport's request, [`Registry::handle_mcp_text`]). A handler
-/// reads it once: whole into a type ([`deserialize`](Self::deserialize), straight from the
-/// text when there is text) or as a map ([`into_map`](Self::into_map)).
+/// reads it whole into a type ([`deserialize`](Self::deserialize), straight from the text
+/// when there is text), as a map ([`into_map`](Self::into_map)), or member by member
+/// ([`take`](Self::take), as `#[mcp_tool]` parameters are read: each member straight from
+/// its text when there is text).
 ///
 /// ```
 /// use mcp_registry::tool::Arguments;
 /// #[derive(serde::Deserialize)]
 /// struct Add { a: i64, b: i64 }
 /// let map = serde_json::json!({"a": 1, "b": 2}).as_object().unwrap().clone();
-/// let add: Add = Arguments::from(map).deserialize().unwrap();
+/// let add: Add = Arguments::from(map.clone()).deserialize().unwrap();
 /// assert_eq!(add.a + add.b, 3);
+/// let mut arguments = Arguments::from(map);
+/// assert_eq!(arguments.take::<i64>("b").unwrap(), 2);
+/// assert_eq!(arguments.take::<Option<i64>>("c").unwrap(), None);
 /// ```
 ///
 /// [`Registry::handle_mcp_text`]: crate::Registry::handle_mcp_text
@@ -32,6 +41,16 @@ enum Repr<'a> {
     /// valid JSON, but its nesting is checked only when it is read (`serde_json` refuses
     /// more than [`MAX_DEPTH`] levels).
     Text(&'a str),
+    /// The members of such a text, each value still text (a later member of the same name
+    /// wins, as in a map).
+    Members(Vec<(Cow<'a, str>, &'a RawValue)>),
+}
+
+/// One member taken out of the arguments.
+pub(crate) enum Member<'a> {
+    Missing,
+    Value(Value),
+    Text(&'a RawValue),
 }
 
 impl From<Map<String, Value>> for Arguments<'_> {
@@ -51,7 +70,7 @@ impl<'a> Arguments<'a> {
     pub(crate) fn as_map(&self) -> Option<&Map<String, Value>> {
         match &self.0 {
             Repr::Map(map) => Some(map),
-            Repr::Text(_) => None,
+            Repr::Text(_) | Repr::Members(_) => None,
         }
     }
 
@@ -59,7 +78,7 @@ impl<'a> Arguments<'a> {
     pub(crate) fn as_text(&self) -> Option<&str> {
         match self.0 {
             Repr::Text(text) => Some(text),
-            Repr::Map(_) => None,
+            Repr::Map(_) | Repr::Members(_) => None,
         }
     }
 
@@ -68,6 +87,7 @@ impl<'a> Arguments<'a> {
     pub fn deserialize<A: DeserializeOwned>(self) -> Result<A, ToolError> {
         match self.0 {
             Repr::Map(map) => super::deserialize_arguments(map),
+            Repr::Members(_) => super::deserialize_arguments(self.into_map()?),
             Repr::Text(text) => serde_json::from_str(text).or_else(|_| {
                 let map = Self::text(text).into_map()?;
                 Err(path_error::<A>(&Value::Object(map)))
@@ -83,6 +103,7 @@ impl<'a> Arguments<'a> {
     ) -> Result<A, ToolError> {
         match self.0 {
             Repr::Map(map) => deserialize_checked(schema, map),
+            Repr::Members(_) => deserialize_checked(schema, self.into_map()?),
             // Only a failure reads the text a second time, as a map, for the error the
             // map form gives.
             Repr::Text(text) => serde_json::from_str(text)
@@ -95,11 +116,84 @@ impl<'a> Arguments<'a> {
         match self.0 {
             Repr::Map(map) => Ok(map),
             // The text parsed once already, as part of its message: only its depth can fail.
-            Repr::Text(text) => serde_json::from_str(text).map_err(|_| {
-                ToolError::InvalidArguments(format!(
-                    "arguments nest arrays and objects deeper than {MAX_DEPTH} levels"
-                ))
-            }),
+            Repr::Text(text) => serde_json::from_str(text).map_err(|_| too_deep()),
+            Repr::Members(members) => members
+                .into_iter()
+                .map(|(name, raw)| {
+                    let value = serde_json::from_str(raw.get()).map_err(|_| too_deep())?;
+                    Ok((name.into_owned(), value))
+                })
+                .collect(),
         }
+    }
+
+    /// The arguments ready to be read member by member: text is split into its members,
+    /// each value left as text (nothing else is copied).
+    pub(crate) fn into_members(self) -> Result<Self, ToolError> {
+        match self.0 {
+            Repr::Text(text) => serde_json::from_str::<MemberList<'_>>(text)
+                .map(|MemberList(members)| Arguments(Repr::Members(members)))
+                .map_err(|_| too_deep()),
+            _ => Ok(self),
+        }
+    }
+
+    /// Takes member `name` out of the arguments and deserializes it as `T`, for a
+    /// [`ToolParam`](crate::tool::param::ToolParam) of your own that reads an argument. A
+    /// missing member is read as `null`, so `Option<T>` may be left out while a required one
+    /// reports that it is missing; a failure names the field, nested path included.
+    pub fn take<T: DeserializeOwned>(&mut self, name: &str) -> Result<T, ToolError> {
+        super::args::take_argument(self, name)
+    }
+
+    /// Takes member `name` out of the arguments, as it is.
+    pub(crate) fn take_member(&mut self, name: &str) -> Member<'a> {
+        match &mut self.0 {
+            Repr::Map(map) => map.remove(name).map_or(Member::Missing, Member::Value),
+            Repr::Members(members) => members
+                .iter()
+                .rposition(|(n, _)| n == name)
+                .map_or(Member::Missing, |i| Member::Text(members.swap_remove(i).1)),
+            // Read whole, never member by member: split first.
+            Repr::Text(text) => match serde_json::from_str::<MemberList<'_>>(text) {
+                Ok(MemberList(members)) => {
+                    *self = Arguments(Repr::Members(members));
+                    self.take_member(name)
+                }
+                Err(_) => Member::Missing,
+            },
+        }
+    }
+}
+
+fn too_deep() -> ToolError {
+    ToolError::InvalidArguments(format!(
+        "arguments nest arrays and objects deeper than {MAX_DEPTH} levels"
+    ))
+}
+
+/// An object's members, each value kept as text (names borrowed unless they have escapes).
+struct MemberList<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MemberList<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<MemberList<'a>>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = MemberList<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<MemberList<'a>, M::Error> {
+                let mut members = Vec::new();
+                while let Some(name) = map.next_key::<crate::protocol::decode::Text<'de>>()? {
+                    members.push((name.0, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(MemberList(members))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
     }
 }

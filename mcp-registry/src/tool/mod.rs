@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-pub use args::{deserialize_arguments, take_argument};
+pub use args::deserialize_arguments;
 pub use arguments::Arguments;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};

@@ -9,9 +9,9 @@
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{ToolContext, ToolError};
+use super::{Arguments, ToolContext, ToolError};
 use crate::schema::ObjectSchemaBuilder;
 
 /// A type a `#[mcp_tool]` function can take as a parameter.
@@ -23,16 +23,15 @@ use crate::schema::ObjectSchemaBuilder;
 /// [`Extensions`](crate::Extensions):
 ///
 /// ```
-/// use mcp_registry::tool::param::ToolParam;
+/// use mcp_registry::tool::{param::ToolParam, Arguments};
 /// use mcp_registry::{schema::ObjectSchemaBuilder, ToolContext, ToolError};
-/// use serde_json::{Map, Value};
 ///
 /// #[derive(Clone)]
 /// struct Db(&'static str);
 ///
 /// impl ToolParam for Db {
 ///     fn describe(_: &mut ObjectSchemaBuilder, _: &str, _: Option<&str>) {}
-///     fn from_call(ctx: &ToolContext, _: &mut Map<String, Value>, _: &str) -> Result<Self, ToolError> {
+///     fn from_call(ctx: &ToolContext, _: &mut Arguments<'_>, _: &str) -> Result<Self, ToolError> {
 ///         ctx.get::<Db>().cloned().ok_or_else(|| ToolError::failed("no database attached"))
 ///     }
 /// }
@@ -47,11 +46,11 @@ pub trait ToolParam: Sized {
     /// provides). Runs once per tool, when the tool is first built.
     fn describe(schema: &mut ObjectSchemaBuilder, name: &str, description: Option<&str>);
 
-    /// This parameter's value for one call: taken out of `arguments` (by `name`) or from
-    /// the call's context.
+    /// This parameter's value for one call: taken out of `arguments` (by `name`, with
+    /// [`Arguments::take`]) or from the call's context.
     fn from_call(
         ctx: &ToolContext,
-        arguments: &mut Map<String, Value>,
+        arguments: &mut Arguments<'_>,
         name: &str,
     ) -> Result<Self, ToolError>;
 }
@@ -59,11 +58,7 @@ pub trait ToolParam: Sized {
 impl ToolParam for ToolContext {
     fn describe(_: &mut ObjectSchemaBuilder, _: &str, _: Option<&str>) {}
 
-    fn from_call(
-        ctx: &ToolContext,
-        _: &mut Map<String, Value>,
-        _: &str,
-    ) -> Result<Self, ToolError> {
+    fn from_call(ctx: &ToolContext, _: &mut Arguments<'_>, _: &str) -> Result<Self, ToolError> {
         Ok(ctx.clone())
     }
 }
@@ -86,7 +81,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
 
     fn from_call(
         _: &ToolContext,
-        arguments: &mut Map<String, Value>,
+        arguments: &mut Arguments<'_>,
         name: &str,
     ) -> Result<Self, ToolError> {
         super::args::read_argument::<T>(arguments, name)
