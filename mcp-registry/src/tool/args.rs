@@ -83,14 +83,9 @@ pub(crate) fn take_argument<T: DeserializeOwned>(
     arguments: &mut Arguments<'_>,
     name: &str,
 ) -> Result<T, ToolError> {
-    let (value, missing) = match arguments.take_member(name) {
-        Member::Missing => (Value::Null, true),
-        Member::Value(value) => (value, false),
-        Member::Text(raw) => match serde_json::from_str(raw.get()) {
-            Ok(v) => return Ok(v),
-            // Read again as a value, for the error the value form gives.
-            Err(_) => (parsed(raw), false),
-        },
+    let (value, missing) = match take::<T>(arguments, name) {
+        Ok(v) => return Ok(v),
+        Err(found) => found,
     };
     // The fast path reads the value by reference; only a failure pays for path tracking, to
     // name the offending field. Everything but the two deserializations is in non-generic
@@ -115,15 +110,9 @@ pub(crate) fn read_argument<T: DeserializeOwned + JsonSchema>(
     arguments: &mut Arguments<'_>,
     name: &str,
 ) -> Result<T, ToolError> {
-    let (value, missing) = match arguments.take_member(name) {
-        Member::Missing => (Value::Null, true),
-        Member::Value(value) => (value, false),
-        Member::Text(raw) => match serde_json::from_str(raw.get()) {
-            Ok(v) => return Ok(v),
-            // Read again as a value, for the error the value form gives (`serde_json`'s
-            // text errors also name a line and column, of a text the client never wrote).
-            Err(_) => (parsed(raw), false),
-        },
+    let (value, missing) = match take::<T>(arguments, name) {
+        Ok(v) => return Ok(v),
+        Err(found) => found,
     };
     match T::deserialize(&value) {
         Ok(v) => Ok(v),
@@ -134,6 +123,22 @@ pub(crate) fn read_argument<T: DeserializeOwned + JsonSchema>(
             e,
             &crate::schema::property_schema::<T>(),
         )),
+    }
+}
+
+/// Member `name` taken out of `arguments` and read as `T` straight from its text, when it is
+/// still text; else the value to read it from (`null` when missing) and whether it was
+/// missing. A text that fails is parsed into a value and read again from that, for the error
+/// the value form gives (`serde_json`'s text errors also name a line and column, of a text the
+/// client never wrote).
+fn take<T: DeserializeOwned>(
+    arguments: &mut Arguments<'_>,
+    name: &str,
+) -> Result<T, (Value, bool)> {
+    match arguments.take_member(name) {
+        Member::Missing => Err((Value::Null, true)),
+        Member::Value(value) => Err((value, false)),
+        Member::Text(raw) => serde_json::from_str(raw.get()).map_err(|_| (parsed(raw), false)),
     }
 }
 
