@@ -264,19 +264,33 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
             format!("`id` must be a string or an integer, got {}", kind(&raw_id)),
         ));
     };
-    match request(id.clone(), jsonrpc, method, params) {
-        Ok(request) => Incoming::Request(request),
+    match request(jsonrpc, method, params) {
+        Ok((method, params, meta, era)) => Incoming::Request(IncomingRequest {
+            id,
+            method,
+            params,
+            call_text: None,
+            meta,
+            era,
+        }),
         Err(error) => invalid_request(id, error),
     }
 }
 
+/// What a request has besides its id: its method, params (without `_meta`), `_meta` and era.
+type RequestParts = (
+    Cow<'static, str>,
+    Map<String, Value>,
+    Option<Map<String, Value>>,
+    Era,
+);
+
 /// The rest of a request with a readable id.
 fn request(
-    id: RequestId,
     jsonrpc: Option<Value>,
     method: Option<Value>,
     params: Option<Value>,
-) -> Result<IncomingRequest<'static>, ErrorObject> {
+) -> Result<RequestParts, ErrorObject> {
     let invalid = |message: String| ErrorObject::new(ErrorCode::INVALID_REQUEST, message);
     match jsonrpc {
         Some(Value::String(v)) if v == "2.0" => {}
@@ -314,14 +328,7 @@ fn request(
         }
         Some(_) => return Err(meta_not_an_object()),
     };
-    Ok(IncomingRequest {
-        id,
-        method,
-        params,
-        call_text: None,
-        meta,
-        era,
-    })
+    Ok((method, params, meta, era))
 }
 
 /// A notification's method and params, or `None` when it cannot be read.
