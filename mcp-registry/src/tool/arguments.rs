@@ -131,9 +131,7 @@ impl<'a> Arguments<'a> {
     /// each value left as text (nothing else is copied).
     pub(crate) fn into_members(self) -> Result<Self, ToolError> {
         match self.0 {
-            Repr::Text(text) => serde_json::from_str::<MemberList<'_>>(text)
-                .map(|MemberList(members)| Arguments(Repr::Members(members)))
-                .map_err(|_| too_deep()),
+            Repr::Text(text) => split(text),
             _ => Ok(self),
         }
     }
@@ -154,16 +152,24 @@ impl<'a> Arguments<'a> {
                 .iter()
                 .rposition(|(n, _)| n == name)
                 .map_or(Member::Missing, |i| Member::Text(members.swap_remove(i).1)),
-            // Read whole, never member by member: split first.
-            Repr::Text(text) => match serde_json::from_str::<MemberList<'_>>(text) {
-                Ok(MemberList(members)) => {
-                    *self = Arguments(Repr::Members(members));
+            // Read whole so far: split first. (The text parsed as part of its message, so
+            // splitting it cannot fail.)
+            Repr::Text(text) => match split(text) {
+                Ok(members) => {
+                    *self = members;
                     self.take_member(name)
                 }
                 Err(_) => Member::Missing,
             },
         }
     }
+}
+
+/// The arguments' text split into its members, each value still text.
+fn split(text: &str) -> Result<Arguments<'_>, ToolError> {
+    serde_json::from_str::<MemberList<'_>>(text)
+        .map(|MemberList(members)| Arguments(Repr::Members(members)))
+        .map_err(|_| too_deep())
 }
 
 fn too_deep() -> ToolError {
