@@ -105,7 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A prompt, rendered by name with its (string) arguments.
     let prompt = registry
-        .get_prompt_by_name("card", json!({"name": "Ada"}))
+        .get_prompt_by_name("card", [("name", "Ada")])
         .await?;
     println!(
         "card(Ada) -> {}",

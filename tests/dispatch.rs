@@ -814,12 +814,14 @@ async fn text_calls_read_in_place_answer_as_values_do() {
                 .notifications(NotificationSink::from_channel(tx.clone()))
         };
         let by_value = registry
-            .handle_mcp_message_with("s", value, options())
+            .handle_mcp_message("s", value)
+            .options(options())
             .await
             .expect("a reply");
         let value_progress: Vec<Value> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
         let by_text = registry
-            .handle_mcp_text_with("s", text, options())
+            .handle_mcp_text("s", text)
+            .options(options())
             .await
             .expect("a reply");
         let text_progress: Vec<Value> = std::iter::from_fn(|| rx.try_recv().ok()).collect();

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use mcp_registry::prompt::PromptArguments;
 use mcp_registry::protocol::ElicitResult;
 use mcp_registry::tool::{Elicitation, InputCallbacks, InputError, SamplingRequest};
 use mcp_registry::{CallOptions, Registry, Server, Tool, ToolContext};
@@ -330,11 +331,8 @@ async fn an_input_handler_answers_at_once_in_process() {
         Ok(ElicitResult::accept(form))
     });
     let reply = registry
-        .handle_mcp_message_with(
-            "s",
-            call(1, "greet", json!({}), ALL, json!({})),
-            CallOptions::new().input_handler(user),
-        )
+        .handle_mcp_message("s", call(1, "greet", json!({}), ALL, json!({})))
+        .options(CallOptions::new().input_handler(user))
         .await
         .unwrap();
     assert_eq!(reply["result"]["resultType"], "complete");
@@ -439,6 +437,8 @@ async fn a_prompt_asks_through_its_context_in_rounds_too() {
     let refused = send(&registry, get(3, json!({"requestState": tool_state}))).await;
     assert_eq!(refused["error"]["code"], -32602);
     // Rendered in-process without a request, the context has no client to ask.
-    let rendered = registry.get_prompt_by_name("brainstorm", json!({})).await;
+    let rendered = registry
+        .get_prompt_by_name("brainstorm", PromptArguments::new())
+        .await;
     assert!(rendered.is_err());
 }

@@ -173,11 +173,8 @@ async fn a_modern_request_carries_its_level_and_gets_nothing_without_one() {
 
     let (sink, seen) = collecting();
     let reply = r
-        .handle_mcp_message_with(
-            "logs",
-            modern_call(Some(json!("info"))),
-            CallOptions::new().notifications(sink),
-        )
+        .handle_mcp_message("logs", modern_call(Some(json!("info"))))
+        .options(CallOptions::new().notifications(sink))
         .await
         .unwrap();
     assert_reply(MODERN, "CallToolResult", &reply);
@@ -193,7 +190,8 @@ async fn a_modern_request_carries_its_level_and_gets_nothing_without_one() {
         .notifications(sink)
         .log_level(LoggingLevel::Debug);
     let reply = r
-        .handle_mcp_message_with("logs", modern_call(None), options)
+        .handle_mcp_message("logs", modern_call(None))
+        .options(options)
         .await
         .unwrap();
     assert_eq!(reply["result"]["content"][0]["text"], "level None");
@@ -202,11 +200,8 @@ async fn a_modern_request_carries_its_level_and_gets_nothing_without_one() {
     // The text path reads the same `_meta`.
     let (sink, seen) = collecting();
     let text = r
-        .handle_mcp_text_with(
-            "logs",
-            &modern_call(Some(json!("error"))).to_string(),
-            CallOptions::new().notifications(sink),
-        )
+        .handle_mcp_text("logs", &modern_call(Some(json!("error"))).to_string())
+        .options(CallOptions::new().notifications(sink))
         .await
         .unwrap();
     assert!(text.contains("level Some(Error)"), "{text}");

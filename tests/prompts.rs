@@ -5,6 +5,7 @@
 mod common;
 
 use common::{LEGACY, MODERN, assert_reply, modern_meta};
+use mcp_registry::prompt::PromptArguments;
 use mcp_registry::protocol::Role;
 use mcp_registry::{
     Content, GetPromptError, GetPromptResult, Prompt, PromptMessage, Registry, Server, mcp_prompt,
@@ -324,43 +325,38 @@ async fn registry_gets_prompts_by_plain_or_qualified_name() {
     let other = Server::builder("other").prompt(simple()).build().unwrap();
     let r = Registry::from_servers([server(), other]);
     let result = r
-        .get_prompt_by_name("with_args", json!({"arg1": "x", "arg2": "y"}))
+        .get_prompt_by_name("with_args", [("arg1", "x"), ("arg2", "y")])
         .await
         .unwrap();
     assert_eq!(
         result,
         GetPromptResult::new(vec![PromptMessage::user("arg1=x, arg2=y")])
     );
-    let ambiguous = r.get_prompt_by_name("simple", Value::Null).await;
+    let ambiguous = r.get_prompt_by_name("simple", PromptArguments::new()).await;
     assert!(
         matches!(ambiguous, Err(GetPromptError::AmbiguousPrompt { ref servers, .. }) if servers == &["other", "words"])
     );
-    r.get_prompt_by_name("mcp__other__simple", Value::Null)
+    r.get_prompt_by_name("mcp__other__simple", PromptArguments::new())
         .await
         .unwrap();
     r.toggle_server("other", false).unwrap();
-    r.get_prompt_by_name("simple", Value::Null).await.unwrap();
+    r.get_prompt_by_name("simple", PromptArguments::new())
+        .await
+        .unwrap();
     let disabled = r
-        .get_prompt_by_name("mcp__other__simple", Value::Null)
+        .get_prompt_by_name("mcp__other__simple", PromptArguments::new())
         .await;
     assert!(matches!(
         disabled,
         Err(GetPromptError::ServerDisabled { .. })
     ));
-    let not_strings = r
-        .get_prompt_by_name("with_args", json!({"arg1": 1}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        not_strings.to_string(),
-        "invalid arguments for prompt \"with_args\": argument `arg1` must be a string, got a number"
-    );
     assert!(matches!(
-        r.get_prompt_by_name("nope", Value::Null).await,
+        r.get_prompt_by_name("nope", PromptArguments::new()).await,
         Err(GetPromptError::UnknownPrompt { .. })
     ));
     assert!(matches!(
-        r.get_prompt_by_name("mcp__ghost__x", Value::Null).await,
+        r.get_prompt_by_name("mcp__ghost__x", PromptArguments::new())
+            .await,
         Err(GetPromptError::UnknownServer { .. })
     ));
 
@@ -538,12 +534,12 @@ async fn server_macro_serves_prompts() {
         "Review this change for style:\n+x"
     );
     let hello = r
-        .get_prompt_by_name("hello", json!({"who": "Ada"}))
+        .get_prompt_by_name("hello", [("who", "Ada")])
         .await
         .unwrap();
     assert_eq!(hello.messages, [PromptMessage::user("Say hello to Ada")]);
     let missing = r
-        .get_prompt_by_name("mcp__macro-prompts__hello", json!({}))
+        .get_prompt_by_name("mcp__macro-prompts__hello", PromptArguments::new())
         .await
         .unwrap_err();
     assert_eq!(
@@ -603,13 +599,13 @@ async fn a_prompt_function_takes_the_requests_context() {
         reply["result"]["messages"][0]["content"]["text"],
         "Write about rust in a terse style (styled)"
     );
-    // Outside a request (the registry's in-process call), a detached context.
+    // By name in-process, the same host state as over the wire (it was `None` here before).
     let result = registry
-        .get_prompt_by_name("styled", json!({"topic": "go"}))
+        .get_prompt_by_name("styled", [("topic", "go")])
         .await
         .unwrap();
     assert_eq!(
         result.messages[0].content.as_text(),
-        Some("Write about go in a plain style (styled)")
+        Some("Write about go in a terse style (styled)")
     );
 }

@@ -191,7 +191,8 @@ async fn stateless_calls_deliver_progress_to_a_sink() {
     message["params"]["_meta"] = modern_meta();
     message["params"]["_meta"]["progressToken"] = json!(99);
     let reply = registry
-        .handle_mcp_message_with("jobs", message, CallOptions::new().notifications(sink))
+        .handle_mcp_message("jobs", message)
+        .options(CallOptions::new().notifications(sink))
         .await
         .unwrap();
     assert_valid("2026-07-28", "CallToolResultResponse", &reply);

@@ -56,7 +56,8 @@ fn open(
     let registry = registry.clone();
     let task = tokio::spawn(async move {
         registry
-            .handle_mcp_message_with("live", message, options)
+            .handle_mcp_message("live", message)
+            .options(options)
             .await
     });
     (task, rx, token)
@@ -140,15 +141,15 @@ async fn a_filter_keeps_other_types_out_and_unsupported_ones_are_not_acknowledge
         .cancellation(token.clone());
     let r = registry.clone();
     tokio::spawn(async move {
-        r.handle_mcp_message_with(
+        r.handle_mcp_message(
             "plain",
             listen(
                 json!(1),
                 json!({"toolsListChanged": true, "promptsListChanged": true,
                        "resourcesListChanged": true, "resourceSubscriptions": ["data://a"]}),
             ),
-            options,
         )
+        .options(options)
         .await
     });
     let ack = next(&mut rx).await;

@@ -248,12 +248,14 @@ async fn a_2026_request_declares_its_client_capabilities_in_meta() {
     };
     let options = mcp_registry::CallOptions::new().input_handler(user);
     let reply = registry
-        .handle_mcp_message_with("s", message(json!({"elicitation": {}})), options.clone())
+        .handle_mcp_message("s", message(json!({"elicitation": {}})))
+        .options(options.clone())
         .await
         .unwrap();
     assert_eq!(reply["result"]["content"][0]["text"], "kept: declined");
     let reply = registry
-        .handle_mcp_message_with("s", message(json!({})), options)
+        .handle_mcp_message("s", message(json!({})))
+        .options(options)
         .await
         .unwrap();
     assert_eq!(

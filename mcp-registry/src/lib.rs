@@ -72,10 +72,12 @@ pub use prompt::{IntoPromptResult, Prompt, PromptBuildError, PromptBuilder, Prom
 pub use protocol::{
     CallToolResult, Content, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
 };
+pub use registry::layer;
 pub use registry::{
     Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
-    PromptDefinition, ReadResourceError, Registry, RegistryBuilder, RegistryChange, RegistryError,
-    ResourceDefinition, ResourceTemplateDefinition, ServerStatus, ToolDefinition, qualified_name,
+    PromptDefinition, PromptRequest, ReadRequest, ReadResourceError, Registry, RegistryBuilder,
+    RegistryChange, RegistryError, ResourceDefinition, ResourceTemplateDefinition, ServerStatus,
+    ToolDefinition, WithOptions, qualified_name,
 };
 pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,

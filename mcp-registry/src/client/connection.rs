@@ -1037,11 +1037,7 @@ impl Client {
         let span = tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", server = %server, tool = %name);
         let started = tokio::time::Instant::now();
         let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let request = ApprovalRequest {
-            server,
-            tool: name.to_owned(),
-            arguments,
-        };
+        let request = ApprovalRequest::tool(server, name, arguments);
         let attempts = async {
             let arguments = match policy.approve(request.clone()).await {
                 Approval::Allow => request.arguments,

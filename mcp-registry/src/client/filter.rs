@@ -10,7 +10,7 @@ use tokio::sync::watch;
 
 use super::qualify::{ToolCatalog, model_tool_name};
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, RequestId, ToolDescriptor};
-use crate::registry::call::ListingFilter;
+use crate::registry::ListingFilter;
 use crate::registry::{
     CallError, CallFuture, CallOptions, CallRequest, Registry, RegistryChange, ToolDefinition,
     qualified_name, split_qualified,
@@ -851,7 +851,8 @@ impl FilteredRegistry {
             return self
                 .inner
                 .registry
-                .handle_mcp_message_with(server, message, options)
+                .handle_mcp_message(server, message)
+                .options(options)
                 .await;
         }
         match message {
@@ -900,7 +901,8 @@ impl FilteredRegistry {
         };
         self.inner
             .registry
-            .handle_mcp_message_with(server, message, options)
+            .handle_mcp_message(server, message)
+            .options(options)
             .await
     }
 }

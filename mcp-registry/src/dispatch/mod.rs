@@ -19,6 +19,7 @@ use serde::{Deserialize as _, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use std::borrow::Cow;
+use std::future::IntoFuture;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -33,9 +34,11 @@ use crate::protocol::{
     ProtocolEra, ProtocolVersion, RequestId, ResultResponse, ResultType, ServerCapabilities,
     ToolsCapability, UrlElicitationRequiredData, exceeds_max_depth, method,
 };
-use crate::registry::call::{CallFuture, ListingFilter, RequestInfo};
+use crate::registry::ListingFilter;
+use crate::registry::call::CallFuture;
 use crate::registry::request_state::arguments_digest;
-use crate::registry::{CallError, CallOptions, Registry, Target};
+use crate::registry::scope::RequestInfo;
+use crate::registry::{CallError, CallOptions, Registry, Target, WithOptions};
 use crate::server::Server;
 use crate::tool::input::Declared;
 use crate::tool::round::{BoundArguments, Round, RoundSeal};
@@ -217,6 +220,9 @@ impl<'r> Dispatcher<'r> {
             },
             Era::Legacy(_) => connection.log_level,
         };
+        // A message's level (or its session's) wins over the caller's options; 2026-07-28
+        // says it in every request, so its absence means none.
+        let request_log_level = (log_level.is_some() || era.is_modern()).then_some(log_level);
         let body = match (&*method, era) {
             (method::INITIALIZE, Era::Legacy(_)) => Ok(Body::Initialize(Box::new(initialize(
                 &server, params, connection,
@@ -232,23 +238,18 @@ impl<'r> Dispatcher<'r> {
                 .list_prompts(&server, version, params)
                 .map(Body::Prompts),
             (method::PROMPTS_GET, _) => {
-                let retry = match Retry::prepare(era, options, &mut params, meta.as_ref()) {
-                    Ok(retry) => retry,
+                let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
+                    Ok(prepared) => prepared,
                     Err(e) => return Step::Answered(Answer::Error(e)),
                 };
-                let request = prompts::PromptRequest {
-                    id,
-                    meta,
-                    version,
-                    options: std::mem::take(options),
-                    retry,
+                let info = RequestInfo {
+                    id: Some(id),
+                    protocol_version: version,
+                    log_level: request_log_level,
+                    ..info
                 };
-                match self.start_get_prompt(&server, params, request) {
-                    Ok(get) => {
-                        return Step::Waiting(Box::pin(async move {
-                            get.answer(&server, version).await
-                        }));
-                    }
+                match self.start_get_prompt(&server, params, options, info, retry) {
+                    Ok(step) => return step,
                     Err(e) => Err(e),
                 }
             }
@@ -256,39 +257,17 @@ impl<'r> Dispatcher<'r> {
                 .list_resources(&server, version, &method, params)
                 .map(Body::Resources),
             (method::RESOURCES_READ, _) => {
-                let cache = self.read_cache_hints(&server);
-                let limit = self.registry.config().default_timeout;
-                // What a resource function that takes a `ToolContext` gets: this request's
-                // id, `_meta`, cancellation, log level and host state, as a tool does.
-                let uri: Arc<str> = params
-                    .get("uri")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .into();
-                let ctx = crate::tool::ToolContext::from_scope(crate::tool::CallScope {
-                    names: Arc::new(crate::tool::CallNames {
-                        tool: uri,
-                        server: server.shared_name().clone(),
-                    }),
-                    request_id: Some(id),
-                    meta,
+                let info = RequestInfo {
+                    id: Some(id),
                     protocol_version: version,
-                    notifications: options.notifications.take(),
-                    cancellation: options.cancellation.take(),
-                    registry_extensions: self.registry.config().extensions.clone(),
-                    call_extensions: std::mem::take(&mut options.extensions),
-                    log_level,
-                    input: options.input.take(),
-                    round: None,
-                });
-                return Step::Waiting(Box::pin(async move {
-                    match resources::read(&server, version, params, cache, limit, ctx).await {
-                        Ok(body) => {
-                            Answer::Result(outcome(&server, version, Body::Resources(body)))
-                        }
-                        Err(e) => Answer::Error(e),
-                    }
-                }));
+                    meta,
+                    log_level: request_log_level,
+                    ..RequestInfo::default()
+                };
+                match self.start_read(&server, version, params, options, info) {
+                    Ok(step) => return step,
+                    Err(e) => Err(e),
+                }
             }
             (method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE, Era::Legacy(_))
                 if connection.subscriptions =>
@@ -296,19 +275,15 @@ impl<'r> Dispatcher<'r> {
                 resources::subscription(&server, version, &method, params).map(Body::Resources)
             }
             (method::COMPLETION_COMPLETE, _) if server.has_completions() => {
-                match completion::start(&server, params) {
-                    Ok(completing) => {
-                        return Step::Waiting(Box::pin(async move {
-                            match completing.await {
-                                Ok(result) => Answer::Result(outcome(
-                                    &server,
-                                    version,
-                                    Body::Complete(result),
-                                )),
-                                Err(e) => Answer::Error(e),
-                            }
-                        }));
-                    }
+                let info = RequestInfo {
+                    id: Some(id),
+                    protocol_version: version,
+                    meta,
+                    log_level: request_log_level,
+                    ..RequestInfo::default()
+                };
+                match completion::start(self.registry, &server, version, params, options, info) {
+                    Ok(step) => return step,
                     Err(e) => Err(e),
                 }
             }
@@ -323,25 +298,21 @@ impl<'r> Dispatcher<'r> {
                     .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
             }
             (method::TOOLS_CALL, _) => {
-                let retry = match Retry::prepare(era, options, &mut params, meta.as_ref()) {
-                    Ok(retry) => retry,
+                let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
+                    Ok(prepared) => prepared,
                     Err(e) => return Step::Answered(Answer::Error(e)),
                 };
-                if let Some(meta) = meta {
-                    options.meta = Some(meta);
-                }
-                if log_level.is_some() || era.is_modern() {
-                    options.log_level = log_level;
-                }
-                let request = RequestInfo {
+                let info = RequestInfo {
                     id: Some(id),
                     protocol_version: version,
+                    log_level: request_log_level,
+                    ..info
                 };
                 let call = match call_text {
                     Some(text) => call_from_text(text),
                     None => call_from_params(params),
                 };
-                match call.and_then(|call| self.call_tool(&server, call, options, request, retry)) {
+                match call.and_then(|call| self.call_tool(&server, call, options, info, retry)) {
                     Ok((call, round)) => {
                         return Step::Calling(PendingCall {
                             call,
@@ -454,7 +425,7 @@ impl<'r> Dispatcher<'r> {
         server: &Server,
         call: ToolCall<'_>,
         options: &mut CallOptions,
-        request: RequestInfo,
+        mut info: RequestInfo,
         retry: Option<Retry>,
     ) -> Result<(CallFuture, Option<Arc<Round>>), ErrorObject> {
         let Some((tool, names)) = server.tool_entry(&call.name) else {
@@ -472,12 +443,12 @@ impl<'r> Dispatcher<'r> {
                 name: names.tool.clone(),
                 arguments,
             };
-            options.round = Some(Arc::new(retry.round(seal, self.registry)?));
+            info.round = Some(Arc::new(retry.round(seal, self.registry)?));
         }
-        let round = options.round.clone();
+        let round = info.round.clone();
         let call = self
             .registry
-            .invoke(Target { tool, names }, call.arguments, options, request);
+            .invoke(Target { tool, names }, call.arguments, options, info);
         Ok((call, round))
     }
 }
@@ -495,21 +466,26 @@ impl Retry {
     /// answers. 2026-07-28: a host's input handler answers only what the request's `_meta`
     /// declares; with none, asks end the request with `input_required` and this is the
     /// round the client's retry brings. Legacy: `None`, the session's handler answers.
+    /// The request's `_meta` (and, in 2026-07-28, the limited input handler) go into the
+    /// returned [`RequestInfo`].
     #[inline]
     fn prepare(
         era: Era,
-        options: &mut CallOptions,
+        options: &CallOptions,
         params: &mut Map<String, Value>,
-        meta: Option<&Map<String, Value>>,
-    ) -> Result<Option<Self>, ErrorObject> {
-        if !era.is_modern() {
-            return Ok(None);
-        }
-        if let Some(handler) = options.input.take() {
-            options.input = Some(declared_input(handler, meta));
-            return Ok(None);
-        }
-        Self::take(params, meta).map(Some)
+        meta: Option<Map<String, Value>>,
+    ) -> Result<(Option<Self>, RequestInfo), ErrorObject> {
+        let mut info = RequestInfo::default();
+        let retry = if !era.is_modern() {
+            None
+        } else if let Some(handler) = &options.input {
+            info.input = Some(declared_input(handler.clone(), meta.as_ref()));
+            None
+        } else {
+            Some(Self::take(params, meta.as_ref())?)
+        };
+        info.meta = meta;
+        Ok((retry, info))
     }
 
     /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not
@@ -1117,24 +1093,16 @@ impl Registry {
         &'a self,
         server: &'a str,
         message: Value,
-    ) -> impl Future<Output = Option<Value>> + Send + 'a {
-        self.handle_mcp_message_with(server, message, CallOptions::default())
+    ) -> MessageRequest<'a, Value> {
+        WithOptions::new(Message {
+            registry: self,
+            server,
+            input: message,
+        })
     }
 
-    /// [`handle_mcp_message`](Self::handle_mcp_message) with per-call options (timeout,
-    /// notification sink for progress, cancellation, extensions). A call cancelled through
-    /// the options gets no reply (`None`), as the spec asks.
-    pub fn handle_mcp_message_with<'a>(
-        &'a self,
-        server: &'a str,
-        message: Value,
-        options: CallOptions,
-    ) -> impl Future<Output = Option<Value>> + Send + 'a {
-        Handling::new(self, server, message, options)
-    }
-
-    /// [`handle_mcp_message_with`](Self::handle_mcp_message_with) as far as it goes without
-    /// waiting: what is awaited after it stays small.
+    /// [`handle_mcp_message`](Self::handle_mcp_message) as far as it goes without waiting:
+    /// what is awaited after it stays small.
     fn start_value(
         &self,
         server: &str,
@@ -1165,22 +1133,15 @@ impl Registry {
         &'a self,
         server: &'a str,
         text: &'a str,
-    ) -> impl Future<Output = Option<String>> + Send + 'a {
-        self.handle_mcp_text_with(server, text, CallOptions::default())
+    ) -> MessageRequest<'a, &'a str> {
+        WithOptions::new(Message {
+            registry: self,
+            server,
+            input: text,
+        })
     }
 
-    /// [`handle_mcp_text`](Self::handle_mcp_text) with per-call options.
-    pub fn handle_mcp_text_with<'a>(
-        &'a self,
-        server: &'a str,
-        text: &'a str,
-        options: CallOptions,
-    ) -> impl Future<Output = Option<String>> + Send + 'a {
-        Handling::new(self, server, text, options)
-    }
-
-    /// [`handle_mcp_text_with`](Self::handle_mcp_text_with) as far as it goes without
-    /// waiting.
+    /// [`handle_mcp_text`](Self::handle_mcp_text) as far as it goes without waiting.
     fn start_text(&self, server: &str, text: &str, options: &mut CallOptions) -> Started<String> {
         let message = match decode_text(text) {
             Ok(TextMessage::One(message)) => message,
@@ -1223,6 +1184,70 @@ impl Registry {
             }
             (!replies.is_empty()).then_some(Value::Array(replies))
         })
+    }
+}
+
+/// A message to answer, configured and `.await`ed: what [`Registry::handle_mcp_message`]
+/// (`I` a `Value`) and [`Registry::handle_mcp_text`] (`I` JSON text) return. Awaited, it
+/// gives the reply in the same form, or `None` for a notification, a response or a
+/// request cancelled through the options (no reply, as the spec asks).
+pub type MessageRequest<'a, I> = WithOptions<Message<'a, I>>;
+
+/// What a [`MessageRequest`] answers: one message to one server of a registry.
+pub struct Message<'a, I> {
+    registry: &'a Registry,
+    server: &'a str,
+    input: I,
+}
+
+fn handling<'a, I: Input<'a>>(request: MessageRequest<'a, I>) -> Handling<'a, I> {
+    let Message {
+        registry,
+        server,
+        input,
+    } = request.target;
+    Handling::new(registry, server, input, request.options)
+}
+
+impl<'a> IntoFuture for MessageRequest<'a, Value> {
+    type Output = Option<Value>;
+    type IntoFuture = MessageFuture<'a>;
+
+    fn into_future(self) -> MessageFuture<'a> {
+        MessageFuture(handling(self))
+    }
+}
+
+impl<'a> IntoFuture for MessageRequest<'a, &'a str> {
+    type Output = Option<String>;
+    type IntoFuture = TextFuture<'a>;
+
+    fn into_future(self) -> TextFuture<'a> {
+        TextFuture(handling(self))
+    }
+}
+
+/// The reply to a [`MessageRequest`] for a `Value`, once awaited.
+pub struct MessageFuture<'a>(Handling<'a, Value>);
+
+impl Future for MessageFuture<'_> {
+    type Output = Option<Value>;
+
+    #[inline]
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// The reply to a [`MessageRequest`] for JSON text, once awaited.
+pub struct TextFuture<'a>(Handling<'a, &'a str>);
+
+impl Future for TextFuture<'_> {
+    type Output = Option<String>;
+
+    #[inline]
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
     }
 }
 
@@ -1274,17 +1299,16 @@ impl<'a> Input<'a> for &'a str {
     }
 }
 
-/// The future of [`Registry::handle_mcp_message_with`] and
-/// [`Registry::handle_mcp_text_with`]: the message is started on the first poll, then the
+/// The future of a [`MessageRequest`]: the message is started on the first poll, then the
 /// call it makes (if any) is polled in place until its reply is written. Written by hand
-/// rather than as an `async fn`: it is about a third of that size, and every caller moves it.
-struct Handling<'a, I: Input<'a>> {
+/// rather than as an `async fn`: it is a third of that size, and every caller moves it.
+struct Handling<'a, I> {
     registry: &'a Registry,
     server: &'a str,
     state: State<'a, I>,
 }
 
-enum State<'a, I: Input<'a>> {
+enum State<'a, I> {
     /// Not polled yet.
     Start(Option<(I, CallOptions)>),
     Calling(Option<RequestId>, PendingCall),

@@ -8,19 +8,18 @@ use std::sync::Arc;
 
 use super::page::{Listing, Window};
 use super::{
-    Answer, Body, Connection, Dispatcher, Retry, input_required, invalid_params, outcome,
+    Answer, Body, Connection, Dispatcher, Retry, Step, input_required, invalid_params, outcome,
     read_params,
 };
-use crate::prompt::{Prompt, PromptArguments};
 use crate::protocol::{
-    ErrorCode, ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
-    ProtocolVersion, RequestId, method,
+    ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
+    ProtocolVersion, method,
 };
-use crate::registry::CallOptions;
 use crate::registry::request_state::arguments_digest;
+use crate::registry::scope::RequestInfo;
+use crate::registry::{CallOptions, GetPromptError};
 use crate::server::Server;
-use crate::tool::round::{BoundArguments, Round, RoundSeal};
-use crate::tool::{CallNames, CallScope, ToolContext};
+use crate::tool::round::{BoundArguments, RoundSeal};
 
 /// The method-specific part of a prompts result.
 pub(crate) enum PromptsBody {
@@ -68,112 +67,58 @@ impl Dispatcher<'_> {
     }
 }
 
-/// A `prompts/get` started: the prompt, its arguments, and the request's context (which
-/// can ask the client for input) with its round, in 2026-07-28 without an input handler.
-pub(crate) struct PromptGet {
-    prompt: Prompt,
-    arguments: PromptArguments,
-    ctx: ToolContext,
-    round: Option<Arc<Round>>,
-}
-
-/// What a `prompts/get` request brings besides its params.
-pub(crate) struct PromptRequest {
-    pub(crate) id: RequestId,
-    pub(crate) meta: Option<Map<String, Value>>,
-    pub(crate) version: Option<ProtocolVersion>,
-    pub(crate) options: CallOptions,
-    pub(crate) retry: Option<Retry>,
-}
-
 impl Dispatcher<'_> {
-    /// Reads a `prompts/get`: -32602 naming an unknown prompt, or refusing the retry's state.
+    /// Starts a `prompts/get`: -32602 naming an unknown prompt, or refusing the retry's
+    /// state; else the rendering to await, through the registry's pipeline.
     pub(crate) fn start_get_prompt(
         &self,
         server: &Server,
         params: Map<String, Value>,
-        request: PromptRequest,
-    ) -> Result<PromptGet, ErrorObject> {
-        let GetPromptParams { name, arguments } = read_params("prompts/get", params)?;
+        options: &mut CallOptions,
+        mut info: RequestInfo,
+        retry: Option<Retry>,
+    ) -> Result<Step, ErrorObject> {
+        let GetPromptParams { name, arguments } = read_params(method::PROMPTS_GET, params)?;
         let Some(prompt) = server.prompt(&name) else {
             return Err(invalid_params(format!("Unknown prompt: {name}")));
         };
         let arguments = arguments.unwrap_or_default();
-        let round = match request.retry {
-            Some(retry) => {
-                let digest: Map<String, Value> = arguments
-                    .iter()
-                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                    .collect();
-                let seal = RoundSeal {
-                    key: self.registry.config().request_state_key().clone(),
-                    method: method::PROMPTS_GET,
-                    server: server.shared_name().clone(),
-                    name: prompt.shared_name().clone(),
-                    arguments: BoundArguments::Digest(arguments_digest(&digest)),
-                };
-                Some(Arc::new(retry.round(seal, self.registry)?))
-            }
-            None => None,
-        };
-        let options = request.options;
-        let ctx = ToolContext::from_scope(CallScope {
-            names: Arc::new(CallNames {
-                tool: prompt.shared_name().clone(),
+        if let Some(retry) = retry {
+            let digest: Map<String, Value> = arguments
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            let seal = RoundSeal {
+                key: self.registry.config().request_state_key().clone(),
+                method: method::PROMPTS_GET,
                 server: server.shared_name().clone(),
-            }),
-            request_id: Some(request.id),
-            meta: request.meta,
-            protocol_version: request.version,
-            notifications: None,
-            cancellation: options.cancellation,
-            registry_extensions: self.registry.config().extensions.clone(),
-            call_extensions: options.extensions,
-            log_level: None,
-            input: options.input,
-            round: round.clone(),
-        });
-        Ok(PromptGet {
-            prompt: prompt.clone(),
-            arguments,
-            ctx,
-            round,
-        })
-    }
-}
-
-impl PromptGet {
-    /// Renders the prompt: its messages, `input_required` when it asked for input no one
-    /// could give, or the error (-32602 for a missing argument, -32603 for a failure).
-    pub(crate) async fn answer(self, server: &Server, version: Option<ProtocolVersion>) -> Answer {
-        let PromptGet {
-            prompt,
-            arguments,
-            ctx,
-            round,
-        } = self;
-        let rendering = crate::registry::render_prompt(&prompt, arguments, Some(ctx));
-        let rendered = match &round {
-            Some(round) => round.run_until_input_required(rendering).await,
-            None => Some(rendering.await),
-        };
-        match rendered {
-            Some(Ok(result)) => Answer::Result(outcome(
-                server,
-                version,
-                Body::Prompts(PromptsBody::Get(result)),
-            )),
-            Some(Err(e)) => Answer::Error(ErrorObject::new(e.code(), e.to_string())),
-            None => round
-                .as_deref()
-                .and_then(|round| input_required(server, round))
-                .unwrap_or_else(|| {
-                    Answer::Error(ErrorObject::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        "the prompt stopped without a result",
-                    ))
-                }),
+                name: prompt.shared_name().clone(),
+                arguments: BoundArguments::Digest(arguments_digest(&digest)),
+            };
+            info.round = Some(Arc::new(retry.round(seal, self.registry)?));
         }
+        let version = info.protocol_version;
+        let round = info.round.clone();
+        let rendering = self
+            .registry
+            .invoke_prompt(server, prompt, arguments, options, info);
+        let server = server.clone();
+        Ok(Step::Waiting(Box::pin(async move {
+            let rendered = rendering.await;
+            // A rendering stopped for input is answered `input_required`, whatever it ended with.
+            if let Some(answer) = round.as_deref().and_then(|r| input_required(&server, r)) {
+                return answer;
+            }
+            match rendered {
+                Ok(result) => Answer::Result(outcome(
+                    &server,
+                    version,
+                    Body::Prompts(PromptsBody::Get(result)),
+                )),
+                Err(GetPromptError::Cancelled { .. }) => Answer::Suppressed,
+                Err(e) => Answer::Error(ErrorObject::new(e.code(), e.to_string())),
+            }
+        })))
     }
 }
 

@@ -6,12 +6,13 @@ use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
 use super::read_params;
-use super::{Connection, Dispatcher};
+use super::{Answer, Body, Connection, Dispatcher, Step, outcome};
 use crate::protocol::{
     CacheHints, CacheScope, ErrorObject, ListResourcesParams, ProtocolVersion, ReadResourceParams,
     ReadResourceResult, ResourcesCapability, SubscribeParams, method,
 };
-use crate::registry::ReadResourceError;
+use crate::registry::scope::RequestInfo;
+use crate::registry::{CallOptions, ReadResourceError};
 use crate::server::Server;
 
 /// The method-specific part of a resources result.
@@ -91,26 +92,39 @@ impl Dispatcher<'_> {
     }
 }
 
-/// `resources/read`: exact URIs first, then the templates in order (a match calls the
-/// template's function with the URI's variables). Not found is the revision's error.
-pub(crate) async fn read(
-    server: &Server,
-    version: Option<ProtocolVersion>,
-    params: Map<String, Value>,
-    cache: CacheHints,
-    limit: Option<std::time::Duration>,
-    ctx: crate::tool::ToolContext,
-) -> Result<ResourcesBody, ErrorObject> {
-    let ReadResourceParams { uri } = read_params(method::RESOURCES_READ, params)?;
-    let mut result = crate::registry::read_server_resource(server, &uri, limit, Some(ctx))
-        .await
-        .map_err(|e| read_error(&e, version))?;
-    if version == Some(ProtocolVersion::MODERN) {
-        result.cache.get_or_insert(cache);
-    } else {
-        result.cache = None;
+impl Dispatcher<'_> {
+    /// Starts a `resources/read` through the registry's pipeline; the contents carry the
+    /// server's caching hints in 2026-07-28 and none before.
+    pub(crate) fn start_read(
+        &self,
+        server: &Server,
+        version: Option<ProtocolVersion>,
+        params: Map<String, Value>,
+        options: &mut CallOptions,
+        info: RequestInfo,
+    ) -> Result<Step, ErrorObject> {
+        let ReadResourceParams { uri } = read_params(method::RESOURCES_READ, params)?;
+        let cache = self.read_cache_hints(server);
+        let reading = self.registry.invoke_resource(server, &uri, options, info);
+        let server = server.clone();
+        Ok(Step::Waiting(Box::pin(async move {
+            let mut result = match reading.await {
+                Ok(result) => result,
+                Err(ReadResourceError::Cancelled { .. }) => return Answer::Suppressed,
+                Err(e) => return Answer::Error(read_error(&e, version)),
+            };
+            if version == Some(ProtocolVersion::MODERN) {
+                result.cache.get_or_insert(cache);
+            } else {
+                result.cache = None;
+            }
+            Answer::Result(outcome(
+                &server,
+                version,
+                Body::Resources(ResourcesBody::Read(result)),
+            ))
+        })))
     }
-    Ok(ResourcesBody::Read(result))
 }
 
 /// `resources/subscribe` and `resources/unsubscribe` (legacy sessions): a subscription to a

@@ -138,6 +138,7 @@ struct PromptInner {
     descriptor: PromptDescriptor,
     handler: Arc<dyn PromptHandler>,
     completers: Completers,
+    timeout: Option<std::time::Duration>,
 }
 
 impl Prompt {
@@ -150,6 +151,7 @@ impl Prompt {
             arguments: Vec::new(),
             meta: None,
             completers: Completers::default(),
+            timeout: None,
         }
     }
 
@@ -170,6 +172,11 @@ impl Prompt {
     /// The handler.
     pub fn handler(&self) -> &Arc<dyn PromptHandler> {
         &self.inner.handler
+    }
+
+    /// The prompt's own time limit ([`PromptBuilder::timeout`]), if it has one.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.inner.timeout
     }
 
     /// Suggests values for `argument` (`completion/complete`) from the partial `value` and
@@ -271,9 +278,17 @@ pub struct PromptBuilder {
     arguments: Vec<PromptArgument>,
     meta: Option<Map<String, Value>>,
     completers: Completers,
+    timeout: Option<std::time::Duration>,
 }
 
 impl PromptBuilder {
+    /// The time limit of each rendering (counted from its first wait), in place of the
+    /// registry's default; a caller's own limit still wins.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
     /// Display title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
@@ -427,6 +442,7 @@ impl PromptBuilder {
                 },
                 handler: Arc::new(handler),
                 completers: self.completers,
+                timeout: self.timeout,
             }),
         }
     }

@@ -1,26 +1,42 @@
-//! The host's say before a tool runs: [`Approval`] asked with an [`ApprovalRequest`], by a
-//! registry ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)) before any tool
-//! of it runs, and by a client's [`CallPolicy`](crate::client::CallPolicy) before a call is
-//! sent.
+//! The host's say before an item runs: [`Approval`] asked with an [`ApprovalRequest`], by a
+//! registry ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval), the innermost
+//! layer) before any of its tools, prompts, resources or completions runs, and by a client's
+//! [`CallPolicy`](crate::client::CallPolicy) before a call is sent.
 
 use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::layer::{Layer, Next, Request, RequestKind, Response};
 use crate::tool::BoxFuture;
 
-/// What an approval callback is asked about: one tool call, before it runs (or is sent).
+/// What an approval callback is asked about: one request, before it runs (or is sent).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ApprovalRequest {
     /// The server: its name in the registry, or (for a client) the name the server gave in
     /// its `serverInfo` (empty when it gave none).
     pub server: String,
-    /// The tool.
+    /// What the request names: the tool, the prompt, the resource's URI, or the
+    /// completion's reference.
     pub tool: String,
     /// The arguments (an object, or `null` for none).
     pub arguments: Value,
+    /// What kind of request it is ([`RequestKind::Tool`] for a client's calls).
+    pub kind: RequestKind,
+}
+
+impl ApprovalRequest {
+    /// A tool call of `tool` on `server` with `arguments`.
+    pub fn tool(server: impl Into<String>, tool: impl Into<String>, arguments: Value) -> Self {
+        ApprovalRequest {
+            server: server.into(),
+            tool: tool.into(),
+            arguments,
+            kind: RequestKind::Tool,
+        }
+    }
 }
 
 /// An approval callback's answer.
@@ -56,5 +72,22 @@ impl Approver {
 impl std::fmt::Debug for Approver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Approver(..)")
+    }
+}
+
+impl Layer for Approver {
+    fn call<'a>(&'a self, request: Request, next: Next) -> BoxFuture<'a, Response> {
+        Box::pin(async move {
+            let asked = ApprovalRequest {
+                server: request.server().to_owned(),
+                tool: request.name().to_owned(),
+                arguments: request.arguments().clone(),
+                kind: request.kind(),
+            };
+            match self.ask(asked).await {
+                Approval::Allow => next.run(request).await,
+                Approval::Deny(reason) => request.refuse(reason),
+            }
+        })
     }
 }

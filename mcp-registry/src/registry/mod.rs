@@ -2,11 +2,17 @@
 //! (getting prompts, reading resources) by name.
 
 pub(crate) mod approval;
+mod builder;
 pub(crate) mod call;
+mod complete;
 mod error;
+mod guard;
+pub mod layer;
+mod options;
 mod prompts;
 pub(crate) mod request_state;
 mod resources;
+pub(crate) mod scope;
 
 use std::collections::BTreeMap;
 
@@ -18,12 +24,16 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
 pub use approval::{Approval, ApprovalRequest};
-pub use call::{CallFuture, CallOptions, CallRequest};
+pub use builder::RegistryBuilder;
+pub use call::{CallFuture, CallRequest, ToolCall};
 pub use error::{CallError, RegistryError};
-pub(crate) use prompts::render as render_prompt;
-pub use prompts::{GetPromptError, PromptDefinition};
-pub use resources::{ReadResourceError, ResourceDefinition, ResourceTemplateDefinition};
-pub(crate) use resources::{UpdateHook, exists as resource_exists, read as read_server_resource};
+pub(crate) use options::ListingFilter;
+pub use options::{CallOptions, WithOptions};
+pub use prompts::{GetPromptError, PromptDefinition, PromptGet, PromptRequest};
+pub use resources::{
+    ReadRequest, ReadResourceError, ResourceDefinition, ResourceRead, ResourceTemplateDefinition,
+};
+pub(crate) use resources::{UpdateHook, exists as resource_exists};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
@@ -241,8 +251,8 @@ pub(crate) struct Config {
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Duration,
     pub(crate) extensions: Extensions,
-    /// Asked before any tool runs.
-    pub(crate) approval: Option<approval::Approver>,
+    /// The host's layers, then its approval; `None` when there are none.
+    pub(crate) layers: Option<scope::Layers>,
     /// The key of 2026-07-28 `requestState`: the host's, or drawn on first use.
     pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
     /// How long a `requestState` is accepted.
@@ -308,161 +318,6 @@ impl std::fmt::Debug for Registry {
     }
 }
 
-/// Configures a [`Registry`].
-#[derive(Debug)]
-#[must_use = "call build() to get the registry"]
-pub struct RegistryBuilder {
-    default_timeout: Option<Duration>,
-    page_size: Option<usize>,
-    list_ttl: Duration,
-    extensions: Extensions,
-    request_state_key: Option<request_state::RequestStateKey>,
-    request_state_ttl: Duration,
-    approval: Option<approval::Approver>,
-    servers: Vec<Server>,
-}
-
-impl RegistryBuilder {
-    /// The timeout for calls that set none (default 30 s).
-    ///
-    /// A limit is kept by a Tokio timer, counted from the call's first poll: a call that
-    /// waits outside a Tokio runtime with time enabled fails with [`CallError::NoTimer`]
-    /// instead of running unlimited (calls that finish without waiting are unaffected). To
-    /// run calls on another executor, use
-    /// [`without_default_timeout`](Self::without_default_timeout).
-    pub fn default_timeout(mut self, timeout: Duration) -> Self {
-        self.default_timeout = Some(timeout);
-        self
-    }
-
-    /// No timeout for calls that set none.
-    pub fn without_default_timeout(mut self) -> Self {
-        self.default_timeout = None;
-        self
-    }
-
-    /// Paginates `tools/list` with pages of `size` tools (default: one page).
-    pub fn page_size(mut self, size: usize) -> Self {
-        self.page_size = Some(size.max(1));
-        self
-    }
-
-    /// The `ttlMs` caching hint on modern (2026-07-28) list and discover results (default 0:
-    /// the registry can change at any time, so clients re-fetch), and on `resources/read`.
-    /// A server's own hints ([`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache),
-    /// [`read_cache`](crate::ServerBuilder::read_cache)) win.
-    pub fn list_ttl(mut self, ttl: Duration) -> Self {
-        self.list_ttl = ttl;
-        self
-    }
-
-    /// The key that signs 2026-07-28 `requestState` (HMAC-SHA256), so that the state one
-    /// instance issues is accepted by every instance sharing the key (behind a load
-    /// balancer). Default: 32 random bytes drawn when the first state is issued or read, good
-    /// for this registry only. Keep it secret: it is what makes the state tamper-proof.
-    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
-        self.request_state_key = Some(request_state::RequestStateKey::new(key));
-        self
-    }
-
-    /// How long a 2026-07-28 `requestState` is accepted after it was issued (default 15
-    /// minutes): a retry after that is refused and the client starts over.
-    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
-        self.request_state_ttl = ttl;
-        self
-    }
-
-    /// Attaches a value every tool can read through [`ToolContext::get`](crate::ToolContext::get).
-    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
-        self
-    }
-
-    /// Asks `approve` before any tool of the registry runs, whichever way it is called
-    /// (`call_tool_by_name`, `handle_mcp_message`/`handle_mcp_text`, a transport, an agent
-    /// session): the host's `can_use_tool`. A denial never runs the tool; the caller gets
-    /// [`CallError::Denied`] (on the wire, a result with `isError: true` carrying the reason,
-    /// which a model can read). The wait for an answer ends with the call's cancellation;
-    /// the call's time limit starts once the tool runs.
-    ///
-    /// ```
-    /// use mcp_registry::{Approval, CallError, Registry, Server, Tool};
-    /// use serde_json::json;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let rm = Tool::new("rm", "Remove a file", json!({"type": "object"}), |_| async { "removed" }).unwrap();
-    /// let registry = Registry::builder()
-    ///     .server(Server::new("fs", None, [rm]).unwrap())
-    ///     .approval(|call| async move {
-    ///         match call.arguments["path"].as_str() {
-    ///             Some(path) if path.starts_with("/tmp/") => Approval::Allow,
-    ///             _ => Approval::Deny(format!("{} only under /tmp", call.tool)),
-    ///         }
-    ///     })
-    ///     .build();
-    /// assert!(registry.call_tool_by_name("rm", json!({"path": "/tmp/x"})).await.is_ok());
-    /// let denied = registry.call_tool_by_name("rm", json!({"path": "/etc"})).await.unwrap_err();
-    /// assert_eq!(denied.to_string(), "calling tool \"rm\" was denied: rm only under /tmp");
-    /// # }
-    /// ```
-    pub fn approval<F, Fut>(mut self, approve: F) -> Self
-    where
-        F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Approval> + Send + 'static,
-    {
-        self.approval = Some(approval::Approver::new(approve));
-        self
-    }
-
-    /// Adds a server (a later one with the same name replaces an earlier one).
-    pub fn server(mut self, server: Server) -> Self {
-        self.servers.push(server);
-        self
-    }
-
-    /// The registry.
-    pub fn build(self) -> Registry {
-        let servers = self
-            .servers
-            .into_iter()
-            .map(|s| {
-                (
-                    s.shared_name().clone(),
-                    ServerEntry {
-                        server: s,
-                        enabled: true,
-                    },
-                )
-            })
-            .collect();
-        let (changes, _) = watch::channel(RegistryChange {
-            generation: 0,
-            servers: Vec::new(),
-            last_changed: Arc::default(),
-        });
-        Registry {
-            inner: Arc::new(Inner {
-                state: ArcSwap::from_pointee(Snapshot::build(servers)),
-                write: Mutex::new(()),
-                config: Config {
-                    default_timeout: self.default_timeout,
-                    page_size: self.page_size,
-                    list_ttl: self.list_ttl,
-                    extensions: self.extensions,
-                    approval: self.approval,
-                    request_state_key: match self.request_state_key {
-                        Some(key) => key.into(),
-                        None => std::sync::OnceLock::new(),
-                    },
-                    request_state_ttl: self.request_state_ttl,
-                },
-                changes,
-                updates: Default::default(),
-            }),
-        }
-    }
-}
-
 impl Registry {
     /// An empty registry with default settings.
     pub fn new() -> Self {
@@ -471,16 +326,7 @@ impl Registry {
 
     /// Configures a registry.
     pub fn builder() -> RegistryBuilder {
-        RegistryBuilder {
-            default_timeout: Some(DEFAULT_TIMEOUT),
-            page_size: None,
-            list_ttl: Duration::ZERO,
-            extensions: Extensions::new(),
-            request_state_key: None,
-            request_state_ttl: request_state::DEFAULT_TTL,
-            approval: None,
-            servers: Vec::new(),
-        }
+        RegistryBuilder::new()
     }
 
     /// A registry holding `servers`, all enabled (a later server with the same name replaces

@@ -1,17 +1,21 @@
 //! Prompts of a registry's servers: the name index, rendering a prompt by name in-process,
 //! and listing every prompt definition.
 
-use std::panic::AssertUnwindSafe;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use foldhash::HashMap;
-use futures_util::FutureExt;
 use serde_json::Value;
 
-use super::{Registry, ServerEntry, Snapshot, qualified_name, split_qualified};
+use super::guard::{Failure, Guarded};
+use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
+use super::options::WithOptions;
+use super::scope::{RequestInfo, Scope, through_layers};
+use super::{CallOptions, Registry, ServerEntry, Snapshot, qualified_name, split_qualified};
 use crate::prompt::{Prompt, PromptArguments, PromptError};
 use crate::protocol::{self, GetPromptResult};
 use crate::server::Server;
+use crate::tool::{BoxFuture, CallNames};
 
 /// Why [`Registry::get_prompt_by_name`] produced no result. On the wire, every kind is a
 /// JSON-RPC error: -32602 for a lookup or argument error, -32603 for a failure.
@@ -74,16 +78,43 @@ pub enum GetPromptError {
         /// The panic payload, when it was a string.
         message: String,
     },
+    /// The rendering outlasted its time limit (the prompt's, else the registry's default);
+    /// its future was dropped.
+    #[error("prompt {prompt:?} timed out after {timeout:?}")]
+    TimedOut {
+        /// The prompt.
+        prompt: String,
+        /// The limit that was reached.
+        timeout: std::time::Duration,
+    },
+    /// The caller cancelled the rendering; its future was dropped.
+    #[error("prompt {prompt:?} was cancelled")]
+    Cancelled {
+        /// The prompt.
+        prompt: String,
+    },
+    /// A layer (the registry's approval, or a host's) refused the request; the prompt's
+    /// function did not run.
+    #[error("getting prompt {prompt:?} was denied: {reason}")]
+    Denied {
+        /// The prompt.
+        prompt: String,
+        /// The layer's reason.
+        reason: String,
+    },
 }
 
 impl GetPromptError {
     /// The JSON-RPC error code `prompts/get` answers this error with: -32602 (invalid
-    /// params) for an unknown prompt or bad arguments, -32603 (internal error) for a failure.
+    /// params) for an unknown prompt or bad arguments, -32600 (invalid request) for a
+    /// refusal, -32603 (internal error) for a failure.
     pub fn code(&self) -> protocol::ErrorCode {
         match self {
-            GetPromptError::Failed { .. } | GetPromptError::Panicked { .. } => {
-                protocol::ErrorCode::INTERNAL_ERROR
-            }
+            GetPromptError::Failed { .. }
+            | GetPromptError::Panicked { .. }
+            | GetPromptError::TimedOut { .. }
+            | GetPromptError::Cancelled { .. } => protocol::ErrorCode::INTERNAL_ERROR,
+            GetPromptError::Denied { .. } => protocol::ErrorCode::INVALID_REQUEST,
             _ => protocol::ErrorCode::INVALID_PARAMS,
         }
     }
@@ -130,11 +161,11 @@ pub(crate) fn index<'a>(servers: impl Iterator<Item = &'a ServerEntry>) -> Promp
 
 impl Snapshot {
     /// Resolves a plain or qualified prompt name to one enabled server's prompt.
-    fn resolve_prompt(&self, name: &str) -> Result<Prompt, GetPromptError> {
+    fn resolve_prompt(&self, name: &str) -> Result<(Server, Prompt), GetPromptError> {
         if let Some(refs) = self.prompts.get(name) {
             let mut enabled = refs.iter().filter(|r| r.enabled);
             return match (enabled.next(), enabled.next()) {
-                (Some(only), None) => Ok(only.prompt.clone()),
+                (Some(only), None) => Ok((only.server.clone(), only.prompt.clone())),
                 (Some(_), Some(_)) => Err(GetPromptError::AmbiguousPrompt {
                     name: name.to_owned(),
                     servers: refs
@@ -167,7 +198,7 @@ impl Snapshot {
                 prompt: prompt_name.to_owned(),
             });
         }
-        Ok(prompt.clone())
+        Ok((entry.server.clone(), prompt.clone()))
     }
 }
 
@@ -196,50 +227,99 @@ fn string_arguments(prompt: &str, arguments: Value) -> Result<PromptArguments, G
     }
 }
 
-/// Renders `prompt`: required arguments checked, panics caught.
-pub(crate) async fn render(
-    prompt: &Prompt,
+/// The guarded run of `prompt`'s function in `scope`: required arguments checked first.
+fn render(
+    prompt: Prompt,
+    scope: Scope,
     arguments: PromptArguments,
-    ctx: Option<crate::ToolContext>,
-) -> Result<GetPromptResult, GetPromptError> {
-    let name = prompt.name();
-    let rendering = match ctx {
-        Some(ctx) => prompt.get_in(ctx, arguments),
-        None => prompt.get(arguments),
-    };
-    let rendering = AssertUnwindSafe(rendering).catch_unwind();
-    match rendering.await {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(PromptError::InvalidArguments(message))) => Err(GetPromptError::InvalidArguments {
-            prompt: name.to_owned(),
-            message,
-        }),
-        Ok(Err(PromptError::Failed(message))) => Err(GetPromptError::Failed {
-            prompt: name.to_owned(),
-            message,
-        }),
-        Err(panic) => Err(GetPromptError::Panicked {
-            prompt: name.to_owned(),
-            message: panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default(),
-        }),
+) -> BoxFuture<'static, Result<GetPromptResult, GetPromptError>> {
+    let Scope { ctx, guard } = scope;
+    let mut completion = ctx.completion();
+    let run = Guarded::start(guard, || prompt.get_in(ctx, arguments));
+    Box::pin(async move {
+        let outcome = run.await;
+        completion.complete();
+        let prompt = prompt.name().to_owned();
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(PromptError::InvalidArguments(message))) => {
+                Err(GetPromptError::InvalidArguments { prompt, message })
+            }
+            Ok(Err(PromptError::Failed(message))) => {
+                Err(GetPromptError::Failed { prompt, message })
+            }
+            Err(failure) => Err(failure_error(failure, prompt)),
+        }
+    })
+}
+
+/// A run's failure, as the prompt's caller sees it.
+#[cold]
+fn failure_error(failure: Failure, prompt: String) -> GetPromptError {
+    match failure {
+        Failure::Panicked(message) => GetPromptError::Panicked { prompt, message },
+        Failure::TimedOut(timeout) | Failure::NoTimer(timeout) => {
+            GetPromptError::TimedOut { prompt, timeout }
+        }
+        Failure::Cancelled => GetPromptError::Cancelled { prompt },
+        Failure::InputRequired => GetPromptError::Failed {
+            prompt,
+            message: "the prompt needs input from the client".to_owned(),
+        },
+    }
+}
+
+/// A prompt to render, configured and `.await`ed: what [`Registry::get_prompt_by_name`]
+/// returns.
+pub type PromptRequest<'a> = WithOptions<PromptGet<'a>>;
+
+/// What a [`PromptRequest`] renders: a prompt by name, with its arguments.
+pub struct PromptGet<'a> {
+    registry: &'a Registry,
+    name: &'a str,
+    arguments: PromptArguments,
+}
+
+impl IntoFuture for PromptRequest<'_> {
+    type Output = Result<GetPromptResult, GetPromptError>;
+    type IntoFuture = BoxFuture<'static, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let PromptGet {
+            registry,
+            name,
+            arguments,
+        } = self.target;
+        let (server, prompt) = match registry.snapshot().resolve_prompt(name) {
+            Ok(found) => found,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let mut options = self.options;
+        registry.invoke_prompt(
+            &server,
+            &prompt,
+            arguments,
+            &mut options,
+            RequestInfo::default(),
+        )
     }
 }
 
 impl Registry {
-    /// Renders the prompt `name` with `arguments` (a JSON object of strings, or `null`).
+    /// Renders the prompt `name` with `arguments`: names to string values, a
+    /// [`PromptArguments`] as [`Client::get_prompt`](crate::client::Client::get_prompt) takes
+    /// them, or pairs of strings.
     ///
     /// `name` is a plain prompt name, found in whichever enabled server has it, or
     /// `mcp__<server>__<prompt>` for one server, as for
-    /// [`call_tool_by_name`](Self::call_tool_by_name). A missing required argument is refused
-    /// before the prompt's function runs; a panic in it is caught.
+    /// [`call_tool_by_name`](Self::call_tool_by_name). Returns the request to configure (a
+    /// time limit, cancellation, notifications, values for the prompt: see [`WithOptions`])
+    /// and `.await`: it passes the registry's layers, sees the registry's host state, and
+    /// runs under the prompt's time limit, else the registry's default. A missing required
+    /// argument is refused before the prompt's function runs; a panic in it is caught.
     ///
     /// ```
     /// # use mcp_registry::{Prompt, Registry, Server};
-    /// # use serde_json::json;
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let greet = Prompt::builder("greet")
@@ -247,20 +327,91 @@ impl Registry {
     ///     .handler(|args| async move { format!("Greet {}", args["name"]) })
     ///     .unwrap();
     /// let registry = Registry::from_servers([Server::builder("s").prompt(greet).build().unwrap()]);
-    /// let result = registry.get_prompt_by_name("greet", json!({"name": "Ada"})).await.unwrap();
+    /// let result = registry.get_prompt_by_name("greet", [("name", "Ada")]).await.unwrap();
     /// assert_eq!(result.messages[0].content.as_text(), Some("Greet Ada"));
-    /// let err = registry.get_prompt_by_name("mcp__s__greet", json!({})).await.unwrap_err();
+    /// let none = mcp_registry::prompt::PromptArguments::new();
+    /// let err = registry.get_prompt_by_name("mcp__s__greet", none).await.unwrap_err();
     /// assert_eq!(err.to_string(), "invalid arguments for prompt \"greet\": missing required argument `name`");
     /// # }
     /// ```
-    pub async fn get_prompt_by_name(
+    pub fn get_prompt_by_name<'a, K, V>(
+        &'a self,
+        name: &'a str,
+        arguments: impl IntoIterator<Item = (K, V)>,
+    ) -> PromptRequest<'a>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        WithOptions::new(PromptGet {
+            registry: self,
+            name,
+            arguments: arguments
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        })
+    }
+
+    /// Renders `prompt` of `server` for a request: its scope, the layer stack, then the
+    /// guarded run of its function.
+    pub(crate) fn invoke_prompt(
         &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<GetPromptResult, GetPromptError> {
-        let prompt = self.snapshot().resolve_prompt(name)?;
-        let arguments = string_arguments(prompt.name(), arguments)?;
-        render(&prompt, arguments, None).await
+        server: &Server,
+        prompt: &Prompt,
+        arguments: PromptArguments,
+        options: &mut CallOptions,
+        info: RequestInfo,
+    ) -> BoxFuture<'static, Result<GetPromptResult, GetPromptError>> {
+        let names = Arc::new(CallNames {
+            tool: prompt.shared_name().clone(),
+            server: server.shared_name().clone(),
+        });
+        let scope = self.scope(names, options, info, prompt.timeout());
+        let Some(layers) = self.layers() else {
+            return render(prompt.clone(), scope, arguments);
+        };
+        let request = Request {
+            kind: RequestKind::Prompt,
+            name: prompt.shared_name().clone(),
+            arguments: Value::Object(
+                arguments
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect(),
+            ),
+            context: scope.ctx,
+        };
+        let name = prompt.name().to_owned();
+        let (prompt, guard) = (prompt.clone(), scope.guard);
+        let endpoint: Endpoint = Box::new(move |request: Request| {
+            let Request {
+                arguments, context, ..
+            } = request;
+            let rendering = match string_arguments(prompt.name(), arguments) {
+                Ok(arguments) => render(
+                    prompt,
+                    Scope {
+                        ctx: context,
+                        guard,
+                    },
+                    arguments,
+                ),
+                Err(e) => Box::pin(std::future::ready(Err(e))),
+            };
+            Box::pin(async move { Response::Prompt(rendering.await) })
+        });
+        let running = through_layers(layers, request, endpoint);
+        Box::pin(async move {
+            match running.await {
+                Some(Response::Prompt(result)) => result,
+                Some(other) => Err(GetPromptError::Failed {
+                    message: mismatch(RequestKind::Prompt, &other),
+                    prompt: name,
+                }),
+                None => Err(GetPromptError::Cancelled { prompt: name }),
+            }
+        })
     }
 
     /// Every prompt of every enabled server, sorted by server then prompt name.

@@ -1,18 +1,21 @@
 //! Resources of a registry's servers: reading a resource by URI in-process, listing every
 //! resource and template definition, and telling sessions that a resource changed.
 
-use std::panic::AssertUnwindSafe;
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::FutureExt;
+use serde_json::Value;
 
-use super::Registry;
+use super::guard::{Failure, Guarded};
+use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
+use super::options::WithOptions;
+use super::scope::{RequestInfo, Scope, through_layers};
+use super::{CallOptions, Registry};
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
-use crate::resource::{ResourceError, ResourceFuture};
+use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceTemplate};
 use crate::server::Server;
-use crate::tool::{CallNames, CallScope, ToolContext};
+use crate::tool::{BoxFuture, CallNames, ToolContext};
 
 /// Why [`Registry::read_resource`] produced no contents. On the wire every kind is a
 /// JSON-RPC error: see [`code`](Self::code).
@@ -60,9 +63,8 @@ pub enum ReadResourceError {
         /// The function's own message.
         message: String,
     },
-    /// The read outlasted the registry's default timeout
-    /// ([`RegistryBuilder::default_timeout`](crate::RegistryBuilder::default_timeout)); its
-    /// future was dropped.
+    /// The read outlasted its time limit (the resource's, else the registry's
+    /// [default](crate::RegistryBuilder::default_timeout)); its future was dropped.
     #[error("reading resource {uri:?} timed out after {timeout:?}")]
     TimedOut {
         /// The URI.
@@ -78,6 +80,21 @@ pub enum ReadResourceError {
         /// The panic payload, when it was a string.
         message: String,
     },
+    /// The caller cancelled the read; its future was dropped.
+    #[error("reading resource {uri:?} was cancelled")]
+    Cancelled {
+        /// The URI.
+        uri: String,
+    },
+    /// A layer (the registry's approval, or a host's) refused the read; the resource's
+    /// function did not run.
+    #[error("reading resource {uri:?} was denied: {reason}")]
+    Denied {
+        /// The URI.
+        uri: String,
+        /// The layer's reason.
+        reason: String,
+    },
 }
 
 impl ReadResourceError {
@@ -92,7 +109,9 @@ impl ReadResourceError {
             ReadResourceError::NotFound { .. } => ErrorCode::RESOURCE_NOT_FOUND,
             ReadResourceError::Failed { .. }
             | ReadResourceError::Panicked { .. }
-            | ReadResourceError::TimedOut { .. } => ErrorCode::INTERNAL_ERROR,
+            | ReadResourceError::TimedOut { .. }
+            | ReadResourceError::Cancelled { .. } => ErrorCode::INTERNAL_ERROR,
+            ReadResourceError::Denied { .. } => ErrorCode::INVALID_REQUEST,
             _ => ErrorCode::INVALID_PARAMS,
         }
     }
@@ -124,77 +143,124 @@ pub struct ResourceTemplateDefinition {
     pub template: protocol::ResourceTemplateDescriptor,
 }
 
-/// What reading `uri` from `server` would run: its exact resource, else the first template
-/// that matches.
-pub(crate) fn find(server: &Server, uri: &str, ctx: Option<ToolContext>) -> Option<ResourceFuture> {
-    if let Some(resource) = server.resource(uri) {
-        return Some(resource.read_in(ctx));
+/// What serves reading a URI: a resource at exactly that URI, or a template that makes it.
+enum Readable<'a> {
+    Resource(&'a Resource),
+    Template(&'a ResourceTemplate),
+}
+
+impl Readable<'_> {
+    /// What reading `uri` from `server` would run: its exact resource, else the first
+    /// template that matches.
+    fn find<'s>(server: &'s Server, uri: &str) -> Option<Readable<'s>> {
+        if let Some(resource) = server.resource(uri) {
+            return Some(Readable::Resource(resource));
+        }
+        server
+            .resource_templates()
+            .iter()
+            .find(|t| t.template().match_uri(uri).is_some())
+            .map(Readable::Template)
     }
-    let mut ctx = ctx;
-    server
-        .resource_templates()
-        .iter()
-        .find_map(|t| t.read_in(uri, &mut ctx))
+
+    fn timeout(&self) -> Option<Duration> {
+        match self {
+            Readable::Resource(r) => r.timeout(),
+            Readable::Template(t) => t.timeout(),
+        }
+    }
+
+    fn start(&self, uri: &str, ctx: ToolContext) -> ResourceFuture {
+        match self {
+            Readable::Resource(r) => r.read_in(Some(ctx)),
+            Readable::Template(t) => t.read_in(uri, &mut Some(ctx)).unwrap_or_else(|| {
+                Box::pin(std::future::ready(Err(ResourceError::NotFound(
+                    "the template no longer matches".to_owned(),
+                ))))
+            }),
+        }
+    }
 }
 
 /// Whether `server` has a resource at `uri` or a template that makes it.
 pub(crate) fn exists(server: &Server, uri: &str) -> bool {
-    server.resource(uri).is_some()
-        || server
-            .resource_templates()
-            .iter()
-            .any(|t| t.template().match_uri(uri).is_some())
+    Readable::find(server, uri).is_some()
 }
 
-/// Reads `uri` from `server`: exact URIs first, then templates in order; panics caught; a
-/// read that waits is limited to `limit` (where a Tokio timer can keep it: elsewhere it runs
-/// unlimited).
-pub(crate) async fn read(
-    server: &Server,
-    uri: &str,
-    limit: Option<Duration>,
-    ctx: Option<ToolContext>,
-) -> Result<ReadResourceResult, ReadResourceError> {
-    let Some(reading) = find(server, uri, ctx) else {
-        return Err(ReadResourceError::not_found(uri));
-    };
-    let mut reading = AssertUnwindSafe(reading).catch_unwind();
-    // Most reads finish on their first poll, and need no timer.
-    let first = std::future::poll_fn(|cx| Poll::Ready(reading.poll_unpin(cx))).await;
-    let caught = match (first, limit) {
-        (Poll::Ready(caught), _) => caught,
-        (Poll::Pending, None) => reading.await,
-        (Poll::Pending, Some(limit)) => match super::call::start_timer(limit, &mut reading) {
-            Some(limited) => match limited.await {
-                Ok(caught) => caught,
-                Err(_) => {
-                    return Err(ReadResourceError::TimedOut {
-                        uri: uri.to_owned(),
-                        timeout: limit,
-                    });
-                }
-            },
-            None => reading.await,
+/// The guarded run of reading `uri` in `scope`.
+fn run(
+    readable: &Readable<'_>,
+    uri: Arc<str>,
+    scope: Scope,
+) -> BoxFuture<'static, Result<ReadResourceResult, ReadResourceError>> {
+    let Scope { ctx, guard } = scope;
+    let mut completion = ctx.completion();
+    let run = Guarded::start(guard, || readable.start(&uri, ctx));
+    Box::pin(async move {
+        let outcome = run.await;
+        completion.complete();
+        let uri = uri.to_string();
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ResourceError::NotFound(reason))) => Err(ReadResourceError::NotFound {
+                uri,
+                reason: Some(reason),
+            }),
+            Ok(Err(ResourceError::Failed(message))) => {
+                Err(ReadResourceError::Failed { uri, message })
+            }
+            Err(failure) => Err(failure_error(failure, uri)),
+        }
+    })
+}
+
+/// A run's failure, as the reader sees it.
+#[cold]
+fn failure_error(failure: Failure, uri: String) -> ReadResourceError {
+    match failure {
+        Failure::Panicked(message) => ReadResourceError::Panicked { uri, message },
+        Failure::TimedOut(timeout) | Failure::NoTimer(timeout) => {
+            ReadResourceError::TimedOut { uri, timeout }
+        }
+        Failure::Cancelled => ReadResourceError::Cancelled { uri },
+        Failure::InputRequired => ReadResourceError::Failed {
+            uri,
+            message: "the resource needs input from the client".to_owned(),
         },
-    };
-    match caught {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(ResourceError::NotFound(reason))) => Err(ReadResourceError::NotFound {
-            uri: uri.to_owned(),
-            reason: Some(reason),
-        }),
-        Ok(Err(ResourceError::Failed(message))) => Err(ReadResourceError::Failed {
-            uri: uri.to_owned(),
-            message,
-        }),
-        Err(panic) => Err(ReadResourceError::Panicked {
-            uri: uri.to_owned(),
-            message: panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default(),
-        }),
+    }
+}
+
+/// A resource read to configure and `.await`: what [`Registry::read_resource`] and
+/// [`Registry::read_server_resource`] return.
+pub type ReadRequest<'a> = WithOptions<ResourceRead<'a>>;
+
+/// What a [`ReadRequest`] reads: a URI, from a named server or whichever has it.
+pub struct ResourceRead<'a> {
+    registry: &'a Registry,
+    server: Option<&'a str>,
+    uri: &'a str,
+}
+
+impl IntoFuture for ReadRequest<'_> {
+    type Output = Result<ReadResourceResult, ReadResourceError>;
+    type IntoFuture = BoxFuture<'static, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let ResourceRead {
+            registry,
+            server,
+            uri,
+        } = self.target;
+        let server = match server {
+            None => registry.resource_server(uri),
+            Some(name) => registry.named_resource_server(name, uri),
+        };
+        let server = match server {
+            Ok(server) => server,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let mut options = self.options;
+        registry.invoke_resource(&server, uri, &mut options, RequestInfo::default())
     }
 }
 
@@ -217,8 +283,10 @@ impl ResourceUpdates {
 impl Registry {
     /// Reads the resource at `uri` from whichever enabled server has it: a resource at
     /// exactly that URI first (an error when several enabled servers have one), else the
-    /// first server, in name order, with a template that makes it. A panic in the resource's
-    /// function is caught; a read that outlasts the registry's default timeout fails with
+    /// first server, in name order, with a template that makes it. Returns the read to
+    /// configure (see [`WithOptions`]) and `.await`: it passes the registry's layers and sees
+    /// its host state. A panic in the resource's function is caught; a read that outlasts its
+    /// time limit (the resource's, else the registry's default) fails with
     /// [`ReadResourceError::TimedOut`].
     ///
     /// URIs are not qualified like tool names (`mcp__<server>__..`): a URI is any string
@@ -237,18 +305,83 @@ impl Registry {
     /// assert_eq!(missing.to_string(), "resource not found: text://nope");
     /// # }
     /// ```
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ReadResourceError> {
-        let server = self.resource_server(uri)?;
-        let ctx = self.read_context(&server, uri);
-        read(&server, uri, self.config().default_timeout, Some(ctx)).await
+    pub fn read_resource<'a>(&'a self, uri: &'a str) -> ReadRequest<'a> {
+        WithOptions::new(ResourceRead {
+            registry: self,
+            server: None,
+            uri,
+        })
     }
 
     /// Reads the resource at `uri` from the server named `server` (which must be enabled).
-    pub async fn read_server_resource(
+    pub fn read_server_resource<'a>(&'a self, server: &'a str, uri: &'a str) -> ReadRequest<'a> {
+        WithOptions::new(ResourceRead {
+            registry: self,
+            server: Some(server),
+            uri,
+        })
+    }
+
+    /// Reads `uri` from `server` for a request: its scope, the layer stack, then the
+    /// guarded run of the resource's (or template's) function; exact URIs first, then
+    /// templates in order.
+    pub(crate) fn invoke_resource(
         &self,
-        server: &str,
+        server: &Server,
         uri: &str,
-    ) -> Result<ReadResourceResult, ReadResourceError> {
+        options: &mut CallOptions,
+        info: RequestInfo,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ReadResourceError>> {
+        let Some(readable) = Readable::find(server, uri) else {
+            return Box::pin(std::future::ready(Err(ReadResourceError::not_found(uri))));
+        };
+        let uri: Arc<str> = uri.into();
+        let names = Arc::new(CallNames {
+            tool: uri.clone(),
+            server: server.shared_name().clone(),
+        });
+        let scope = self.scope(names, options, info, readable.timeout());
+        let Some(layers) = self.layers() else {
+            return run(&readable, uri, scope);
+        };
+        let request = Request {
+            kind: RequestKind::Resource,
+            name: uri.clone(),
+            arguments: Value::Null,
+            context: scope.ctx,
+        };
+        let (server, guard) = (server.clone(), scope.guard);
+        let request_uri = uri.to_string();
+        let endpoint: Endpoint = Box::new(move |request: Request| {
+            let reading = match Readable::find(&server, &uri) {
+                Some(readable) => run(
+                    &readable,
+                    uri,
+                    Scope {
+                        ctx: request.context,
+                        guard,
+                    },
+                ),
+                None => Box::pin(std::future::ready(Err(ReadResourceError::not_found(&uri)))),
+            };
+            Box::pin(async move { Response::Resource(reading.await) })
+        });
+        let running = through_layers(layers, request, endpoint);
+        let uri = request_uri;
+        Box::pin(async move {
+            match running.await {
+                Some(Response::Resource(result)) => result,
+                Some(other) => Err(ReadResourceError::Failed {
+                    message: mismatch(RequestKind::Resource, &other),
+                    uri,
+                }),
+                None => Err(ReadResourceError::Cancelled { uri }),
+            }
+        })
+    }
+
+    /// The enabled server named `server`, to read `uri` from.
+    fn named_resource_server(&self, server: &str, uri: &str) -> Result<Server, ReadResourceError> {
         let entry = self.snapshot().server(server).cloned();
         let Some(entry) = entry else {
             return Err(ReadResourceError::UnknownServer {
@@ -261,28 +394,7 @@ impl Registry {
                 uri: uri.to_owned(),
             });
         }
-        let ctx = self.read_context(&entry.server, uri);
-        read(&entry.server, uri, self.config().default_timeout, Some(ctx)).await
-    }
-
-    /// The context of an in-process read: no request, the registry's host state.
-    fn read_context(&self, server: &Server, uri: &str) -> ToolContext {
-        ToolContext::from_scope(CallScope {
-            names: Arc::new(CallNames {
-                tool: uri.into(),
-                server: server.shared_name().clone(),
-            }),
-            request_id: None,
-            meta: None,
-            protocol_version: None,
-            notifications: None,
-            cancellation: None,
-            registry_extensions: self.config().extensions.clone(),
-            call_extensions: Default::default(),
-            log_level: None,
-            input: None,
-            round: None,
-        })
+        Ok(entry.server)
     }
 
     /// The enabled server [`read_resource`](Self::read_resource) reads `uri` from.

@@ -187,10 +187,18 @@ struct Metadata {
     annotations: Option<Annotations>,
     icons: Vec<Icon>,
     meta: Option<Map<String, Value>>,
+    timeout: Option<std::time::Duration>,
 }
 
 macro_rules! metadata_setters {
     () => {
+        /// The time limit of each read (counted from its first wait), in place of the
+        /// registry's default; a caller's own limit still wins.
+        pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+            self.metadata.timeout = Some(limit);
+            self
+        }
+
         /// Display title.
         pub fn title(mut self, title: impl Into<String>) -> Self {
             self.metadata.title = Some(title.into());
@@ -263,6 +271,7 @@ pub struct Resource {
 }
 
 struct ResourceInner {
+    timeout: Option<std::time::Duration>,
     uri: Arc<str>,
     mime_type: Option<Arc<str>>,
     descriptor: ResourceDescriptor,
@@ -304,6 +313,11 @@ impl Resource {
     /// The handler.
     pub fn handler(&self) -> &Arc<dyn ResourceHandler> {
         &self.inner.handler
+    }
+
+    /// Its own time limit (the builder's `timeout`), if it has one.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.inner.timeout
     }
 
     /// Reads the resource.
@@ -351,6 +365,7 @@ impl ResourceBuilder {
                 annotations: d.annotations,
                 icons: d.icons,
                 meta: d.meta,
+                timeout: None,
             },
         }
     }
@@ -390,9 +405,11 @@ impl ResourceBuilder {
             annotations,
             icons,
             meta,
+            timeout,
         } = self.metadata;
         Resource {
             inner: Arc::new(ResourceInner {
+                timeout,
                 uri: self.uri.as_str().into(),
                 mime_type: mime_type.as_deref().map(Arc::from),
                 descriptor: ResourceDescriptor {
@@ -434,6 +451,7 @@ pub struct ResourceTemplate {
 }
 
 struct TemplateInner {
+    timeout: Option<std::time::Duration>,
     template: UriTemplate,
     mime_type: Option<Arc<str>>,
     descriptor: ResourceTemplateDescriptor,
@@ -480,6 +498,11 @@ impl ResourceTemplate {
     /// The handler.
     pub fn handler(&self) -> &Arc<dyn ResourceHandler> {
         &self.inner.handler
+    }
+
+    /// Its own time limit (the builder's `timeout`), if it has one.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.inner.timeout
     }
 
     /// The request reading `uri` through this template, when the template matches it.
@@ -588,6 +611,7 @@ impl ResourceTemplateBuilder {
                 annotations: d.annotations,
                 icons: d.icons,
                 meta: d.meta,
+                timeout: None,
             },
         }
     }
@@ -650,9 +674,11 @@ impl ResourceTemplateBuilder {
             annotations,
             icons,
             meta,
+            timeout,
         } = self.metadata;
         Ok(ResourceTemplate {
             inner: Arc::new(TemplateInner {
+                timeout,
                 template,
                 mime_type: mime_type.as_deref().map(Arc::from),
                 descriptor: ResourceTemplateDescriptor {

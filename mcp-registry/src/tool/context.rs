@@ -274,6 +274,14 @@ impl ToolContext {
         self
     }
 
+    pub(crate) fn names(&self) -> &Arc<CallNames> {
+        &self.names
+    }
+
+    pub(crate) fn cancellation(&self) -> Option<&CancellationToken> {
+        self.cancellation.as_ref()
+    }
+
     /// The tool's name.
     pub fn tool_name(&self) -> &str {
         &self.names.tool

@@ -189,6 +189,8 @@ struct ToolInner {
     name: Arc<str>,
     descriptor: protocol::ToolDescriptor,
     handler: Arc<dyn ToolHandler>,
+    /// The tool's own time limit, if it has one.
+    timeout: Option<std::time::Duration>,
     /// The parameters mirrored into `Mcp-Param-*` headers, read from the schema once.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     param_headers: std::sync::OnceLock<Vec<ParamHeader>>,
@@ -204,6 +206,7 @@ impl Tool {
             annotations: ToolAnnotations::default(),
             output_schema: None,
             meta: None,
+            timeout: None,
         }
     }
 
@@ -249,9 +252,15 @@ impl Tool {
                 name: descriptor.name.as_str().into(),
                 descriptor,
                 handler: Arc::new(handler),
+                timeout: None,
                 param_headers: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// The tool's own time limit ([`ToolBuilder::timeout`]), if it has one.
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        self.inner.timeout
     }
 
     /// The parameters its input schema mirrors into `Mcp-Param-*` headers (2026-07-28
@@ -304,9 +313,17 @@ pub struct ToolBuilder {
     annotations: ToolAnnotations,
     output_schema: Option<Arc<Value>>,
     meta: Option<Map<String, Value>>,
+    timeout: Option<std::time::Duration>,
 }
 
 impl ToolBuilder {
+    /// The time limit of each call (counted from its first wait), in place of the
+    /// registry's default; a caller's own limit still wins.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        self.timeout = Some(limit);
+        self
+    }
+
     /// Display title (also sent as `annotations.title` for clients of older versions).
     pub fn title(mut self, title: impl Into<String>) -> Self {
         let title = title.into();
@@ -472,6 +489,7 @@ impl ToolBuilder {
                     meta: self.meta,
                 },
                 handler: Arc::new(handler),
+                timeout: self.timeout,
                 param_headers: std::sync::OnceLock::new(),
             }),
         }

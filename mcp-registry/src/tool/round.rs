@@ -195,26 +195,6 @@ impl Round {
         }
     }
 
-    /// `fut` run until it completes, or `None` once it waits for input it cannot get (the
-    /// run is then stopped).
-    pub(crate) async fn run_until_input_required<F: std::future::Future>(
-        &self,
-        fut: F,
-    ) -> Option<F::Output> {
-        let mut fut = std::pin::pin!(fut);
-        std::future::poll_fn(|cx| {
-            self.wake_on_ask(cx.waker());
-            match fut.as_mut().poll(cx) {
-                std::task::Poll::Pending if self.waits_for_input() => {
-                    self.stop();
-                    std::task::Poll::Ready(None)
-                }
-                polled => polled.map(Some),
-            }
-        })
-        .await
-    }
-
     /// Marks the run stopped for input (the call ends without the body's result).
     pub(crate) fn stop(&self) {
         self.run().stopped = true;

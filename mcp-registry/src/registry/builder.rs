@@ -1,0 +1,214 @@
+//! [`RegistryBuilder`]: a registry's settings, host state, layers and first servers.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tokio::sync::watch;
+
+use super::layer::Layer;
+use super::{
+    Approval, ApprovalRequest, Config, DEFAULT_TIMEOUT, Inner, Registry, RegistryChange,
+    ServerEntry, Snapshot, approval, request_state,
+};
+use crate::server::Server;
+use crate::tool::Extensions;
+
+/// Configures a [`Registry`].
+#[derive(Debug)]
+#[must_use = "call build() to get the registry"]
+pub struct RegistryBuilder {
+    default_timeout: Option<Duration>,
+    page_size: Option<usize>,
+    list_ttl: Duration,
+    extensions: Extensions,
+    request_state_key: Option<request_state::RequestStateKey>,
+    request_state_ttl: Duration,
+    approval: Option<approval::Approver>,
+    layers: Vec<Arc<dyn Layer>>,
+    servers: Vec<Server>,
+}
+
+impl std::fmt::Debug for dyn Layer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Layer")
+    }
+}
+
+impl RegistryBuilder {
+    pub(super) fn new() -> Self {
+        RegistryBuilder {
+            default_timeout: Some(DEFAULT_TIMEOUT),
+            page_size: None,
+            list_ttl: Duration::ZERO,
+            extensions: Extensions::new(),
+            request_state_key: None,
+            request_state_ttl: request_state::DEFAULT_TTL,
+            approval: None,
+            layers: Vec::new(),
+            servers: Vec::new(),
+        }
+    }
+
+    /// The timeout for calls that set none (default 30 s).
+    ///
+    /// A limit is kept by a Tokio timer, counted from the call's first poll: a call that
+    /// waits outside a Tokio runtime with time enabled fails with [`CallError::NoTimer`](super::CallError::NoTimer)
+    /// instead of running unlimited (calls that finish without waiting are unaffected). To
+    /// run calls on another executor, use
+    /// [`without_default_timeout`](Self::without_default_timeout).
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
+    /// No timeout for calls that set none.
+    pub fn without_default_timeout(mut self) -> Self {
+        self.default_timeout = None;
+        self
+    }
+
+    /// Paginates `tools/list` with pages of `size` tools (default: one page).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size.max(1));
+        self
+    }
+
+    /// The `ttlMs` caching hint on modern (2026-07-28) list and discover results (default 0:
+    /// the registry can change at any time, so clients re-fetch), and on `resources/read`.
+    /// A server's own hints ([`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache),
+    /// [`read_cache`](crate::ServerBuilder::read_cache)) win.
+    pub fn list_ttl(mut self, ttl: Duration) -> Self {
+        self.list_ttl = ttl;
+        self
+    }
+
+    /// The key that signs 2026-07-28 `requestState` (HMAC-SHA256), so that the state one
+    /// instance issues is accepted by every instance sharing the key (behind a load
+    /// balancer). Default: 32 random bytes drawn when the first state is issued or read, good
+    /// for this registry only. Keep it secret: it is what makes the state tamper-proof.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.request_state_key = Some(request_state::RequestStateKey::new(key));
+        self
+    }
+
+    /// How long a 2026-07-28 `requestState` is accepted after it was issued (default 15
+    /// minutes): a retry after that is refused and the client starts over.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
+    /// Attaches a value every tool can read through [`ToolContext::get`](crate::ToolContext::get).
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// Asks `approve` before any tool, prompt, resource or completion of the registry runs,
+    /// whichever way it is called (`call_tool_by_name`, `handle_mcp_message`/`handle_mcp_text`,
+    /// a transport, an agent session): the host's `can_use_tool`.
+    /// [`ApprovalRequest::kind`] says what is asked. A denial never runs the item; a tool's
+    /// caller gets [`CallError::Denied`](super::CallError::Denied) (on the wire, a result with `isError: true` carrying
+    /// the reason, which a model can read), a prompt's or resource's a -32600 error naming
+    /// it. The wait for an answer ends with the call's cancellation; the call's time limit
+    /// starts once the item runs. Approval is the innermost [layer](Self::layer).
+    ///
+    /// ```
+    /// use mcp_registry::{Approval, CallError, Registry, Server, Tool};
+    /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let rm = Tool::new("rm", "Remove a file", json!({"type": "object"}), |_| async { "removed" }).unwrap();
+    /// let registry = Registry::builder()
+    ///     .server(Server::new("fs", None, [rm]).unwrap())
+    ///     .approval(|call| async move {
+    ///         match call.arguments["path"].as_str() {
+    ///             Some(path) if path.starts_with("/tmp/") => Approval::Allow,
+    ///             _ => Approval::Deny(format!("{} only under /tmp", call.tool)),
+    ///         }
+    ///     })
+    ///     .build();
+    /// assert!(registry.call_tool_by_name("rm", json!({"path": "/tmp/x"})).await.is_ok());
+    /// let denied = registry.call_tool_by_name("rm", json!({"path": "/etc"})).await.unwrap_err();
+    /// assert_eq!(denied.to_string(), "calling tool \"rm\" was denied: rm only under /tmp");
+    /// # }
+    /// ```
+    pub fn approval<F, Fut>(mut self, approve: F) -> Self
+    where
+        F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        self.approval = Some(approval::Approver::new(approve));
+        self
+    }
+
+    /// Adds `layer` around every request the registry serves (`tools/call`, `prompts/get`,
+    /// `resources/read`, `completion/complete`), whichever way it arrives: logging, rate
+    /// limits, authorization checks, caching, metrics. Layers run in the order they are
+    /// added, the first outermost, and before the registry's [approval](Self::approval);
+    /// see [`layer`](crate::layer) for an example.
+    pub fn layer(mut self, layer: impl Layer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Adds a server (a later one with the same name replaces an earlier one).
+    pub fn server(mut self, server: Server) -> Self {
+        self.servers.push(server);
+        self
+    }
+
+    /// The registry.
+    pub fn build(self) -> Registry {
+        let servers = self
+            .servers
+            .into_iter()
+            .map(|s| {
+                (
+                    s.shared_name().clone(),
+                    ServerEntry {
+                        server: s,
+                        enabled: true,
+                    },
+                )
+            })
+            .collect();
+        let (changes, _) = watch::channel(RegistryChange {
+            generation: 0,
+            servers: Vec::new(),
+            last_changed: Arc::default(),
+        });
+        Registry {
+            inner: Arc::new(Inner {
+                state: ArcSwap::from_pointee(Snapshot::build(servers)),
+                write: Mutex::new(()),
+                config: Config {
+                    default_timeout: self.default_timeout,
+                    page_size: self.page_size,
+                    list_ttl: self.list_ttl,
+                    extensions: self.extensions,
+                    layers: layers(self.layers, self.approval),
+                    request_state_key: match self.request_state_key {
+                        Some(key) => key.into(),
+                        None => std::sync::OnceLock::new(),
+                    },
+                    request_state_ttl: self.request_state_ttl,
+                },
+                changes,
+                updates: Default::default(),
+            }),
+        }
+    }
+}
+
+/// The stack: the host's layers in order, then its approval; `None` when empty.
+fn layers(
+    mut layers: Vec<Arc<dyn Layer>>,
+    approval: Option<approval::Approver>,
+) -> Option<super::scope::Layers> {
+    if let Some(approver) = approval {
+        layers.push(Arc::new(approver));
+    }
+    (!layers.is_empty()).then(|| layers.into())
+}

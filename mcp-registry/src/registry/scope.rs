@@ -1,0 +1,114 @@
+//! A request's scope, built once per request for every kind: the context its function sees
+//! and the guard it runs under; and the layer stack every kind passes through.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::guard::Guard;
+use super::layer::{Endpoint, Layer, Next, Request, Response};
+use super::options::TimeoutSetting;
+use super::{CallOptions, Registry};
+use crate::protocol::{LoggingLevel, ProtocolVersion, RequestId};
+use crate::tool::round::Round;
+use crate::tool::{BoxFuture, CallNames, CallScope, InputHandler, ToolContext};
+
+/// What a request brings besides the caller's [`CallOptions`]: set by dispatch for a
+/// message, empty for an in-process call.
+#[derive(Default)]
+pub(crate) struct RequestInfo {
+    pub(crate) id: Option<RequestId>,
+    pub(crate) protocol_version: Option<ProtocolVersion>,
+    /// The request's `_meta` (ahead of the options').
+    pub(crate) meta: Option<Map<String, Value>>,
+    /// The level the message or its session asked for; `None`: the options' level.
+    pub(crate) log_level: Option<Option<LoggingLevel>>,
+    /// Replaces the options' input handler (2026-07-28: limited to what `_meta` declares).
+    pub(crate) input: Option<Arc<dyn InputHandler>>,
+    /// 2026-07-28 without an input handler: the run's asks and the answers it was given.
+    pub(crate) round: Option<Arc<Round>>,
+}
+
+/// A request's scope: the context its function sees, and the guard it runs under.
+pub(crate) struct Scope {
+    pub(crate) ctx: ToolContext,
+    pub(crate) guard: Guard,
+}
+
+/// The layers of a registry (the host's, then approval), shared by every request.
+pub(crate) type Layers = Arc<[Arc<dyn Layer>]>;
+
+impl Registry {
+    /// The one place a request's scope is made, whatever its kind: what the caller set in
+    /// `options` is taken out of it, and `info` (the message's own facts) wins over it. The
+    /// time limit is the caller's, else the item's own (`item_limit`), else the registry's.
+    #[inline(always)]
+    pub(crate) fn scope(
+        &self,
+        names: Arc<CallNames>,
+        options: &mut CallOptions,
+        info: RequestInfo,
+        item_limit: Option<Duration>,
+    ) -> Scope {
+        let limit = match options.timeout {
+            TimeoutSetting::RegistryDefault => item_limit.or(self.config().default_timeout),
+            TimeoutSetting::Limit(limit) => Some(limit),
+            TimeoutSetting::Unlimited => None,
+        };
+        let cancellation = options.cancellation.take();
+        let meta = match info.meta {
+            Some(meta) => Some(meta),
+            None => options.meta.take(),
+        };
+        let input = match info.input {
+            Some(input) => Some(input),
+            None => options.input.take(),
+        };
+        let ctx = ToolContext::from_scope(CallScope {
+            names,
+            request_id: info.id,
+            meta,
+            protocol_version: info.protocol_version,
+            notifications: options.notifications.take(),
+            cancellation: cancellation.clone(),
+            registry_extensions: self.config().extensions.clone(),
+            call_extensions: std::mem::take(&mut options.extensions),
+            log_level: info.log_level.unwrap_or(options.log_level),
+            input,
+            round: info.round.clone(),
+        });
+        Scope {
+            ctx,
+            guard: Guard {
+                limit,
+                cancellation,
+                round: info.round,
+            },
+        }
+    }
+
+    /// The layer stack, when there is one (none: requests go straight to their function).
+    #[inline]
+    pub(crate) fn layers(&self) -> Option<&Layers> {
+        self.config().layers.as_ref()
+    }
+}
+
+/// Runs `request` through `layers` to `endpoint`; `None` when the caller cancels it while a
+/// layer holds it (the endpoint's own run keeps the cancellation after that).
+pub(crate) fn through_layers(
+    layers: &Layers,
+    request: Request,
+    endpoint: Endpoint,
+) -> BoxFuture<'static, Option<Response>> {
+    let cancellation: Option<CancellationToken> = request.context.cancellation().cloned();
+    let run = Next::new(layers.clone(), endpoint).run(request);
+    Box::pin(async move {
+        match cancellation {
+            None => Some(run.await),
+            Some(token) => token.run_until_cancelled(run).await,
+        }
+    })
+}
