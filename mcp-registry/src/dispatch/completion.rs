@@ -4,14 +4,40 @@
 
 use serde_json::{Map, Value};
 
-use super::{Answer, Body, Step, outcome, read_params};
+use super::{Answer, Body, Routed, Step, outcome, read_params};
 use crate::protocol::{ErrorObject, ProtocolVersion, method};
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, Registry};
 use crate::server::Server;
 
+/// `completion/complete`, for a server with something to complete.
+pub(crate) fn complete(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    if !request.server.has_completions() {
+        return request.not_found();
+    }
+    let Routed {
+        registry,
+        server,
+        id,
+        params,
+        meta,
+        version,
+        log_level,
+        ..
+    } = request;
+    let info = RequestInfo {
+        id: Some(id),
+        protocol_version: version,
+        meta,
+        log_level,
+        ..RequestInfo::default()
+    };
+    start(registry, &server, version, params, options, info)
+        .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
+}
+
 /// Starts the completion `params` ask for.
-pub(crate) fn start(
+fn start(
     registry: &Registry,
     server: &Server,
     version: Option<ProtocolVersion>,

@@ -1,49 +1,72 @@
-//! Answering MCP in-process: one JSON-RPC message in, one reply out.
+//! Answering MCP: one JSON-RPC message in, one reply out, for every transport.
 //!
-//! A dispatcher serves a [`Registry`]'s servers through a narrow part of its API (find an
-//! enabled server, start a call, read the listing settings). The `Registry` methods defined
-//! here (`handle_mcp_message`, `handle_mcp_text`) are its public entry points; sessions and
-//! transports use the dispatcher directly.
+//! # The request pipeline
+//!
+//! Every request, whatever its kind and however it arrives (by name in-process,
+//! [`Registry::handle_mcp_message`] / [`Registry::handle_mcp_text`], a [`ServerSession`],
+//! stdio, Streamable HTTP, an agent session), takes one path:
+//!
+//! 1. **Decoded once** (`protocol::decode`): the envelope read from a `Value` or text, its era
+//!    (legacy or 2026-07-28) decided once.
+//! 2. **Admitted** by a session's lifecycle (a [`ServerSession`] only), which also supplies the
+//!    connection's facts (negotiated version, log level) and its notification sink.
+//! 3. **Routed** by the `(method, era)` table in `route.rs` to the one handler of its method,
+//!    each in its own file: `tools.rs`, `prompts.rs`, `resources.rs`, `completion.rs`,
+//!    `subscriptions.rs`, `handshake.rs`, `logging.rs`.
+//! 4. For the four kinds that run a host's function (`tools/call`, `prompts/get`,
+//!    `resources/read`, `completion/complete`), the registry builds the request's **scope**
+//!    once (ids, names, era and version, `_meta`, log level, notification sink, cancellation,
+//!    input channel, host state), then runs the **layer stack** in this order: the host's
+//!    layers ([`RegistryBuilder::layer`](crate::RegistryBuilder::layer), first added
+//!    outermost), then approval ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)),
+//!    then the item's function in the **guarded runner** (panics caught, the first poll made
+//!    in place, then the time limit (the caller's, else the item's, else the registry's) and
+//!    the caller's cancellation).
+//! 5. **Answered**: the typed answer, with any session effect (a log level set, a
+//!    subscription, a negotiated version) returned beside it for the session to apply, is
+//!    written once, as a `Value` or as text (`reply.rs`).
+//!
+//! A new request kind is a handler and a row in the table; a cross-cutting concern is a
+//! layer.
 
 mod changes;
 mod completion;
+mod entry;
+mod handshake;
+mod logging;
 mod page;
 mod prompts;
+mod reply;
 mod resources;
+mod round;
+mod route;
 mod session;
 mod subscriptions;
+mod tools;
 
+pub use entry::{Message, MessageFuture, MessageRequest, TextFuture};
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
-use serde::{Deserialize as _, Serialize, Serializer};
-use serde_json::{Map, Value};
+pub(crate) use reply::{
+    empty_batch, error_value, parse_error, refuse_too_deep, reply_text, reply_value,
+};
+pub(crate) use tools::{PendingCall, input_required};
 
 use std::borrow::Cow;
-use std::future::IntoFuture;
-use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use crate::protocol::decode::{
-    CallText, Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text, kind, raw_kind,
-    too_deep,
-};
+use serde_json::{Map, Value};
+
+use crate::protocol::decode::{CallText, Incoming, IncomingRequest, Invalid};
 use crate::protocol::{
-    CacheHints, CacheScope, CallToolResult, ClientCapabilities, DiscoverResult, ElicitParams, Era,
-    ErrorCode, ErrorObject, ErrorResponse, Implementation, InitializeParams, InitializeResult,
-    InputRequiredResult, LoggingLevel, META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO,
-    ProtocolEra, ProtocolVersion, RequestId, ResultResponse, ResultType, ServerCapabilities,
-    ToolsCapability, UrlElicitationRequiredData, exceeds_max_depth, method,
+    CallToolResult, CompleteResult, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
+    InputRequiredResult, LoggingLevel, META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra,
+    ProtocolVersion, RequestId, ResultType,
 };
-use crate::registry::ListingFilter;
-use crate::registry::call::CallFuture;
-use crate::registry::request_state::arguments_digest;
-use crate::registry::scope::RequestInfo;
-use crate::registry::{CallError, CallOptions, Registry, Target, WithOptions};
+use crate::registry::{CallOptions, Registry};
 use crate::server::Server;
-use crate::tool::input::Declared;
-use crate::tool::round::{BoundArguments, Round, RoundSeal};
-use crate::tool::{Arguments, BoxFuture, InputHandler};
-use page::{Listing, Window};
+use crate::tool::BoxFuture;
+use round::Retry;
+use tools::ToolsPage;
 
 /// Per-connection facts the stateless entry points do not have.
 #[derive(Clone, Copy, Default)]
@@ -88,20 +111,9 @@ pub(crate) enum Body {
     Call(CallToolResult),
     Prompts(prompts::PromptsBody),
     Resources(resources::ResourcesBody),
-    Complete(crate::protocol::CompleteResult),
-    /// `logging/setLevel` accepted: `{}` on the wire; the session that asked records it.
-    LogLevel(LoggingLevel),
+    Complete(CompleteResult),
     /// 2026-07-28: the request needs input from the client first.
     InputRequired(Box<InputRequiredResult>),
-}
-
-/// A page of a server's tool list, in the form its revision describes tools.
-pub(crate) struct ToolsPage {
-    server: Server,
-    version: Option<ProtocolVersion>,
-    window: Window,
-    /// With a listing filter ([`CallOptions`]'s): the page's entries, picked and cut.
-    picked: Option<Vec<Value>>,
 }
 
 fn invalid_params(message: impl Into<String>) -> ErrorObject {
@@ -162,17 +174,18 @@ impl<'r> Dispatcher<'r> {
         }
     }
 
-    /// Answers one decoded request.
+    /// Answers one decoded request, with the change it makes to its session, if any.
     pub(crate) async fn request(
         self,
         server_name: &str,
         request: IncomingRequest<'_>,
         mut options: CallOptions,
         connection: Connection,
-    ) -> Answer {
-        self.start(server_name, request, &mut options, connection)
-            .answer()
-            .await
+    ) -> (Answer, Option<Effect>) {
+        match self.start(server_name, request, &mut options, connection) {
+            Step::Changed(answer, effect) => (answer, Some(effect)),
+            step => (step.answer().await, None),
+        }
     }
 
     /// Serves one decoded request up to the tool call to await, if any: everything but the
@@ -187,7 +200,7 @@ impl<'r> Dispatcher<'r> {
         let IncomingRequest {
             id,
             method,
-            mut params,
+            params,
             call_text,
             meta,
             era,
@@ -201,424 +214,110 @@ impl<'r> Dispatcher<'r> {
                 )));
             }
         };
+        let Some(handler) = route::handler(&method, era) else {
+            return Step::Answered(Answer::Error(method_not_found(&method, era)));
+        };
+        let log_level = match request_log_level(era, meta.as_ref(), connection) {
+            Ok(level) => level,
+            Err(e) => return Step::Answered(Answer::Error(e)),
+        };
         let version = match era {
             Era::Modern => Some(ProtocolVersion::MODERN),
             Era::Legacy(named) => named.or(connection.legacy_version),
         };
-        // The level log messages are sent at: per request in 2026-07-28, per session before.
-        let log_level = match era {
-            Era::Modern => match meta.as_ref().and_then(|m| m.get(META_LOG_LEVEL)) {
-                None => None,
-                Some(level) => match level.as_str().and_then(LoggingLevel::parse) {
-                    Some(level) => Some(level),
-                    None => {
-                        return Step::Answered(Answer::Error(invalid_params(format!(
-                            "`_meta.{META_LOG_LEVEL}` must be a log level (debug, info, notice, warning, error, critical, alert, emergency), got {level}"
-                        ))));
-                    }
-                },
+        let routed = Routed {
+            registry: self.registry,
+            server,
+            id,
+            method,
+            params,
+            call_text,
+            meta,
+            era,
+            version,
+            log_level,
+            connection,
+        };
+        handler(routed, options)
+    }
+}
+
+/// The level log messages are sent at: per request in 2026-07-28 (`_meta`), per session
+/// before. `None`: the message says nothing, and the caller's options decide; 2026-07-28
+/// says it in every request, so there its absence means none.
+fn request_log_level(
+    era: Era,
+    meta: Option<&Map<String, Value>>,
+    connection: Connection,
+) -> Result<Option<Option<LoggingLevel>>, ErrorObject> {
+    match era {
+        Era::Legacy(_) => Ok(connection.log_level.map(Some)),
+        Era::Modern => match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+            None => Ok(Some(None)),
+            Some(level) => match level.as_str().and_then(LoggingLevel::parse) {
+                Some(level) => Ok(Some(Some(level))),
+                None => Err(invalid_params(format!(
+                    "`_meta.{META_LOG_LEVEL}` must be a log level (debug, info, notice, warning, error, critical, alert, emergency), got {level}"
+                ))),
             },
-            Era::Legacy(_) => connection.log_level,
-        };
-        // A message's level (or its session's) wins over the caller's options; 2026-07-28
-        // says it in every request, so its absence means none.
-        let request_log_level = (log_level.is_some() || era.is_modern()).then_some(log_level);
-        let body = match (&*method, era) {
-            (method::INITIALIZE, Era::Legacy(_)) => Ok(Body::Initialize(Box::new(initialize(
-                &server, params, connection,
-            )))),
-            (method::PING, Era::Legacy(_)) => Ok(Body::Empty),
-            (method::DISCOVER, Era::Modern) => {
-                Ok(Body::Discover(Box::new(self.discover(&server, connection))))
-            }
-            (method::TOOLS_LIST, _) => self
-                .list_tools(&server, version, &params, options.listing_filter.as_ref())
-                .map(|page| Body::Tools(Box::new(page))),
-            (method::PROMPTS_LIST, _) => self
-                .list_prompts(&server, version, params)
-                .map(Body::Prompts),
-            (method::PROMPTS_GET, _) => {
-                let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
-                    Ok(prepared) => prepared,
-                    Err(e) => return Step::Answered(Answer::Error(e)),
-                };
-                let info = RequestInfo {
-                    id: Some(id),
-                    protocol_version: version,
-                    log_level: request_log_level,
-                    ..info
-                };
-                match self.start_get_prompt(&server, params, options, info, retry) {
-                    Ok(step) => return step,
-                    Err(e) => Err(e),
-                }
-            }
-            (method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST, _) => self
-                .list_resources(&server, version, &method, params)
-                .map(Body::Resources),
-            (method::RESOURCES_READ, _) => {
-                let info = RequestInfo {
-                    id: Some(id),
-                    protocol_version: version,
-                    meta,
-                    log_level: request_log_level,
-                    ..RequestInfo::default()
-                };
-                match self.start_read(&server, version, params, options, info) {
-                    Ok(step) => return step,
-                    Err(e) => Err(e),
-                }
-            }
-            (method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE, Era::Legacy(_))
-                if connection.subscriptions =>
-            {
-                resources::subscription(&server, version, &method, params).map(Body::Resources)
-            }
-            (method::COMPLETION_COMPLETE, _) if server.has_completions() => {
-                let info = RequestInfo {
-                    id: Some(id),
-                    protocol_version: version,
-                    meta,
-                    log_level: request_log_level,
-                    ..RequestInfo::default()
-                };
-                match completion::start(self.registry, &server, version, params, options, info) {
-                    Ok(step) => return step,
-                    Err(e) => Err(e),
-                }
-            }
-            (method::SUBSCRIPTIONS_LISTEN, Era::Modern) => {
-                match subscriptions::listen(self.registry, server.clone(), id, params, options) {
-                    Ok(stream) => return Step::Waiting(stream),
-                    Err(e) => Err(e),
-                }
-            }
-            (method::LOGGING_SET_LEVEL, Era::Legacy(_)) if connection.logging => {
-                read_params(method::LOGGING_SET_LEVEL, params)
-                    .map(|p: crate::protocol::SetLevelParams| Body::LogLevel(p.level))
-            }
-            (method::TOOLS_CALL, _) => {
-                let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
-                    Ok(prepared) => prepared,
-                    Err(e) => return Step::Answered(Answer::Error(e)),
-                };
-                let info = RequestInfo {
-                    id: Some(id),
-                    protocol_version: version,
-                    log_level: request_log_level,
-                    ..info
-                };
-                let call = match call_text {
-                    Some(text) => call_from_text(text),
-                    None => call_from_params(params),
-                };
-                match call.and_then(|call| self.call_tool(&server, call, options, info, retry)) {
-                    Ok((call, round)) => {
-                        return Step::Calling(PendingCall {
-                            call,
-                            server,
-                            version,
-                            round,
-                        });
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            (other, era) => Err(method_not_found(other, era)),
-        };
+        },
+    }
+}
+
+/// A request as its method's handler gets it: what it asks, of which server, in which
+/// protocol era, and what its connection knows.
+pub(crate) struct Routed<'a> {
+    pub(crate) registry: &'a Registry,
+    pub(crate) server: Server,
+    pub(crate) id: RequestId,
+    pub(crate) method: Cow<'a, str>,
+    pub(crate) params: Map<String, Value>,
+    /// A `tools/call` read in place from text: its name and arguments' text.
+    pub(crate) call_text: Option<CallText<'a>>,
+    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) era: Era,
+    pub(crate) version: Option<ProtocolVersion>,
+    /// The level the message (or its session) asked for; `None`: the options' level.
+    pub(crate) log_level: Option<Option<LoggingLevel>>,
+    pub(crate) connection: Connection,
+}
+
+impl Routed<'_> {
+    pub(crate) fn dispatcher(&self) -> Dispatcher<'_> {
+        Dispatcher::new(self.registry)
+    }
+
+    /// The answer to this request: `body` as its revision writes results, or the error.
+    pub(crate) fn answer(&self, body: Result<Body, ErrorObject>) -> Step {
         Step::Answered(match body {
-            Ok(body) => Answer::Result(outcome(&server, version, body)),
+            Ok(body) => Answer::Result(outcome(&self.server, self.version, body)),
             Err(e) => Answer::Error(e),
         })
     }
 
-    /// The caching hints of `server`'s lists and discovery: its own, else the registry's TTL,
-    /// `public`.
-    fn cache_hints(&self, server: &Server) -> CacheHints {
-        server
-            .list_cache()
-            .unwrap_or_else(|| self.registry_cache_hints())
-    }
-
-    fn registry_cache_hints(&self) -> CacheHints {
-        CacheHints {
-            ttl_ms: u64::try_from(self.registry.config().list_ttl.as_millis()).unwrap_or(u64::MAX),
-            cache_scope: CacheScope::Public,
-        }
-    }
-
-    fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
-        DiscoverResult {
-            supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            // 2026-07-28 subscribes through `subscriptions/listen` (list changes, resource
-            // updates); its log level travels in each request.
-            capabilities: capabilities(
-                server,
-                Connection {
-                    list_changed: true,
-                    subscriptions: true,
-                    logging: true,
-                    ..connection
-                },
-            ),
-            instructions: server.instructions().map(str::to_owned),
-            cache: self.cache_hints(server),
-        }
-    }
-
-    /// A page of `server`'s tools. With a listing filter, the filter picks first and the
-    /// page is cut from what it picked, so every page but the last is full.
-    fn list_tools(
-        &self,
-        server: &Server,
-        version: Option<ProtocolVersion>,
-        params: &Map<String, Value>,
-        filter: Option<&ListingFilter>,
-    ) -> Result<ToolsPage, ErrorObject> {
-        let entries = server.listing(version).entries();
-        let picked: Option<Vec<&Value>> = filter.map(|keep| {
-            entries
-                .iter()
-                .filter(|t| {
-                    t["name"]
-                        .as_str()
-                        .is_some_and(|name| keep.shows(server.name(), name))
-                })
-                .collect()
-        });
-        let total = picked.as_ref().map_or(entries.len(), Vec::len);
-        let cursor = match params.get("cursor") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) => Some(c.as_str()),
-            Some(other) => {
-                return Err(invalid_params(format!(
-                    "`cursor` must be a string, got {}",
-                    kind(other)
-                )));
-            }
-        };
-        let window = self.window(
-            server,
-            Listing::Tools,
-            method::TOOLS_LIST,
-            cursor,
-            total,
-            version,
-        )?;
-        let picked = picked.map(|picked| {
-            picked[window.start..window.end]
-                .iter()
-                .map(|&t| t.clone())
-                .collect()
-        });
-        Ok(ToolsPage {
-            server: server.clone(),
-            version,
-            window,
-            picked,
-        })
-    }
-
-    /// Starts a `tools/call`; with `retry`, in a round of a multi round-trip request.
-    fn call_tool(
-        &self,
-        server: &Server,
-        call: ToolCall<'_>,
-        options: &mut CallOptions,
-        mut info: RequestInfo,
-        retry: Option<Retry>,
-    ) -> Result<(CallFuture, Option<Arc<Round>>), ErrorObject> {
-        let Some((tool, names)) = server.tool_entry(&call.name) else {
-            return Err(invalid_params(format!("Unknown tool: {}", call.name)));
-        };
-        if let Some(retry) = retry {
-            let arguments = match call.arguments.as_map() {
-                Some(map) => BoundArguments::Digest(arguments_digest(map)),
-                None => BoundArguments::Text(call.arguments.as_text().unwrap_or("{}").to_owned()),
-            };
-            let seal = RoundSeal {
-                key: self.registry.config().request_state_key().clone(),
-                method: method::TOOLS_CALL,
-                server: names.server.clone(),
-                name: names.tool.clone(),
-                arguments,
-            };
-            info.round = Some(Arc::new(retry.round(seal, self.registry)?));
-        }
-        let round = info.round.clone();
-        let call = self
-            .registry
-            .invoke(Target { tool, names }, call.arguments, options, info);
-        Ok((call, round))
+    /// Refuses a method this connection does not serve (what the table routes, the
+    /// connection may still lack: a stateless caller keeps no subscriptions or log level).
+    pub(crate) fn not_found(&self) -> Step {
+        Step::Answered(Answer::Error(method_not_found(&self.method, self.era)))
     }
 }
 
-/// What a 2026-07-28 request brings to a round of a multi round-trip request: the answers
-/// of a retry, its state, and the capabilities its client declares.
-pub(crate) struct Retry {
-    responses: Option<Map<String, Value>>,
-    state: Option<String>,
-    capabilities: ClientCapabilities,
-}
-
-impl Retry {
-    /// How a request that may ask the client for input (`tools/call`, `prompts/get`) gets its
-    /// answers. 2026-07-28: a host's input handler answers only what the request's `_meta`
-    /// declares; with none, asks end the request with `input_required` and this is the
-    /// round the client's retry brings. Legacy: `None`, the session's handler answers.
-    /// The request's `_meta` (and, in 2026-07-28, the limited input handler) go into the
-    /// returned [`RequestInfo`].
-    #[inline]
-    fn prepare(
-        era: Era,
-        options: &CallOptions,
-        params: &mut Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-    ) -> Result<(Option<Self>, RequestInfo), ErrorObject> {
-        let mut info = RequestInfo::default();
-        let retry = if !era.is_modern() {
-            None
-        } else if let Some(handler) = &options.input {
-            info.input = Some(declared_input(handler.clone(), meta.as_ref()));
-            None
-        } else {
-            Some(Self::take(params, meta.as_ref())?)
-        };
-        info.meta = meta;
-        Ok((retry, info))
-    }
-
-    /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not
-    /// an object and a string).
-    pub(crate) fn take(
-        params: &mut Map<String, Value>,
-        meta: Option<&Map<String, Value>>,
-    ) -> Result<Self, ErrorObject> {
-        let responses = match params.remove("inputResponses") {
-            None => None,
-            Some(Value::Object(responses)) => Some(responses),
-            Some(other) => {
-                return Err(invalid_params(format!(
-                    "`inputResponses` must be an object of answers by input key, got {}",
-                    kind(&other)
-                )));
-            }
-        };
-        let state = match params.remove("requestState") {
-            None => None,
-            Some(Value::String(state)) => Some(state),
-            Some(other) => {
-                return Err(invalid_params(format!(
-                    "`requestState` must be the string the server returned, got {}",
-                    kind(&other)
-                )));
-            }
-        };
-        Ok(Retry {
-            responses,
-            state,
-            capabilities: declared_capabilities(meta),
-        })
-    }
-
-    /// The round: the state's answers (refused when the state fails verification), then the
-    /// responses for other keys.
-    pub(crate) fn round(self, seal: RoundSeal, registry: &Registry) -> Result<Round, ErrorObject> {
-        let mut answers = match &self.state {
-            Some(state) => seal.open(state, registry.config().request_state_ttl)?,
-            None => Map::new(),
-        };
-        for (key, answer) in self.responses.into_iter().flatten() {
-            answers.entry(key).or_insert(answer);
-        }
-        Ok(Round::new(seal, self.capabilities, answers))
-    }
-}
-
-/// The capabilities a 2026-07-28 request's `_meta` declares (none when it declares none).
-fn declared_capabilities(meta: Option<&Map<String, Value>>) -> ClientCapabilities {
-    meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES))
-        .and_then(|c| ClientCapabilities::deserialize(c).ok())
-        .unwrap_or_default()
-}
-
-/// A 2026-07-28 call's input handler, limited to the capabilities its request's `_meta`
-/// declares (none when it declares none).
-#[cold]
-fn declared_input(
-    handler: Arc<dyn InputHandler>,
-    meta: Option<&Map<String, Value>>,
-) -> Arc<dyn InputHandler> {
-    Arc::new(Declared {
-        handler,
-        capabilities: declared_capabilities(meta),
-    })
-}
-
-/// What a `tools/call` names: the tool and its arguments.
-struct ToolCall<'a> {
-    name: Cow<'a, str>,
-    arguments: Arguments<'a>,
-}
-
-/// A `tools/call`'s params as parsed members.
-fn call_from_params(params: Map<String, Value>) -> Result<ToolCall<'static>, ErrorObject> {
-    // One pass over the members (cheaper than looking each up and removing it).
-    let (mut name, mut arguments) = (None, None);
-    for (key, value) in params {
-        match key.as_str() {
-            "name" => name = Some(value),
-            "arguments" => arguments = Some(value),
-            _ => {}
-        }
-    }
-    let name = match name {
-        Some(Value::String(n)) => n,
-        Some(other) => return Err(name_not_a_string(kind(&other))),
-        None => return Err(name_missing()),
-    };
-    let arguments = match arguments {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(a)) => a,
-        Some(other) => return Err(arguments_not_an_object(&name, kind(&other))),
-    };
-    Ok(ToolCall {
-        name: Cow::Owned(name),
-        arguments: arguments.into(),
-    })
-}
-
-/// A `tools/call`'s params as text: the arguments stay text for the tool to read.
-fn call_from_text(call: CallText<'_>) -> Result<ToolCall<'_>, ErrorObject> {
-    let Some(name) = call.name else {
-        return Err(name_missing());
-    };
-    let arguments = match call.arguments {
-        None => Arguments::from(Map::new()),
-        Some(raw) if raw.get() == "null" => Arguments::from(Map::new()),
-        Some(raw) if raw.get().starts_with('{') => Arguments::text(raw.get()),
-        Some(raw) => return Err(arguments_not_an_object(&name, raw_kind(raw))),
-    };
-    Ok(ToolCall { name, arguments })
-}
-
-fn name_missing() -> ErrorObject {
-    invalid_params("tools/call requires `params.name`, the tool to call")
-}
-
-fn name_not_a_string(kind: &str) -> ErrorObject {
-    invalid_params(format!("`params.name` must be a string, got {kind}"))
-}
-
-fn arguments_not_an_object(tool: &str, kind: &str) -> ErrorObject {
-    invalid_params(format!(
-        "`params.arguments` of tool {tool:?} must be an object, got {kind}"
-    ))
+/// A state change a request makes in the session that sent it, returned beside its answer
+/// for the session to apply (a stateless caller ignores it).
+pub(crate) enum Effect {
+    /// `logging/setLevel`: the session's log level.
+    LogLevel(LoggingLevel),
+    /// `resources/subscribe` (`true`) or `resources/unsubscribe` of a URI.
+    Subscription { uri: String, subscribe: bool },
+    /// `initialize` answered with this version.
+    Initialized(ProtocolVersion),
 }
 
 /// What starting a request gives: its answer, or the tool call to await for it.
 pub(crate) enum Step {
     Answered(Answer),
+    /// Answered, with a change to the session's state.
+    Changed(Answer, Effect),
     Calling(PendingCall),
     /// Other work that waits (a prompt's function), answering when done.
     Waiting(BoxFuture<'static, Answer>),
@@ -629,7 +328,7 @@ impl Step {
     /// themselves and await the call directly: one future less around it.)
     pub(crate) async fn answer(self) -> Answer {
         match self {
-            Step::Answered(answer) => answer,
+            Step::Answered(answer) | Step::Changed(answer, _) => answer,
             Step::Calling(mut call) => {
                 let result = (&mut call.call).await;
                 call.finish(result)
@@ -637,86 +336,6 @@ impl Step {
             Step::Waiting(answer) => answer.await,
         }
     }
-}
-
-/// A `tools/call` under way, with what its answer needs.
-pub(crate) struct PendingCall {
-    pub(crate) call: CallFuture,
-    server: Server,
-    version: Option<ProtocolVersion>,
-    /// 2026-07-28: the call's asks, when they end it with `input_required`.
-    round: Option<Arc<Round>>,
-}
-
-impl PendingCall {
-    /// The answer to a call that ended with `result`.
-    #[inline]
-    pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
-        if let Some(answer) = self
-            .round
-            .as_deref()
-            .and_then(|r| input_required(&self.server, r))
-        {
-            return answer;
-        }
-        let result = match result {
-            Ok(result) => result,
-            // A cancelled call gets no reply.
-            Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
-            // 2026-07-28 refuses the request itself.
-            Err(CallError::MissingClientCapability {
-                capability,
-                message,
-                ..
-            }) if self.version == Some(ProtocolVersion::MODERN) => {
-                return Answer::Error(missing_capability(capability, message));
-            }
-            // The request itself is refused until the user has been elsewhere.
-            Err(CallError::UrlElicitationRequired {
-                message,
-                elicitations,
-                ..
-            }) => return Answer::Error(url_elicitation_required(message, elicitations)),
-            Err(e) => e.into_call_tool_result(),
-        };
-        Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
-    }
-}
-
-/// The answer to a request whose run stopped for input: `input_required`, or the error
-/// refusing an answer it was given. `None` when the run was not stopped.
-pub(crate) fn input_required(server: &Server, round: &Round) -> Option<Answer> {
-    Some(match round.input_required()? {
-        Ok(result) => Answer::Result(Outcome {
-            body: Body::InputRequired(Box::new(result)),
-            result_type: Some(ResultType::InputRequired),
-            meta: Some(Map::from_iter([(
-                META_SERVER_INFO.to_owned(),
-                server.info().clone(),
-            )])),
-        }),
-        Err(error) => Answer::Error(error),
-    })
-}
-
-/// -32042 URLElicitationRequired, listing the elicitations in `data`.
-#[cold]
-fn url_elicitation_required(message: String, elicitations: Vec<ElicitParams>) -> ErrorObject {
-    let mut error = ErrorObject::new(ErrorCode::URL_ELICITATION_REQUIRED, message);
-    error.data = serde_json::to_value(UrlElicitationRequiredData { elicitations }).ok();
-    error
-}
-
-/// -32021 MissingRequiredClientCapability, naming the capability in `data`.
-#[cold]
-fn missing_capability(capability: &str, message: String) -> ErrorObject {
-    let mut required = Map::new();
-    required.insert(capability.to_owned(), Value::Object(Map::new()));
-    let mut data = Map::new();
-    data.insert("requiredCapabilities".to_owned(), Value::Object(required));
-    let mut error = ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
-    error.data = Some(Value::Object(data));
-    error
 }
 
 #[inline]
@@ -764,89 +383,6 @@ fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) ->
     }
 }
 
-/// A message taken as far as it goes without waiting, its reply written as `R` (a `Value`
-/// or text).
-enum Started<R> {
-    /// The reply, if any.
-    Done(Option<R>),
-    /// A batch, to serve element by element (under the caller's options).
-    Batch(Vec<Value>),
-    /// A tool call to await, then to answer under this id.
-    Calling(Option<RequestId>, PendingCall),
-    /// Other work to await, then to answer under this id.
-    Waiting(Option<RequestId>, BoxFuture<'static, Answer>),
-}
-
-impl<R> Started<R> {
-    fn new(
-        started: Option<(Option<RequestId>, Step)>,
-        write: fn(Option<RequestId>, Answer) -> Option<R>,
-    ) -> Self {
-        match started {
-            None => Started::Done(None),
-            Some((id, Step::Answered(answer))) => Started::Done(write(id, answer)),
-            Some((id, Step::Calling(call))) => Started::Calling(id, call),
-            Some((id, Step::Waiting(answer))) => Started::Waiting(id, answer),
-        }
-    }
-}
-
-fn capabilities(server: &Server, connection: Connection) -> ServerCapabilities {
-    ServerCapabilities {
-        tools: Some(ToolsCapability {
-            list_changed: Some(connection.list_changed),
-        }),
-        prompts: prompts::capability(server, connection),
-        resources: resources::capability(server, connection),
-        other: other_capabilities(server, connection),
-    }
-}
-
-/// The capabilities without a typed field: `completions` for a server with something to
-/// complete, `logging` where a client can ask for log messages.
-fn other_capabilities(server: &Server, connection: Connection) -> Map<String, Value> {
-    let mut other = Map::new();
-    if connection.logging {
-        other.insert("logging".to_owned(), Value::Object(Map::new()));
-    }
-    if server.has_completions() {
-        other.insert("completions".to_owned(), Value::Object(Map::new()));
-    }
-    other
-}
-
-/// The legacy handshake: the version asked for when this crate speaks it (as a legacy
-/// version), else the newest legacy one.
-fn initialize(
-    server: &Server,
-    params: Map<String, Value>,
-    connection: Connection,
-) -> InitializeResult {
-    // Lenient: a client's malformed params still get the server's answer.
-    let params: InitializeParams =
-        serde_json::from_value(Value::Object(params)).unwrap_or_default();
-    let version = params
-        .protocol_version
-        .as_deref()
-        .and_then(ProtocolVersion::parse)
-        .filter(|v| v.era() == ProtocolEra::Legacy)
-        .unwrap_or(ProtocolVersion::LATEST_LEGACY);
-    InitializeResult {
-        protocol_version: version,
-        capabilities: capabilities(server, connection),
-        // `title` only for revisions that have it.
-        server_info: Implementation {
-            name: server.name().to_owned(),
-            version: server.version().to_owned(),
-            title: server
-                .title()
-                .filter(|_| version.has_titles())
-                .map(str::to_owned),
-        },
-        instructions: server.instructions().map(str::to_owned),
-    }
-}
-
 fn method_not_found(method: &str, era: Era) -> ErrorObject {
     ErrorObject::new(
         ErrorCode::METHOD_NOT_FOUND,
@@ -859,518 +395,4 @@ fn method_not_found(method: &str, era: Era) -> ErrorObject {
             format!("method not found: {method}")
         },
     )
-}
-
-/// An answer serialized for the wire: `raw_listing` splices a whole tool list's text
-/// serialized once (text replies) instead of writing its values again.
-struct Written<'a> {
-    outcome: &'a Outcome,
-    raw_listing: bool,
-}
-
-impl Serialize for Written<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Empty {}
-        let outcome = self.outcome;
-        match &outcome.body {
-            Body::Empty | Body::LogLevel(_) => write(Empty {}, outcome, serializer),
-            Body::Initialize(r) => write(r, outcome, serializer),
-            Body::Discover(r) => write(r, outcome, serializer),
-            Body::Call(r) => write(r, outcome, serializer),
-            Body::Prompts(r) => write(r, outcome, serializer),
-            Body::Resources(r) => write(r, outcome, serializer),
-            Body::Complete(r) => write(r, outcome, serializer),
-            Body::InputRequired(r) => write(r, outcome, serializer),
-            Body::Tools(page) => {
-                let tools = ToolsWritten {
-                    page,
-                    raw_listing: self.raw_listing,
-                };
-                write(tools, outcome, serializer)
-            }
-        }
-    }
-}
-
-/// `body`, flattened with what its revision adds when it adds anything.
-fn write<B: Serialize, S: Serializer>(
-    body: B,
-    outcome: &Outcome,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    if outcome.result_type.is_none() && outcome.meta.is_none() {
-        body.serialize(serializer)
-    } else {
-        Flat::new(body, outcome).serialize(serializer)
-    }
-}
-
-/// A result's own members, then what its revision adds to every result.
-#[derive(Serialize)]
-struct Flat<'a, B: Serialize> {
-    #[serde(flatten)]
-    body: B,
-    #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
-    result_type: Option<ResultType>,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<&'a Map<String, Value>>,
-}
-
-impl<'a, B: Serialize> Flat<'a, B> {
-    fn new(body: B, outcome: &'a Outcome) -> Self {
-        Flat {
-            body,
-            result_type: outcome.result_type,
-            meta: outcome.meta.as_ref(),
-        }
-    }
-}
-
-/// A tools page's members: `tools`, `nextCursor`, and the 2026-07-28 caching hints.
-struct ToolsWritten<'a> {
-    page: &'a ToolsPage,
-    raw_listing: bool,
-}
-
-impl Serialize for ToolsWritten<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let page = self.page;
-        let listing = page.server.listing(page.version);
-        let mut map = serializer.serialize_map(None)?;
-        let Window { start, end, .. } = page.window;
-        match &page.picked {
-            Some(tools) => map.serialize_entry("tools", tools)?,
-            None if self.raw_listing && start == 0 && end == listing.entries().len() => {
-                map.serialize_entry("tools", &listing.text)?;
-            }
-            None => map.serialize_entry("tools", &listing.entries()[start..end])?,
-        }
-        page.window.write_tail(&mut map)?;
-        map.end()
-    }
-}
-
-/// The reply to `id` as a JSON value; `None` for a suppressed call.
-pub(crate) fn reply_value(id: Option<RequestId>, answer: Answer) -> Option<Value> {
-    let written = match answer {
-        Answer::Suppressed => return None,
-        // The hot path: the call's result moved into the reply, not copied through serde.
-        Answer::Result(Outcome {
-            body: Body::Call(result),
-            result_type,
-            meta: None,
-        }) => {
-            let Some(id) = id else {
-                return Some(no_id_for_result());
-            };
-            let mut result = result.into_value();
-            if let (Some(result_type), Value::Object(members)) = (result_type, &mut result) {
-                members.insert(
-                    "resultType".to_owned(),
-                    serde_json::to_value(result_type).unwrap_or_default(),
-                );
-            }
-            let mut reply = Map::new();
-            reply.insert("jsonrpc".to_owned(), Value::from("2.0"));
-            reply.insert("id".to_owned(), Value::from(id));
-            reply.insert("result".to_owned(), result);
-            return Some(Value::Object(reply));
-        }
-        Answer::Error(error) => serde_json::to_value(ErrorResponse::new(id, error)),
-        Answer::Result(outcome) => match id {
-            Some(id) => serde_json::to_value(ResultResponse::new(
-                id,
-                Written {
-                    outcome: &outcome,
-                    raw_listing: false,
-                },
-            )),
-            None => return Some(no_id_for_result()),
-        },
-    };
-    Some(written.unwrap_or_else(serialization_failed))
-}
-
-/// The reply to `id` as JSON text; `None` for a suppressed call. A whole tool list is
-/// spliced from its text serialized once.
-pub(crate) fn reply_text(id: Option<RequestId>, answer: Answer) -> Option<String> {
-    let written = match answer {
-        Answer::Suppressed => return None,
-        Answer::Error(error) => serde_json::to_string(&ErrorResponse::new(id, error)),
-        Answer::Result(outcome) => match id {
-            Some(id) => serde_json::to_string(&ResultResponse::new(
-                id,
-                Written {
-                    outcome: &outcome,
-                    raw_listing: true,
-                },
-            )),
-            None => return Some(no_id_for_result().to_string()),
-        },
-    };
-    Some(written.unwrap_or_else(|e| serialization_failed(e).to_string()))
-}
-
-/// An error reply as a JSON value.
-pub(crate) fn error_value(id: Option<RequestId>, error: ErrorObject) -> Value {
-    reply_value(id, Answer::Error(error)).unwrap_or_default()
-}
-
-/// The reply to a batch nesting deeper than [`MAX_DEPTH`](crate::protocol::MAX_DEPTH): it is
-/// refused whole, as its text would be (a single message is checked by `decode`).
-pub(crate) fn refuse_too_deep(message: Value) -> Option<Value> {
-    match too_deep(message) {
-        Incoming::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
-        _ => None,
-    }
-}
-
-/// -32600 for `[]`.
-pub(crate) fn empty_batch() -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::INVALID_REQUEST,
-        "an empty batch is not a valid request",
-    )
-}
-
-/// -32700 for text that is not JSON.
-pub(crate) fn parse_error(detail: impl std::fmt::Display) -> Value {
-    error_value(
-        None,
-        ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {detail}")),
-    )
-}
-
-#[cold]
-fn no_id_for_result() -> Value {
-    error_value(
-        None,
-        ErrorObject::new(ErrorCode::INTERNAL_ERROR, "a result without a request id"),
-    )
-}
-
-/// A result this crate could not write (a bug, or a tool's `Serialize` failing): the client
-/// gets -32603 instead of nothing.
-#[cold]
-fn serialization_failed(e: serde_json::Error) -> Value {
-    tracing::error!(error = %e, "a reply could not be serialized");
-    let error = ErrorObject::new(
-        ErrorCode::INTERNAL_ERROR,
-        format!("the reply could not be serialized: {e}"),
-    );
-    serde_json::to_value(ErrorResponse::new(None, error)).unwrap_or_default()
-}
-
-impl Registry {
-    /// Answers one MCP JSON-RPC message addressed to the server named `server`.
-    ///
-    /// Returns `Some(reply)` for a request and `None` for a notification (or a response).
-    /// Every failure is a reply, never a panic: see the crate docs for the error mapping. A
-    /// JSON-RPC batch (an array) is answered element by element: this entry point has no
-    /// negotiated version to refuse it by.
-    ///
-    /// ```
-    /// # use mcp_registry::{Registry, Server, Tool};
-    /// # use serde_json::json;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let hi = Tool::new("hi", "Say hi", json!({"type": "object"}), |_| async { "hi" }).unwrap();
-    /// let registry = Registry::from_servers([Server::new("greet", None, [hi]).unwrap()]);
-    /// let reply = registry
-    ///     .handle_mcp_message("greet", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
-    ///     .await
-    ///     .unwrap();
-    /// assert_eq!(reply["result"]["tools"][0]["name"], "hi");
-    /// let none = registry
-    ///     .handle_mcp_message("greet", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-    ///     .await;
-    /// assert!(none.is_none());
-    /// # }
-    /// ```
-    pub fn handle_mcp_message<'a>(
-        &'a self,
-        server: &'a str,
-        message: Value,
-    ) -> MessageRequest<'a, Value> {
-        WithOptions::new(Message {
-            registry: self,
-            server,
-            input: message,
-        })
-    }
-
-    /// [`handle_mcp_message`](Self::handle_mcp_message) as far as it goes without waiting:
-    /// what is awaited after it stays small.
-    fn start_value(
-        &self,
-        server: &str,
-        message: Value,
-        options: &mut CallOptions,
-    ) -> Started<Value> {
-        match message {
-            Value::Array(_) if exceeds_max_depth(&message) => {
-                Started::Done(refuse_too_deep(message))
-            }
-            Value::Array(batch) => Started::Batch(batch),
-            message => Started::new(
-                Dispatcher::new(self).start_message(
-                    server,
-                    decode(message),
-                    options,
-                    Connection::default(),
-                ),
-                reply_value,
-            ),
-        }
-    }
-
-    /// The text form for transports: one JSON text in, one JSON text out. Unparseable text is
-    /// answered with -32700. `tools/list` replies are written from the list serialized once
-    /// per registry change.
-    pub fn handle_mcp_text<'a>(
-        &'a self,
-        server: &'a str,
-        text: &'a str,
-    ) -> MessageRequest<'a, &'a str> {
-        WithOptions::new(Message {
-            registry: self,
-            server,
-            input: text,
-        })
-    }
-
-    /// [`handle_mcp_text`](Self::handle_mcp_text) as far as it goes without waiting.
-    fn start_text(&self, server: &str, text: &str, options: &mut CallOptions) -> Started<String> {
-        let message = match decode_text(text) {
-            Ok(TextMessage::One(message)) => message,
-            Ok(TextMessage::Batch(batch)) => return Started::Batch(batch),
-            Err(e) => return Started::Done(Some(parse_error(e).to_string())),
-        };
-        Started::new(
-            Dispatcher::new(self).start_message(server, message, options, Connection::default()),
-            reply_text,
-        )
-    }
-
-    /// Serves a batch element by element. Boxed: a batch is rare, and its future (a
-    /// message's, for each element) would otherwise size every single message's.
-    fn handle_batch<'a>(
-        &'a self,
-        server: &'a str,
-        batch: Vec<Value>,
-        options: CallOptions,
-    ) -> BoxFuture<'a, Option<Value>> {
-        Box::pin(async move {
-            if batch.is_empty() {
-                return Some(error_value(None, empty_batch()));
-            }
-            let dispatcher = Dispatcher::new(self);
-            let mut replies = Vec::new();
-            for message in batch {
-                if let Some((id, answer)) = dispatcher
-                    .message(
-                        server,
-                        decode(message),
-                        options.clone(),
-                        Connection::default(),
-                    )
-                    .await
-                    && let Some(reply) = reply_value(id, answer)
-                {
-                    replies.push(reply);
-                }
-            }
-            (!replies.is_empty()).then_some(Value::Array(replies))
-        })
-    }
-}
-
-/// A message to answer, configured and `.await`ed: what [`Registry::handle_mcp_message`]
-/// (`I` a `Value`) and [`Registry::handle_mcp_text`] (`I` JSON text) return. Awaited, it
-/// gives the reply in the same form, or `None` for a notification, a response or a
-/// request cancelled through the options (no reply, as the spec asks).
-pub type MessageRequest<'a, I> = WithOptions<Message<'a, I>>;
-
-/// What a [`MessageRequest`] answers: one message to one server of a registry.
-pub struct Message<'a, I> {
-    registry: &'a Registry,
-    server: &'a str,
-    input: I,
-}
-
-fn handling<'a, I: Input<'a>>(request: MessageRequest<'a, I>) -> Handling<'a, I> {
-    let Message {
-        registry,
-        server,
-        input,
-    } = request.target;
-    Handling::new(registry, server, input, request.options)
-}
-
-impl<'a> IntoFuture for MessageRequest<'a, Value> {
-    type Output = Option<Value>;
-    type IntoFuture = MessageFuture<'a>;
-
-    fn into_future(self) -> MessageFuture<'a> {
-        MessageFuture(handling(self))
-    }
-}
-
-impl<'a> IntoFuture for MessageRequest<'a, &'a str> {
-    type Output = Option<String>;
-    type IntoFuture = TextFuture<'a>;
-
-    fn into_future(self) -> TextFuture<'a> {
-        TextFuture(handling(self))
-    }
-}
-
-/// The reply to a [`MessageRequest`] for a `Value`, once awaited.
-pub struct MessageFuture<'a>(Handling<'a, Value>);
-
-impl Future for MessageFuture<'_> {
-    type Output = Option<Value>;
-
-    #[inline]
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-/// The reply to a [`MessageRequest`] for JSON text, once awaited.
-pub struct TextFuture<'a>(Handling<'a, &'a str>);
-
-impl Future for TextFuture<'_> {
-    type Output = Option<String>;
-
-    #[inline]
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-/// A message [`Registry::handle_mcp_message`] or [`Registry::handle_mcp_text`] answers: the
-/// input a `Value` or JSON text, the reply the same.
-trait Input<'a>: Send + Unpin + 'a {
-    type Reply: Send;
-    /// Takes the message as far as it goes without waiting.
-    fn start(
-        self,
-        registry: &Registry,
-        server: &str,
-        options: &mut CallOptions,
-    ) -> Started<Self::Reply>;
-    /// The reply to `id` with `answer`.
-    fn write(id: Option<RequestId>, answer: Answer) -> Option<Self::Reply>;
-    /// The reply to a batch.
-    fn batch(reply: Option<Value>) -> Option<Self::Reply>;
-}
-
-impl<'a> Input<'a> for Value {
-    type Reply = Value;
-    fn start(self, registry: &Registry, server: &str, options: &mut CallOptions) -> Started<Value> {
-        registry.start_value(server, self, options)
-    }
-    fn write(id: Option<RequestId>, answer: Answer) -> Option<Value> {
-        reply_value(id, answer)
-    }
-    fn batch(reply: Option<Value>) -> Option<Value> {
-        reply
-    }
-}
-
-impl<'a> Input<'a> for &'a str {
-    type Reply = String;
-    fn start(
-        self,
-        registry: &Registry,
-        server: &str,
-        options: &mut CallOptions,
-    ) -> Started<String> {
-        registry.start_text(server, self, options)
-    }
-    fn write(id: Option<RequestId>, answer: Answer) -> Option<String> {
-        reply_text(id, answer)
-    }
-    fn batch(reply: Option<Value>) -> Option<String> {
-        reply.map(|v| v.to_string())
-    }
-}
-
-/// The future of a [`MessageRequest`]: the message is started on the first poll, then the
-/// call it makes (if any) is polled in place until its reply is written. Written by hand
-/// rather than as an `async fn`: it is a third of that size, and every caller moves it.
-struct Handling<'a, I> {
-    registry: &'a Registry,
-    server: &'a str,
-    state: State<'a, I>,
-}
-
-enum State<'a, I> {
-    /// Not polled yet.
-    Start(Option<(I, CallOptions)>),
-    Calling(Option<RequestId>, PendingCall),
-    Waiting(Option<RequestId>, BoxFuture<'static, Answer>),
-    Batch(BoxFuture<'a, Option<Value>>),
-    /// Answered; polled again, it stays pending.
-    Done,
-}
-
-impl<'a, I: Input<'a>> Handling<'a, I> {
-    fn new(registry: &'a Registry, server: &'a str, input: I, options: CallOptions) -> Self {
-        Handling {
-            registry,
-            server,
-            state: State::Start(Some((input, options))),
-        }
-    }
-}
-
-impl<'a, I: Input<'a>> Future for Handling<'a, I> {
-    type Output = Option<I::Reply>;
-
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        use futures_util::FutureExt as _;
-        let this = self.get_mut();
-        loop {
-            match &mut this.state {
-                State::Start(start) => {
-                    let Some((input, mut options)) = start.take() else {
-                        return Poll::Pending;
-                    };
-                    this.state = match input.start(this.registry, this.server, &mut options) {
-                        Started::Done(reply) => {
-                            this.state = State::Done;
-                            return Poll::Ready(reply);
-                        }
-                        Started::Batch(batch) => {
-                            State::Batch(this.registry.handle_batch(this.server, batch, options))
-                        }
-                        Started::Calling(id, call) => State::Calling(id, call),
-                        Started::Waiting(id, answer) => State::Waiting(id, answer),
-                    };
-                }
-                State::Calling(id, call) => {
-                    let result = std::task::ready!(call.call.poll_unpin(cx));
-                    let reply = I::write(id.take(), call.finish(result));
-                    this.state = State::Done;
-                    return Poll::Ready(reply);
-                }
-                State::Waiting(id, answer) => {
-                    let answer = std::task::ready!(answer.poll_unpin(cx));
-                    let reply = I::write(id.take(), answer);
-                    this.state = State::Done;
-                    return Poll::Ready(reply);
-                }
-                State::Batch(batch) => {
-                    let reply = std::task::ready!(batch.poll_unpin(cx));
-                    this.state = State::Done;
-                    return Poll::Ready(I::batch(reply));
-                }
-                State::Done => return Poll::Pending,
-            }
-        }
-    }
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::page::{Listing, Window};
 use super::{
-    Answer, Body, Connection, Dispatcher, Retry, Step, input_required, invalid_params, outcome,
-    read_params,
+    Answer, Body, Connection, Dispatcher, Retry, Routed, Step, input_required, invalid_params,
+    outcome, read_params,
 };
 use crate::protocol::{
     ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
@@ -140,4 +140,41 @@ impl Serialize for PromptsBody {
         page.window.write_tail(&mut map)?;
         map.end()
     }
+}
+
+/// `prompts/list`: a page of the server's prompts.
+pub(crate) fn list(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
+    let params = std::mem::take(&mut request.params);
+    let page = request
+        .dispatcher()
+        .list_prompts(&request.server, request.version, params);
+    request.answer(page.map(Body::Prompts))
+}
+
+/// `prompts/get`: the rendering started, to await.
+pub(crate) fn get(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    let Routed {
+        registry,
+        server,
+        id,
+        mut params,
+        meta,
+        era,
+        version,
+        log_level,
+        ..
+    } = request;
+    let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
+        Ok(prepared) => prepared,
+        Err(e) => return Step::Answered(Answer::Error(e)),
+    };
+    let info = RequestInfo {
+        id: Some(id),
+        protocol_version: version,
+        log_level,
+        ..info
+    };
+    Dispatcher::new(registry)
+        .start_get_prompt(&server, params, options, info, retry)
+        .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
 }

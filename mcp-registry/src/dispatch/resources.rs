@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
 use super::read_params;
-use super::{Answer, Body, Connection, Dispatcher, Step, outcome};
+use super::{Answer, Body, Connection, Dispatcher, Effect, Routed, Step, outcome};
 use crate::protocol::{
     CacheHints, CacheScope, ErrorObject, ListResourcesParams, ProtocolVersion, ReadResourceParams,
     ReadResourceResult, ResourcesCapability, SubscribeParams, method,
@@ -19,12 +19,6 @@ use crate::server::Server;
 pub(crate) enum ResourcesBody {
     List(ResourcesPage),
     Read(ReadResourceResult),
-    /// `resources/subscribe` (or unsubscribe, `subscribe: false`) accepted: `{}` on the
-    /// wire; the session that asked records it.
-    Subscription {
-        uri: String,
-        subscribe: bool,
-    },
 }
 
 /// A page of a server's resources or templates, in the form its revision describes them.
@@ -127,20 +121,69 @@ impl Dispatcher<'_> {
     }
 }
 
-/// `resources/subscribe` and `resources/unsubscribe` (legacy sessions): a subscription to a
-/// URI the server cannot read is refused as not found.
-pub(crate) fn subscription(
-    server: &Server,
-    version: Option<ProtocolVersion>,
-    method: &str,
-    params: Map<String, Value>,
-) -> Result<ResourcesBody, ErrorObject> {
-    let SubscribeParams { uri } = read_params(method, params)?;
-    let subscribe = method == method::RESOURCES_SUBSCRIBE;
-    if subscribe && !crate::registry::resource_exists(server, &uri) {
-        return Err(read_error(&ReadResourceError::not_found(&uri), version));
+/// `resources/subscribe` and `resources/unsubscribe` (legacy sessions): accepted, the
+/// session keeps the URI (an effect); a subscription to a URI the server cannot read is
+/// refused as not found.
+pub(crate) fn subscription(request: Routed<'_>, _: &mut CallOptions) -> Step {
+    if !request.connection.subscriptions {
+        return request.not_found();
     }
-    Ok(ResourcesBody::Subscription { uri, subscribe })
+    let Routed {
+        server,
+        version,
+        method,
+        params,
+        ..
+    } = request;
+    let subscribe = method == method::RESOURCES_SUBSCRIBE;
+    let SubscribeParams { uri } = match read_params(&method, params) {
+        Ok(params) => params,
+        Err(e) => return Step::Answered(Answer::Error(e)),
+    };
+    if subscribe && !crate::registry::resource_exists(&server, &uri) {
+        let error = read_error(&ReadResourceError::not_found(&uri), version);
+        return Step::Answered(Answer::Error(error));
+    }
+    Step::Changed(
+        Answer::Result(outcome(&server, version, Body::Empty)),
+        Effect::Subscription { uri, subscribe },
+    )
+}
+
+/// `resources/list` and `resources/templates/list`: a page of either.
+pub(crate) fn list(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
+    let params = std::mem::take(&mut request.params);
+    let page = request.dispatcher().list_resources(
+        &request.server,
+        request.version,
+        &request.method,
+        params,
+    );
+    request.answer(page.map(Body::Resources))
+}
+
+/// `resources/read`: the read started, to await.
+pub(crate) fn read(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    let Routed {
+        registry,
+        server,
+        id,
+        params,
+        meta,
+        version,
+        log_level,
+        ..
+    } = request;
+    let info = RequestInfo {
+        id: Some(id),
+        protocol_version: version,
+        meta,
+        log_level,
+        ..RequestInfo::default()
+    };
+    Dispatcher::new(registry)
+        .start_read(&server, version, params, options, info)
+        .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
 }
 
 impl Serialize for ResourcesBody {
@@ -148,9 +191,6 @@ impl Serialize for ResourcesBody {
         use serde::ser::SerializeMap as _;
         let page = match self {
             ResourcesBody::Read(result) => return result.serialize(serializer),
-            ResourcesBody::Subscription { .. } => {
-                return serializer.serialize_map(Some(0))?.end();
-            }
             ResourcesBody::List(page) => page,
         };
         let mut map = serializer.serialize_map(None)?;

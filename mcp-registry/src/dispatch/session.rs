@@ -15,10 +15,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::changes::ServerChanges;
-use super::resources::ResourcesBody;
 use super::{
-    Answer, Body, Connection, Dispatcher, Outcome, empty_batch, error_value, parse_error,
-    refuse_too_deep, reply_text, reply_value,
+    Answer, Connection, Dispatcher, Effect, empty_batch, error_value, parse_error, refuse_too_deep,
+    reply_text, reply_value,
 };
 use crate::protocol::decode::IncomingResponse;
 use crate::protocol::decode::{
@@ -501,20 +500,13 @@ impl ServerSession {
             Ok(lifecycle) => lifecycle,
             Err(refusal) => return Response::Reply(Some(error_value(Some(id), refusal))),
         };
-        let initialize = request.method == method::INITIALIZE;
-        let client = initialize.then(|| client_capabilities(&request.params));
-        let mut answer = self.dispatch(request, options).await;
-        self.on_subscription(&mut answer);
-        if let Answer::Result(Outcome {
-            body: Body::LogLevel(level),
-            ..
-        }) = answer
-        {
-            self.state().log_level = Some(level);
-        }
-        if let Some(client) = client {
-            self.on_initialize_answered(&admitted_in, &answer, client);
-        }
+        let client =
+            (request.method == method::INITIALIZE).then(|| client_capabilities(&request.params));
+        let (answer, effect) = self.dispatch(request, options).await;
+        let answer = match effect {
+            None => answer,
+            Some(effect) => self.apply(effect, &admitted_in, client, answer),
+        };
         Response::Answer(id, answer)
     }
 
@@ -556,7 +548,11 @@ impl ServerSession {
 
     /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
     /// while it runs, so `notifications/cancelled` can stop it.
-    async fn dispatch(&self, request: IncomingRequest<'_>, mut options: CallOptions) -> Answer {
+    async fn dispatch(
+        &self,
+        request: IncomingRequest<'_>,
+        mut options: CallOptions,
+    ) -> (Answer, Option<Effect>) {
         // A call, or a listen stream (which only ends when cancelled).
         let cancellable = matches!(
             &*request.method,
@@ -617,23 +613,38 @@ impl ServerSession {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Handshake bookkeeping: an answered `initialize` admitted in `admitted_in`
-    /// (`Uninitialized`, or `Error` for a re-initialization) moves the session to
-    /// `Initializing` under the negotiated version, unless the state changed meanwhile.
-    fn on_initialize_answered(
+    /// Applies the change a request made to the session, beside its `answer` (which a
+    /// subscription past [`MAX_SUBSCRIPTIONS`] turns into a refusal).
+    fn apply(
+        &self,
+        effect: Effect,
+        admitted_in: &Lifecycle,
+        client: Option<ClientCapabilities>,
+        answer: Answer,
+    ) -> Answer {
+        match effect {
+            Effect::LogLevel(level) => self.state().log_level = Some(level),
+            Effect::Initialized(version) => {
+                self.on_initialized(admitted_in, version, client.unwrap_or_default());
+            }
+            Effect::Subscription { uri, subscribe } => {
+                if let Err(refusal) = self.on_subscription(uri, subscribe) {
+                    return Answer::Error(refusal);
+                }
+            }
+        }
+        answer
+    }
+
+    /// Handshake bookkeeping: an `initialize` admitted in `admitted_in` (`Uninitialized`,
+    /// or `Error` for a re-initialization) and answered with `version` moves the session to
+    /// `Initializing` under it, unless the state changed meanwhile.
+    fn on_initialized(
         &self,
         admitted_in: &Lifecycle,
-        answer: &Answer,
+        version: ProtocolVersion,
         client: ClientCapabilities,
     ) {
-        let Answer::Result(Outcome {
-            body: Body::Initialize(result),
-            ..
-        }) = answer
-        else {
-            return;
-        };
-        let negotiated = Some(result.protocol_version);
         let mut state = self.state();
         let before_handshake = matches!(
             state.lifecycle,
@@ -641,33 +652,26 @@ impl ServerSession {
         );
         if before_handshake && state.lifecycle == *admitted_in {
             state.lifecycle = Lifecycle::Initializing;
-            state.version = negotiated;
+            state.version = Some(version);
             state.client = Some(Arc::new(client));
         }
     }
 
-    /// Subscription bookkeeping: an accepted `resources/subscribe` adds its URI (refused
-    /// past [`MAX_SUBSCRIPTIONS`]), `resources/unsubscribe` removes it.
-    fn on_subscription(&self, answer: &mut Answer) {
-        let Answer::Result(Outcome {
-            body: Body::Resources(ResourcesBody::Subscription { uri, subscribe }),
-            ..
-        }) = answer
-        else {
-            return;
-        };
+    /// Subscription bookkeeping: `resources/subscribe` adds its URI (refused past
+    /// [`MAX_SUBSCRIPTIONS`]), `resources/unsubscribe` removes it.
+    fn on_subscription(&self, uri: String, subscribe: bool) -> Result<(), ErrorObject> {
         let mut subscribed = self.subscribed();
-        if !*subscribe {
+        if !subscribe {
             subscribed.remove(uri.as_str());
         } else if subscribed.len() < MAX_SUBSCRIPTIONS || subscribed.contains(uri.as_str()) {
-            subscribed.insert(std::mem::take(uri));
+            subscribed.insert(uri);
         } else {
-            drop(subscribed);
-            *answer = Answer::Error(ErrorObject::new(
+            return Err(ErrorObject::new(
                 ErrorCode::INVALID_PARAMS,
                 format!("a session subscribes to at most {MAX_SUBSCRIPTIONS} resources"),
             ));
         }
+        Ok(())
     }
 
     fn on_notification(&self, method: &str, params: &Map<String, Value>) {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::changes::ServerChanges;
 use super::read_params;
-use super::{Answer, Body, outcome};
+use super::{Answer, Body, Routed, Step, outcome};
 use crate::protocol::{
     ErrorCode, ErrorObject, ListenParams, META_SUBSCRIPTION_ID, ProtocolVersion, RequestId,
     SubscriptionFilter, method,
@@ -56,7 +56,22 @@ fn agreed(server: &Server, asked: SubscriptionFilter) -> SubscriptionFilter {
 
 /// Starts a listen: refuses it without a notification sink to deliver to, sends the
 /// acknowledgement, and returns the stream's lifetime as the request's answer.
-pub(crate) fn listen(
+/// `subscriptions/listen`: the stream, until the caller cancels it.
+pub(crate) fn listen(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    let Routed {
+        registry,
+        server,
+        id,
+        params,
+        ..
+    } = request;
+    match start(registry, server, id, params, options) {
+        Ok(stream) => Step::Waiting(stream),
+        Err(e) => Step::Answered(Answer::Error(e)),
+    }
+}
+
+fn start(
     registry: &Registry,
     server: Server,
     id: RequestId,

@@ -1,0 +1,315 @@
+//! `tools/list` and `tools/call` for a registry server: the page of its tools a revision
+//! lists, and the call started through the registry's pipeline, its answer written once it
+//! ends (`input_required` for a 2026-07-28 call stopped for input).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::page::{Listing, Window};
+use super::round::Retry;
+use super::{Answer, Body, Dispatcher, Outcome, Routed, Step, invalid_params, outcome};
+use crate::protocol::decode::{CallText, kind, raw_kind};
+use crate::protocol::{
+    CallToolResult, ElicitParams, ErrorCode, ErrorObject, META_SERVER_INFO, ProtocolVersion,
+    ResultType, UrlElicitationRequiredData, method,
+};
+use crate::registry::ListingFilter;
+use crate::registry::call::CallFuture;
+use crate::registry::request_state::arguments_digest;
+use crate::registry::scope::RequestInfo;
+use crate::registry::{CallError, CallOptions, Target};
+use crate::server::Server;
+use crate::tool::Arguments;
+use crate::tool::round::{BoundArguments, Round, RoundSeal};
+
+/// A page of a server's tool list, in the form its revision describes tools.
+pub(crate) struct ToolsPage {
+    pub(crate) server: Server,
+    pub(crate) version: Option<ProtocolVersion>,
+    pub(crate) window: Window,
+    /// With a listing filter ([`CallOptions`]'s): the page's entries, picked and cut.
+    pub(crate) picked: Option<Vec<Value>>,
+}
+
+/// `tools/list`: a page of the server's tools, as the caller's listing filter shows them.
+pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    let page = request.dispatcher().list_tools(
+        &request.server,
+        request.version,
+        &request.params,
+        options.listing_filter.as_ref(),
+    );
+    request.answer(page.map(|page| Body::Tools(Box::new(page))))
+}
+
+/// `tools/call`: the call started, to await.
+#[inline]
+pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    let Routed {
+        registry,
+        server,
+        id,
+        mut params,
+        call_text,
+        meta,
+        era,
+        version,
+        log_level,
+        ..
+    } = request;
+    let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
+        Ok(prepared) => prepared,
+        Err(e) => return Step::Answered(Answer::Error(e)),
+    };
+    let info = RequestInfo {
+        id: Some(id),
+        protocol_version: version,
+        log_level,
+        ..info
+    };
+    let call = match call_text {
+        Some(text) => call_from_text(text),
+        None => call_from_params(params),
+    };
+    let dispatcher = Dispatcher::new(registry);
+    match call.and_then(|call| dispatcher.call_tool(&server, call, options, info, retry)) {
+        Ok((call, round)) => Step::Calling(PendingCall {
+            call,
+            server,
+            version,
+            round,
+        }),
+        Err(e) => Step::Answered(Answer::Error(e)),
+    }
+}
+
+impl Dispatcher<'_> {
+    /// A page of `server`'s tools. With a listing filter, the filter picks first and the
+    /// page is cut from what it picked, so every page but the last is full.
+    pub(crate) fn list_tools(
+        &self,
+        server: &Server,
+        version: Option<ProtocolVersion>,
+        params: &Map<String, Value>,
+        filter: Option<&ListingFilter>,
+    ) -> Result<ToolsPage, ErrorObject> {
+        let entries = server.listing(version).entries();
+        let picked: Option<Vec<&Value>> = filter.map(|keep| {
+            entries
+                .iter()
+                .filter(|t| {
+                    t["name"]
+                        .as_str()
+                        .is_some_and(|name| keep.shows(server.name(), name))
+                })
+                .collect()
+        });
+        let total = picked.as_ref().map_or(entries.len(), Vec::len);
+        let cursor = match params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c.as_str()),
+            Some(other) => {
+                return Err(invalid_params(format!(
+                    "`cursor` must be a string, got {}",
+                    kind(other)
+                )));
+            }
+        };
+        let window = self.window(
+            server,
+            Listing::Tools,
+            method::TOOLS_LIST,
+            cursor,
+            total,
+            version,
+        )?;
+        let picked = picked.map(|picked| {
+            picked[window.start..window.end]
+                .iter()
+                .map(|&t| t.clone())
+                .collect()
+        });
+        Ok(ToolsPage {
+            server: server.clone(),
+            version,
+            window,
+            picked,
+        })
+    }
+
+    /// Starts a `tools/call`; with `retry`, in a round of a multi round-trip request.
+    fn call_tool(
+        &self,
+        server: &Server,
+        call: ToolCall<'_>,
+        options: &mut CallOptions,
+        mut info: RequestInfo,
+        retry: Option<Retry>,
+    ) -> Result<(CallFuture, Option<Arc<Round>>), ErrorObject> {
+        let Some((tool, names)) = server.tool_entry(&call.name) else {
+            return Err(invalid_params(format!("Unknown tool: {}", call.name)));
+        };
+        if let Some(retry) = retry {
+            let arguments = match call.arguments.as_map() {
+                Some(map) => BoundArguments::Digest(arguments_digest(map)),
+                None => BoundArguments::Text(call.arguments.as_text().unwrap_or("{}").to_owned()),
+            };
+            let seal = RoundSeal {
+                key: self.registry.config().request_state_key().clone(),
+                method: method::TOOLS_CALL,
+                server: names.server.clone(),
+                name: names.tool.clone(),
+                arguments,
+            };
+            info.round = Some(Arc::new(retry.round(seal, self.registry)?));
+        }
+        let round = info.round.clone();
+        let call = self
+            .registry
+            .invoke(Target { tool, names }, call.arguments, options, info);
+        Ok((call, round))
+    }
+}
+
+/// What a `tools/call` names: the tool and its arguments.
+struct ToolCall<'a> {
+    name: Cow<'a, str>,
+    arguments: Arguments<'a>,
+}
+
+/// A `tools/call`'s params as parsed members.
+fn call_from_params(params: Map<String, Value>) -> Result<ToolCall<'static>, ErrorObject> {
+    // One pass over the members (cheaper than looking each up and removing it).
+    let (mut name, mut arguments) = (None, None);
+    for (key, value) in params {
+        match key.as_str() {
+            "name" => name = Some(value),
+            "arguments" => arguments = Some(value),
+            _ => {}
+        }
+    }
+    let name = match name {
+        Some(Value::String(n)) => n,
+        Some(other) => return Err(name_not_a_string(kind(&other))),
+        None => return Err(name_missing()),
+    };
+    let arguments = match arguments {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(a)) => a,
+        Some(other) => return Err(arguments_not_an_object(&name, kind(&other))),
+    };
+    Ok(ToolCall {
+        name: Cow::Owned(name),
+        arguments: arguments.into(),
+    })
+}
+
+/// A `tools/call`'s params as text: the arguments stay text for the tool to read.
+fn call_from_text(call: CallText<'_>) -> Result<ToolCall<'_>, ErrorObject> {
+    let Some(name) = call.name else {
+        return Err(name_missing());
+    };
+    let arguments = match call.arguments {
+        None => Arguments::from(Map::new()),
+        Some(raw) if raw.get() == "null" => Arguments::from(Map::new()),
+        Some(raw) if raw.get().starts_with('{') => Arguments::text(raw.get()),
+        Some(raw) => return Err(arguments_not_an_object(&name, raw_kind(raw))),
+    };
+    Ok(ToolCall { name, arguments })
+}
+
+fn name_missing() -> ErrorObject {
+    invalid_params("tools/call requires `params.name`, the tool to call")
+}
+
+fn name_not_a_string(kind: &str) -> ErrorObject {
+    invalid_params(format!("`params.name` must be a string, got {kind}"))
+}
+
+fn arguments_not_an_object(tool: &str, kind: &str) -> ErrorObject {
+    invalid_params(format!(
+        "`params.arguments` of tool {tool:?} must be an object, got {kind}"
+    ))
+}
+
+/// A `tools/call` under way, with what its answer needs.
+pub(crate) struct PendingCall {
+    pub(crate) call: CallFuture,
+    server: Server,
+    version: Option<ProtocolVersion>,
+    /// 2026-07-28: the call's asks, when they end it with `input_required`.
+    round: Option<Arc<Round>>,
+}
+
+impl PendingCall {
+    /// The answer to a call that ended with `result`.
+    #[inline]
+    pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
+        if let Some(answer) = self
+            .round
+            .as_deref()
+            .and_then(|r| input_required(&self.server, r))
+        {
+            return answer;
+        }
+        let result = match result {
+            Ok(result) => result,
+            // A cancelled call gets no reply.
+            Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+            // 2026-07-28 refuses the request itself.
+            Err(CallError::MissingClientCapability {
+                capability,
+                message,
+                ..
+            }) if self.version == Some(ProtocolVersion::MODERN) => {
+                return Answer::Error(missing_capability(capability, message));
+            }
+            // The request itself is refused until the user has been elsewhere.
+            Err(CallError::UrlElicitationRequired {
+                message,
+                elicitations,
+                ..
+            }) => return Answer::Error(url_elicitation_required(message, elicitations)),
+            Err(e) => e.into_call_tool_result(),
+        };
+        Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
+    }
+}
+
+/// The answer to a request whose run stopped for input: `input_required`, or the error
+/// refusing an answer it was given. `None` when the run was not stopped.
+pub(crate) fn input_required(server: &Server, round: &Round) -> Option<Answer> {
+    Some(match round.input_required()? {
+        Ok(result) => Answer::Result(Outcome {
+            body: Body::InputRequired(Box::new(result)),
+            result_type: Some(ResultType::InputRequired),
+            meta: Some(Map::from_iter([(
+                META_SERVER_INFO.to_owned(),
+                server.info().clone(),
+            )])),
+        }),
+        Err(error) => Answer::Error(error),
+    })
+}
+
+/// -32042 URLElicitationRequired, listing the elicitations in `data`.
+#[cold]
+fn url_elicitation_required(message: String, elicitations: Vec<ElicitParams>) -> ErrorObject {
+    let mut error = ErrorObject::new(ErrorCode::URL_ELICITATION_REQUIRED, message);
+    error.data = serde_json::to_value(UrlElicitationRequiredData { elicitations }).ok();
+    error
+}
+
+/// -32021 MissingRequiredClientCapability, naming the capability in `data`.
+#[cold]
+fn missing_capability(capability: &str, message: String) -> ErrorObject {
+    let mut required = Map::new();
+    required.insert(capability.to_owned(), Value::Object(Map::new()));
+    let mut data = Map::new();
+    data.insert("requiredCapabilities".to_owned(), Value::Object(required));
+    let mut error = ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message);
+    error.data = Some(Value::Object(data));
+    error
+}
