@@ -494,7 +494,7 @@ async fn without_a_cache_every_listing_asks_the_server() {
 
 #[tokio::test(start_paused = true)]
 async fn tool_definitions_of_several_servers_filter_qualify_and_merge() {
-    use mcp_registry::client::{ToolCatalog, ToolFilter};
+    use mcp_registry::catalog::{ToolCatalog, ToolFilter};
     let (files, _) = connect(Client::builder(), []).await;
     let (shell, _) = connect(Client::builder(), []).await;
     let filter = ToolFilter::builder()

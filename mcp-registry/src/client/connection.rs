@@ -947,11 +947,11 @@ impl Client {
 
     /// The server's tools that `filter` lets through, as tools of a server named `server`:
     /// each with its qualified name (`mcp__<server>__<tool>`). Several servers' definitions
-    /// make one model-facing catalog with [`ToolCatalog::new`](super::ToolCatalog::new).
+    /// make one model-facing catalog with [`ToolCatalog::new`](crate::catalog::ToolCatalog::new).
     pub async fn tool_definitions(
         &self,
         server: &str,
-        filter: &super::ToolFilter,
+        filter: &crate::catalog::ToolFilter,
     ) -> Result<Vec<crate::registry::ToolDefinition>, ClientError> {
         Ok(self
             .list_tools()
