@@ -18,7 +18,8 @@ use super::machine::{
 };
 use super::policy::{Approval, ApprovalRequest, CallPolicy, is_retryable};
 use super::transport::{
-    InProcessTransport, Inbound, Outbound, OutboundKind, Transport, TransportError,
+    DEFAULT_MAX_MESSAGE_BYTES, InProcessTransport, Inbound, Outbound, OutboundKind, Transport,
+    TransportError,
 };
 use crate::protocol::headers::{ParamHeader, param_headers, tool_param_headers};
 use crate::protocol::{
@@ -188,6 +189,13 @@ pub struct ClientBuilder {
     roots: Option<Vec<Root>>,
     policy: CallPolicy,
     tool_cache: Option<Duration>,
+    #[cfg_attr(
+        not(any(feature = "client-http", feature = "client-stdio")),
+        allow(dead_code)
+    )]
+    max_message_bytes: usize,
+    #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
+    redirects_across_origins: bool,
     #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
     #[cfg(feature = "client-auth")]
@@ -222,6 +230,8 @@ impl Default for ClientBuilder {
             roots: None,
             policy: CallPolicy::default(),
             tool_cache: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            redirects_across_origins: false,
             headers: Vec::new(),
             #[cfg(feature = "client-auth")]
             oauth: None,
@@ -308,7 +318,25 @@ impl ClientBuilder {
         self
     }
 
-    /// A header sent with every HTTP request (e.g. `Authorization`).
+    /// The longest message accepted from the server (a stdio line, an HTTP JSON body, an SSE
+    /// line or event), in bytes; [`DEFAULT_MAX_MESSAGE_BYTES`] (16 MiB) unless set. A longer
+    /// one is dropped as it arrives, never buffered whole, and the request it answers fails
+    /// with [`TransportError::TooLarge`] when the client can tell which one it was.
+    pub fn max_message_bytes(mut self, limit: usize) -> Self {
+        self.max_message_bytes = limit;
+        self
+    }
+
+    /// Whether HTTP redirects to another origin (scheme, host and port) are followed; off
+    /// unless set, when such a redirect fails the request with
+    /// [`TransportError::Redirected`]. When on, only `307`/`308` are followed there, and
+    /// without the client's own headers, its `Mcp-Session-Id` or its authorization.
+    pub fn redirects_across_origins(mut self, follow: bool) -> Self {
+        self.redirects_across_origins = follow;
+        self
+    }
+
+    /// A header sent with every HTTP request (e.g. `Authorization`); never to another origin.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -377,7 +405,8 @@ impl ClientBuilder {
         command: tokio::process::Command,
     ) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let transport = super::stdio::StdioTransport::spawn(command, tx)?;
+        let transport =
+            super::stdio::StdioTransport::spawn_with_limit(command, tx, self.max_message_bytes)?;
         self.connect_with(transport, rx).await
     }
 
@@ -402,6 +431,8 @@ enum Reply {
     Error(ErrorObject),
     Handshake(Handshake),
     Closed(String),
+    /// The transport could get no reply (too large, an HTTP failure).
+    Failed(TransportError),
 }
 
 struct Inner {
@@ -707,6 +738,7 @@ impl Client {
         };
         tokio::select! {
             reply = exchange => match reply {
+                Ok(Reply::Failed(e)) => Err(e.into()),
                 Ok(reply) => Ok(reply),
                 Err(e) => {
                     lock(&self.inner.waiters).remove(&id);
@@ -787,6 +819,7 @@ impl Client {
                     return Err(ClientError::Server { method, error });
                 }
                 Ok(Reply::Closed(reason)) => return Err(ClientError::Closed(reason)),
+                Ok(Reply::Failed(e)) => return Err(e.into()),
                 Ok(Reply::Handshake(_)) => {
                     return Err(ClientError::Handshake(
                         "an unexpected handshake reply".into(),
@@ -1067,7 +1100,7 @@ impl Client {
                         return Ok(result);
                     }
                     Err(error) if attempt <= policy.retry_count() && is_retryable(&error) => {
-                        let wait = policy.delay(attempt);
+                        let wait = policy.delay(attempt, &error);
                         tracing::debug!(target: "mcp_registry::client", attempt, error = %error, retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), "tool call attempt failed; retrying");
                         let never = CancellationToken::new();
                         let cancellation = options.cancellation.as_ref().unwrap_or(&never);
@@ -1320,6 +1353,7 @@ impl Client {
             Reply::Result(_) => Ok(()),
             Reply::Error(error) => Err(ClientError::Server { method, error }),
             Reply::Closed(reason) => Err(ClientError::Closed(reason)),
+            Reply::Failed(e) => Err(e.into()),
             Reply::Handshake(_) => Err(ClientError::Handshake(
                 "an unexpected handshake reply".into(),
             )),
@@ -1433,6 +1467,11 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
             Inbound::Message(message) => message,
             Inbound::Closed(reason) => {
                 close_all(&inner, reason);
+                continue;
+            }
+            Inbound::Failed { id, error } => {
+                lock(&inner.machine).forget(&id);
+                deliver(&inner, &id, Reply::Failed(error));
                 continue;
             }
         };

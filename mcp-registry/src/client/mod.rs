@@ -14,6 +14,8 @@ pub mod auth;
 mod connection;
 #[cfg(feature = "client-http")]
 mod http;
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
+mod lines;
 pub mod machine;
 mod mount;
 mod policy;
