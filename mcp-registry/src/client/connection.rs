@@ -414,14 +414,16 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        use super::http::HttpTransport;
-        #[cfg(feature = "client-auth")]
-        let transport = match self.oauth.clone() {
-            Some(oauth) => HttpTransport::with_oauth(url, &self.headers, tx, oauth)?,
-            None => HttpTransport::new(url, &self.headers, tx)?,
+        use super::http::{HttpSettings, HttpTransport};
+        let settings = HttpSettings {
+            max_message_bytes: self.max_message_bytes,
+            redirects_across_origins: self.redirects_across_origins,
         };
+        #[cfg(feature = "client-auth")]
+        let oauth = self.oauth.clone();
         #[cfg(not(feature = "client-auth"))]
-        let transport = HttpTransport::new(url, &self.headers, tx)?;
+        let oauth = None;
+        let transport = HttpTransport::build(url, &self.headers, tx, oauth, settings)?;
         self.connect_with(transport, rx).await
     }
 }

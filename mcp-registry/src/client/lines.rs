@@ -7,6 +7,7 @@ use std::io;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
+#[cfg(feature = "client-stdio")]
 use crate::protocol::RequestId;
 
 /// How much of an over-long line is kept, to find whose reply it was.
@@ -39,6 +40,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 
     /// The limit, in bytes.
+    #[cfg(feature = "client-stdio")]
     pub(super) fn max(&self) -> usize {
         self.max
     }
@@ -84,6 +86,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 /// The id of the reply whose over-long text starts with `head`: the top-level `"id"` of an
 /// object whose head also shows a top-level `"result"` or `"error"` (a server request, with
 /// `"method"`, is never mistaken for a reply to one of ours).
+#[cfg(feature = "client-stdio")]
 pub(super) fn reply_id(head: &[u8]) -> Option<RequestId> {
     let mut id = None;
     let mut reply = false;
@@ -118,6 +121,7 @@ pub(super) fn reply_id(head: &[u8]) -> Option<RequestId> {
     id.filter(|_| reply)
 }
 
+#[cfg(feature = "client-stdio")]
 /// The index of the `"` closing a string whose text starts at `start`.
 fn string_end(text: &[u8], start: usize) -> Option<usize> {
     let mut i = start;
@@ -131,6 +135,7 @@ fn string_end(text: &[u8], start: usize) -> Option<usize> {
     None
 }
 
+#[cfg(feature = "client-stdio")]
 fn skip_space(text: &[u8], mut i: usize) -> usize {
     while text.get(i).is_some_and(u8::is_ascii_whitespace) {
         i += 1;
@@ -138,6 +143,7 @@ fn skip_space(text: &[u8], mut i: usize) -> usize {
     i
 }
 
+#[cfg(feature = "client-stdio")]
 /// A request id (a number or a string) starting at `start`.
 fn value_id(text: &[u8], start: usize) -> Option<RequestId> {
     let end = match text.get(start)? {
@@ -188,6 +194,7 @@ mod tests {
         assert_eq!(got, [Line::TooLong(b"abcdef".to_vec())]);
     }
 
+    #[cfg(feature = "client-stdio")]
     #[test]
     fn the_id_of_a_reply_is_found_in_its_head() {
         let id = |s: &str| reply_id(s.as_bytes());

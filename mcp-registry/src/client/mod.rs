@@ -19,6 +19,8 @@ mod lines;
 pub mod machine;
 mod mount;
 mod policy;
+#[cfg(feature = "client-http")]
+mod sse;
 #[cfg(feature = "client-stdio")]
 mod stdio;
 pub mod transport;
