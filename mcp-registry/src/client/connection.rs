@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::machine::{
     ClientConfig, ClientLifecycle, ClientMachine, ClientStateError, Handshake, Incoming,
-    OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequestKind,
+    OutgoingNotification, OutgoingRequest, RequestSettings, ServerNotification, ServerRequestKind,
     VersionPreference,
 };
 use super::policy::{Approval, ApprovalRequest, CallPolicy, is_retryable};
@@ -131,9 +131,10 @@ pub type SamplingHandler = Arc<
         + Sync,
 >;
 
-/// Per-call options: timeout, cancellation, progress, call policy.
+/// Per-request options of the client: timeout, cancellation, progress, policy. (The server
+/// side's per-call options are [`crate::CallOptions`].)
 #[derive(Debug, Clone, Default)]
-pub struct CallOptions {
+pub struct RequestOptions {
     /// Overrides the client's default timeout.
     pub timeout: Option<Duration>,
     /// Cancels the request when cancelled.
@@ -145,7 +146,7 @@ pub struct CallOptions {
     pub policy: Option<CallPolicy>,
 }
 
-impl CallOptions {
+impl RequestOptions {
     /// Default options.
     pub fn new() -> Self {
         Self::default()
@@ -786,15 +787,15 @@ impl Client {
     /// once when the server lost the session.
     async fn call(
         &self,
-        options: &CallOptions,
+        options: &RequestOptions,
         params: Vec<(String, String)>,
         build: impl Fn(
             &mut ClientMachine,
-            &RequestOptions,
+            &RequestSettings,
             Instant,
         ) -> Result<OutgoingRequest, ClientStateError>,
     ) -> Result<(String, Value), ClientError> {
-        let request_options = RequestOptions {
+        let request_options = RequestSettings {
             timeout: options.timeout.or(self.inner.builder.timeout),
             progress_token: options.progress_token.clone(),
         };
@@ -878,7 +879,7 @@ impl Client {
         &self,
         method_name: &'static str,
         params: Map<String, Value>,
-        options: &CallOptions,
+        options: &RequestOptions,
         headers: Vec<(String, String)>,
     ) -> Result<Value, ClientError> {
         let (mut method, mut result) = {
@@ -945,7 +946,7 @@ impl Client {
             Some(ProtocolEra::Modern) => method::DISCOVER,
             _ => method::PING,
         };
-        self.call(&CallOptions::default(), Vec::new(), |m, o, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, o, now| {
             m.request(method_name, None, o, now)
         })
         .await
@@ -1020,7 +1021,7 @@ impl Client {
         cursor: Option<String>,
     ) -> Result<ListToolsResult, ClientError> {
         let (method, result) = self
-            .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                 m.list_tools(cursor.clone(), now)
             })
             .await?;
@@ -1047,7 +1048,7 @@ impl Client {
         name: &str,
         arguments: Value,
     ) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with(name, arguments, CallOptions::default())
+        self.call_tool_with(name, arguments, RequestOptions::default())
             .await
     }
 
@@ -1062,7 +1063,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        options: CallOptions,
+        options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         let policy = options
             .policy
@@ -1129,7 +1130,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        options: &CallOptions,
+        options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         let arguments = match arguments {
             Value::Null => None,
@@ -1182,7 +1183,7 @@ impl Client {
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ClientError> {
         let (method, result) = self
-            .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                 m.list_prompts(cursor.clone(), now)
             })
             .await?;
@@ -1207,7 +1208,7 @@ impl Client {
             .call_with_input(
                 method::PROMPTS_GET,
                 params,
-                &CallOptions::default(),
+                &RequestOptions::default(),
                 Vec::new(),
             )
             .await?;
@@ -1220,7 +1221,7 @@ impl Client {
         let mut cursor: Option<String> = None;
         loop {
             let (method, result) = self
-                .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+                .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resources(cursor.clone(), now)
                 })
                 .await?;
@@ -1241,7 +1242,7 @@ impl Client {
         let mut cursor: Option<String> = None;
         loop {
             let (method, result) = self
-                .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+                .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resource_templates(cursor.clone(), now)
                 })
                 .await?;
@@ -1262,7 +1263,7 @@ impl Client {
             .call_with_input(
                 method::RESOURCES_READ,
                 params,
-                &CallOptions::default(),
+                &RequestOptions::default(),
                 Vec::new(),
             )
             .await?;
@@ -1271,7 +1272,7 @@ impl Client {
 
     /// Subscribes to updates of resource `uri` (`notifications/resources/updated`).
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
-        self.call(&CallOptions::default(), Vec::new(), |m, _, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, _, now| {
             m.subscribe(uri, now)
         })
         .await
@@ -1280,7 +1281,7 @@ impl Client {
 
     /// Unsubscribes from resource `uri`.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
-        self.call(&CallOptions::default(), Vec::new(), |m, _, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, _, now| {
             m.unsubscribe(uri, now)
         })
         .await
@@ -1290,7 +1291,7 @@ impl Client {
     /// `completion/complete`.
     pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
         let (method, result) = self
-            .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                 m.complete(&params, now)
             })
             .await?;
@@ -1304,7 +1305,7 @@ impl Client {
             self.machine().set_logging_level(level, Instant::now())?;
             return Ok(());
         }
-        self.call(&CallOptions::default(), Vec::new(), |m, _, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, _, now| {
             m.set_logging_level(level, now)?
                 .ok_or_else(|| ClientStateError {
                     operation: "send logging/setLevel".into(),
@@ -1320,7 +1321,7 @@ impl Client {
         &self,
         method_name: &str,
         params: Option<Map<String, Value>>,
-        options: CallOptions,
+        options: RequestOptions,
     ) -> Result<Value, ClientError> {
         self.call(&options, Vec::new(), |m, o, now| {
             m.request(method_name, params.clone(), o, now)

@@ -26,13 +26,13 @@ mod stdio;
 pub mod transport;
 
 pub use connection::{
-    CallOptions, Client, ClientBuilder, ClientError, ElicitationHandler, SamplingHandler,
+    Client, ClientBuilder, ClientError, ElicitationHandler, RequestOptions, SamplingHandler,
 };
 #[cfg(feature = "client-http")]
 pub use http::HttpTransport;
 pub use machine::{
     ClientConfig, ClientLifecycle, ClientMachine, ClientStateError, Handshake, Incoming, NotOurs,
-    OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequest,
+    OutgoingNotification, OutgoingRequest, RequestSettings, ServerNotification, ServerRequest,
     ServerRequestKind, TimedOut, VersionPreference,
 };
 pub use mount::{MountError, RemoteServer};

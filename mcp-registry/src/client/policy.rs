@@ -84,7 +84,7 @@ impl fmt::Debug for Backoff {
 /// What wraps each [`Client::call_tool`](super::Client::call_tool): an approval callback run
 /// first, then up to `retries` retries of retryable failures with [`Backoff`] between them.
 /// Set a client's with [`ClientBuilder::call_policy`](super::ClientBuilder::call_policy),
-/// one call's with [`CallOptions::policy`](super::CallOptions::policy).
+/// one call's with [`RequestOptions::policy`](super::RequestOptions::policy).
 ///
 /// Retryable: transport failures, HTTP 5xx (after the server's `Retry-After` when it gives
 /// one, up to a minute), timeouts, and the server's internal error (-32603). Never retried:
