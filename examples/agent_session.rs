@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_registry::agent::{ControlRouter, McpMessageRequest};
-use mcp_registry::client::{FilteredRegistry, ToolFilter};
+use mcp_registry::catalog::{FilteredRegistry, ToolFilter};
 use mcp_registry::{Registry, Server, Tool};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;

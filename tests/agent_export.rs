@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use mcp_registry::Registry;
 use mcp_registry::agent::{ModelApi, ToolUseError};
-use mcp_registry::client::{FilteredRegistry, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name};
+use mcp_registry::catalog::{FilteredRegistry, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name};
 use serde_json::json;
 
 mod common;

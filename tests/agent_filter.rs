@@ -1,7 +1,7 @@
 //! Allow and deny filters: what is hidden is refused too, whatever name it is called by.
 
 use mcp_registry::agent::{ControlRouter, ModelApi};
-use mcp_registry::client::{FilterDecision, FilteredCallError, FilteredRegistry, ToolFilter};
+use mcp_registry::catalog::{FilterDecision, FilteredCallError, FilteredRegistry, ToolFilter};
 use mcp_registry::{CallError, Registry};
 use serde_json::json;
 

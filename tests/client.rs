@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_registry::client::{CallOptions, Client, ClientBuilder, ClientError, ServerNotification};
+use mcp_registry::client::{
+    Client, ClientBuilder, ClientError, RequestOptions, ServerNotification,
+};
 use mcp_registry::protocol::{ProtocolEra, ProtocolVersion};
 use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool, ToolContext};
 use serde_json::json;
@@ -107,7 +109,7 @@ async fn exercise(client: &Client, era: ProtocolEra) {
         .call_tool_with(
             "job",
             json!({"steps": 3}),
-            CallOptions::new().progress_token("p1"),
+            RequestOptions::new().progress_token("p1"),
         )
         .await
         .unwrap();
@@ -127,7 +129,7 @@ async fn exercise(client: &Client, era: ProtocolEra) {
         .call_tool_with(
             "slow",
             json!({}),
-            CallOptions::new().timeout(Duration::from_millis(100)),
+            RequestOptions::new().timeout(Duration::from_millis(100)),
         )
         .await
         .unwrap_err();
@@ -140,7 +142,7 @@ async fn exercise(client: &Client, era: ProtocolEra) {
         cancel.cancel();
     });
     let cancelled = client
-        .call_tool_with("slow", json!({}), CallOptions::new().cancellation(token))
+        .call_tool_with("slow", json!({}), RequestOptions::new().cancellation(token))
         .await
         .unwrap_err();
     assert!(

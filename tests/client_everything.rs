@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_registry::client::{CallOptions, Client, ClientBuilder, ServerNotification};
+use mcp_registry::client::{Client, ClientBuilder, RequestOptions, ServerNotification};
 use mcp_registry::protocol::{
     CompleteArgument, CompleteParams, CompletionReference, CreateMessageResult, ElicitParams,
     ElicitResult, LoggingLevel,
@@ -118,7 +118,7 @@ async fn exercise(client: &Client, asked: &Asked) {
         .call_tool_with(
             "trigger-long-running-operation",
             json!({"duration": 1, "steps": 2}),
-            CallOptions::new().progress_token("op"),
+            RequestOptions::new().progress_token("op"),
         )
         .await
         .unwrap();

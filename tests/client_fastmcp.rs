@@ -10,7 +10,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mcp_registry::client::{CallOptions, Client, ClientBuilder, RemoteServer, ServerNotification};
+use mcp_registry::client::{
+    Client, ClientBuilder, RemoteServer, RequestOptions, ServerNotification,
+};
 use mcp_registry::protocol::{CreateMessageResult, ElicitResult};
 use mcp_registry::{ConnectionState, Registry};
 use serde_json::json;
@@ -105,7 +107,7 @@ async fn exercise(client: &Client) {
         .call_tool_with(
             "count",
             json!({"to": 3}),
-            CallOptions::new().progress_token("p1"),
+            RequestOptions::new().progress_token("p1"),
         )
         .await
         .unwrap();

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_registry::client::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
 use mcp_registry::client::{
-    Approval, Backoff, CallOptions, CallPolicy, Client, ClientBuilder, ClientError,
+    Approval, Backoff, CallPolicy, Client, ClientBuilder, ClientError, RequestOptions,
 };
 use mcp_registry::protocol::ProtocolVersion;
 use mcp_registry::tool::BoxFuture;
@@ -223,7 +223,7 @@ async fn a_custom_backoff_is_a_function_of_the_retry_number() {
 async fn a_timeout_cancels_on_the_wire_and_is_retried() {
     let policy = CallPolicy::new().retries(1);
     let (client, seen) = connect(Client::builder().call_policy(policy), [Step::Hang, ok()]).await;
-    let options = CallOptions::new().timeout(Duration::from_secs(2));
+    let options = RequestOptions::new().timeout(Duration::from_secs(2));
     let result = client
         .call_tool_with("t", json!({}), options)
         .await
@@ -255,7 +255,7 @@ async fn every_attempt_timing_out_ends_in_a_timeout_error() {
         [Step::Hang, Step::Hang],
     )
     .await;
-    let options = CallOptions::new().timeout(Duration::from_secs(1));
+    let options = RequestOptions::new().timeout(Duration::from_secs(1));
     let error = client
         .call_tool_with("t", json!({}), options)
         .await
@@ -307,7 +307,7 @@ async fn a_denial_sends_nothing_and_carries_the_reason() {
 #[tokio::test(start_paused = true)]
 async fn a_per_call_policy_overrides_the_clients() {
     let (client, seen) = connect(Client::builder(), [Step::Error(-32603), ok()]).await;
-    let options = CallOptions::new().policy(CallPolicy::new().retries(0));
+    let options = RequestOptions::new().policy(CallPolicy::new().retries(0));
     assert!(
         client
             .call_tool_with("t", json!({}), options)
@@ -321,7 +321,7 @@ async fn a_per_call_policy_overrides_the_clients() {
 async fn cancelling_during_the_backoff_ends_the_call() {
     let token = tokio_util::sync::CancellationToken::new();
     let (client, seen) = connect(Client::builder(), [Step::Error(-32603), ok()]).await;
-    let options = CallOptions::new().cancellation(token.clone());
+    let options = RequestOptions::new().cancellation(token.clone());
     let cancel = async {
         tokio::time::sleep(Duration::from_millis(50)).await;
         token.cancel();
@@ -494,7 +494,7 @@ async fn without_a_cache_every_listing_asks_the_server() {
 
 #[tokio::test(start_paused = true)]
 async fn tool_definitions_of_several_servers_filter_qualify_and_merge() {
-    use mcp_registry::client::{ToolCatalog, ToolFilter};
+    use mcp_registry::catalog::{ToolCatalog, ToolFilter};
     let (files, _) = connect(Client::builder(), []).await;
     let (shell, _) = connect(Client::builder(), []).await;
     let filter = ToolFilter::builder()

@@ -51,6 +51,7 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+pub mod catalog;
 pub mod client;
 pub mod completion;
 pub mod dispatch;

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 
 use super::permission::{PermissionDecision, PermissionRequest};
-use crate::client::FilteredRegistry;
+use crate::catalog::FilteredRegistry;
 use crate::registry::{CallOptions, Registry};
 use crate::tool::{BoxFuture, NotificationSink};
 
@@ -196,7 +196,7 @@ impl McpMessageRequest {
 /// - [`on_permission_request`](Self::on_permission_request): a host callback answering the
 ///   runtime's `can_use_tool` requests (allow, or deny with a message the model sees).
 ///
-/// [`ToolFilter`]: crate::client::ToolFilter
+/// [`ToolFilter`]: crate::catalog::ToolFilter
 ///
 /// ```
 /// use mcp_registry::agent::ControlRouter;

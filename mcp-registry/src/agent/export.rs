@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::client::{DuplicateToolName, FilteredRegistry};
+use crate::catalog::{DuplicateToolName, FilteredRegistry};
 use crate::protocol::{self, CallToolResult, Content};
 use crate::registry::CallOptions;
 
@@ -298,12 +298,12 @@ fn json_arguments(arguments: Option<&Value>) -> Result<Value, String> {
 
 impl FilteredRegistry {
     /// The enabled, allowed tools as `api` definitions, named `mcp__<server>__<tool>` (see
-    /// [`model_tool_name`](crate::client::model_tool_name)); name collisions are reported in
+    /// [`model_tool_name`](crate::catalog::model_tool_name)); name collisions are reported in
     /// [`ToolExport::duplicates`].
     ///
     /// ```
     /// use mcp_registry::agent::ModelApi;
-    /// use mcp_registry::client::{FilteredRegistry, ToolFilter};
+    /// use mcp_registry::catalog::{FilteredRegistry, ToolFilter};
     /// use mcp_registry::{Registry, Server, Tool};
     /// use serde_json::json;
     /// let tool = |name: &str| Tool::new(name, "", json!({"type": "object"}), |_| async { "" }).unwrap();
@@ -331,7 +331,7 @@ impl FilteredRegistry {
     ///
     /// ```
     /// use mcp_registry::agent::ModelApi;
-    /// use mcp_registry::client::FilteredRegistry;
+    /// use mcp_registry::catalog::FilteredRegistry;
     /// use mcp_registry::{Registry, Server, Tool};
     /// use serde_json::json;
     /// # #[tokio::main(flavor = "current_thread")]

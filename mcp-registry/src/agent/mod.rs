@@ -9,7 +9,7 @@
 //! - [`ControlRouter`]: answers `control_request`s of subtype `mcp_message` (and `can_use_tool`
 //!   through a host callback), relays tools' progress and list changes to the runtime, and
 //!   projects the `mcpServers` configuration and the `sdkMcpServers` names an agent CLI expects.
-//! - [`ModelApi`] and [`FilteredRegistry::export_tools`](crate::client::FilteredRegistry::export_tools):
+//! - [`ModelApi`] and [`FilteredRegistry::export_tools`](crate::catalog::FilteredRegistry::export_tools):
 //!   the tools in the function-calling formats of model APIs, and the way back from a model's
 //!   tool-use block to a tool result.
 

@@ -13,12 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::machine::{
     ClientConfig, ClientLifecycle, ClientMachine, ClientStateError, Handshake, Incoming,
-    OutgoingNotification, OutgoingRequest, RequestOptions, ServerNotification, ServerRequestKind,
+    OutgoingNotification, OutgoingRequest, RequestSettings, ServerNotification, ServerRequestKind,
     VersionPreference,
 };
 use super::policy::{Approval, ApprovalRequest, CallPolicy, is_retryable};
 use super::transport::{
-    InProcessTransport, Inbound, Outbound, OutboundKind, Transport, TransportError,
+    DEFAULT_MAX_MESSAGE_BYTES, InProcessTransport, Inbound, Outbound, OutboundKind, Transport,
+    TransportError,
 };
 use crate::protocol::headers::{ParamHeader, param_headers, tool_param_headers};
 use crate::protocol::{
@@ -130,9 +131,10 @@ pub type SamplingHandler = Arc<
         + Sync,
 >;
 
-/// Per-call options: timeout, cancellation, progress, call policy.
+/// Per-request options of the client: timeout, cancellation, progress, policy. (The server
+/// side's per-call options are [`crate::CallOptions`].)
 #[derive(Debug, Clone, Default)]
-pub struct CallOptions {
+pub struct RequestOptions {
     /// Overrides the client's default timeout.
     pub timeout: Option<Duration>,
     /// Cancels the request when cancelled.
@@ -144,7 +146,7 @@ pub struct CallOptions {
     pub policy: Option<CallPolicy>,
 }
 
-impl CallOptions {
+impl RequestOptions {
     /// Default options.
     pub fn new() -> Self {
         Self::default()
@@ -188,6 +190,13 @@ pub struct ClientBuilder {
     roots: Option<Vec<Root>>,
     policy: CallPolicy,
     tool_cache: Option<Duration>,
+    #[cfg_attr(
+        not(any(feature = "client-http", feature = "client-stdio")),
+        allow(dead_code)
+    )]
+    max_message_bytes: usize,
+    #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
+    redirects_across_origins: bool,
     #[cfg_attr(not(feature = "client-http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
     #[cfg(feature = "client-auth")]
@@ -222,6 +231,8 @@ impl Default for ClientBuilder {
             roots: None,
             policy: CallPolicy::default(),
             tool_cache: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            redirects_across_origins: false,
             headers: Vec::new(),
             #[cfg(feature = "client-auth")]
             oauth: None,
@@ -308,7 +319,25 @@ impl ClientBuilder {
         self
     }
 
-    /// A header sent with every HTTP request (e.g. `Authorization`).
+    /// The longest message accepted from the server (a stdio line, an HTTP JSON body, an SSE
+    /// line or event), in bytes; [`DEFAULT_MAX_MESSAGE_BYTES`] (16 MiB) unless set. A longer
+    /// one is dropped as it arrives, never buffered whole, and the request it answers fails
+    /// with [`TransportError::TooLarge`] when the client can tell which one it was.
+    pub fn max_message_bytes(mut self, limit: usize) -> Self {
+        self.max_message_bytes = limit;
+        self
+    }
+
+    /// Whether HTTP redirects to another origin (scheme, host and port) are followed; off
+    /// unless set, when such a redirect fails the request with
+    /// [`TransportError::Redirected`]. When on, only `307`/`308` are followed there, and
+    /// without the client's own headers, its `Mcp-Session-Id` or its authorization.
+    pub fn redirects_across_origins(mut self, follow: bool) -> Self {
+        self.redirects_across_origins = follow;
+        self
+    }
+
+    /// A header sent with every HTTP request (e.g. `Authorization`); never to another origin.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
@@ -377,7 +406,8 @@ impl ClientBuilder {
         command: tokio::process::Command,
     ) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        let transport = super::stdio::StdioTransport::spawn(command, tx)?;
+        let transport =
+            super::stdio::StdioTransport::spawn_with_limit(command, tx, self.max_message_bytes)?;
         self.connect_with(transport, rx).await
     }
 
@@ -385,14 +415,16 @@ impl ClientBuilder {
     #[cfg(feature = "client-http")]
     pub async fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
-        use super::http::HttpTransport;
-        #[cfg(feature = "client-auth")]
-        let transport = match self.oauth.clone() {
-            Some(oauth) => HttpTransport::with_oauth(url, &self.headers, tx, oauth)?,
-            None => HttpTransport::new(url, &self.headers, tx)?,
+        use super::http::{HttpSettings, HttpTransport};
+        let settings = HttpSettings {
+            max_message_bytes: self.max_message_bytes,
+            redirects_across_origins: self.redirects_across_origins,
         };
+        #[cfg(feature = "client-auth")]
+        let oauth = self.oauth.clone();
         #[cfg(not(feature = "client-auth"))]
-        let transport = HttpTransport::new(url, &self.headers, tx)?;
+        let oauth = None;
+        let transport = HttpTransport::build(url, &self.headers, tx, oauth, settings)?;
         self.connect_with(transport, rx).await
     }
 }
@@ -402,6 +434,8 @@ enum Reply {
     Error(ErrorObject),
     Handshake(Handshake),
     Closed(String),
+    /// The transport could get no reply (too large, an HTTP failure).
+    Failed(TransportError),
 }
 
 struct Inner {
@@ -707,6 +741,7 @@ impl Client {
         };
         tokio::select! {
             reply = exchange => match reply {
+                Ok(Reply::Failed(e)) => Err(e.into()),
                 Ok(reply) => Ok(reply),
                 Err(e) => {
                     lock(&self.inner.waiters).remove(&id);
@@ -752,15 +787,15 @@ impl Client {
     /// once when the server lost the session.
     async fn call(
         &self,
-        options: &CallOptions,
+        options: &RequestOptions,
         params: Vec<(String, String)>,
         build: impl Fn(
             &mut ClientMachine,
-            &RequestOptions,
+            &RequestSettings,
             Instant,
         ) -> Result<OutgoingRequest, ClientStateError>,
     ) -> Result<(String, Value), ClientError> {
-        let request_options = RequestOptions {
+        let request_options = RequestSettings {
             timeout: options.timeout.or(self.inner.builder.timeout),
             progress_token: options.progress_token.clone(),
         };
@@ -787,6 +822,7 @@ impl Client {
                     return Err(ClientError::Server { method, error });
                 }
                 Ok(Reply::Closed(reason)) => return Err(ClientError::Closed(reason)),
+                Ok(Reply::Failed(e)) => return Err(e.into()),
                 Ok(Reply::Handshake(_)) => {
                     return Err(ClientError::Handshake(
                         "an unexpected handshake reply".into(),
@@ -843,7 +879,7 @@ impl Client {
         &self,
         method_name: &'static str,
         params: Map<String, Value>,
-        options: &CallOptions,
+        options: &RequestOptions,
         headers: Vec<(String, String)>,
     ) -> Result<Value, ClientError> {
         let (mut method, mut result) = {
@@ -910,7 +946,7 @@ impl Client {
             Some(ProtocolEra::Modern) => method::DISCOVER,
             _ => method::PING,
         };
-        self.call(&CallOptions::default(), Vec::new(), |m, o, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, o, now| {
             m.request(method_name, None, o, now)
         })
         .await
@@ -947,11 +983,11 @@ impl Client {
 
     /// The server's tools that `filter` lets through, as tools of a server named `server`:
     /// each with its qualified name (`mcp__<server>__<tool>`). Several servers' definitions
-    /// make one model-facing catalog with [`ToolCatalog::new`](super::ToolCatalog::new).
+    /// make one model-facing catalog with [`ToolCatalog::new`](crate::catalog::ToolCatalog::new).
     pub async fn tool_definitions(
         &self,
         server: &str,
-        filter: &super::ToolFilter,
+        filter: &crate::catalog::ToolFilter,
     ) -> Result<Vec<crate::registry::ToolDefinition>, ClientError> {
         Ok(self
             .list_tools()
@@ -985,7 +1021,7 @@ impl Client {
         cursor: Option<String>,
     ) -> Result<ListToolsResult, ClientError> {
         let (method, result) = self
-            .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                 m.list_tools(cursor.clone(), now)
             })
             .await?;
@@ -1012,7 +1048,7 @@ impl Client {
         name: &str,
         arguments: Value,
     ) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with(name, arguments, CallOptions::default())
+        self.call_tool_with(name, arguments, RequestOptions::default())
             .await
     }
 
@@ -1027,7 +1063,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        options: CallOptions,
+        options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         let policy = options
             .policy
@@ -1063,7 +1099,7 @@ impl Client {
                         return Ok(result);
                     }
                     Err(error) if attempt <= policy.retry_count() && is_retryable(&error) => {
-                        let wait = policy.delay(attempt);
+                        let wait = policy.delay(attempt, &error);
                         tracing::debug!(target: "mcp_registry::client", attempt, error = %error, retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), "tool call attempt failed; retrying");
                         let never = CancellationToken::new();
                         let cancellation = options.cancellation.as_ref().unwrap_or(&never);
@@ -1090,7 +1126,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        options: &CallOptions,
+        options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         let arguments = match arguments {
             Value::Null => None,
@@ -1143,7 +1179,7 @@ impl Client {
         cursor: Option<String>,
     ) -> Result<ListPromptsResult, ClientError> {
         let (method, result) = self
-            .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                 m.list_prompts(cursor.clone(), now)
             })
             .await?;
@@ -1168,7 +1204,7 @@ impl Client {
             .call_with_input(
                 method::PROMPTS_GET,
                 params,
-                &CallOptions::default(),
+                &RequestOptions::default(),
                 Vec::new(),
             )
             .await?;
@@ -1181,7 +1217,7 @@ impl Client {
         let mut cursor: Option<String> = None;
         loop {
             let (method, result) = self
-                .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+                .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resources(cursor.clone(), now)
                 })
                 .await?;
@@ -1202,7 +1238,7 @@ impl Client {
         let mut cursor: Option<String> = None;
         loop {
             let (method, result) = self
-                .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+                .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resource_templates(cursor.clone(), now)
                 })
                 .await?;
@@ -1223,7 +1259,7 @@ impl Client {
             .call_with_input(
                 method::RESOURCES_READ,
                 params,
-                &CallOptions::default(),
+                &RequestOptions::default(),
                 Vec::new(),
             )
             .await?;
@@ -1232,7 +1268,7 @@ impl Client {
 
     /// Subscribes to updates of resource `uri` (`notifications/resources/updated`).
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
-        self.call(&CallOptions::default(), Vec::new(), |m, _, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, _, now| {
             m.subscribe(uri, now)
         })
         .await
@@ -1241,7 +1277,7 @@ impl Client {
 
     /// Unsubscribes from resource `uri`.
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
-        self.call(&CallOptions::default(), Vec::new(), |m, _, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, _, now| {
             m.unsubscribe(uri, now)
         })
         .await
@@ -1251,7 +1287,7 @@ impl Client {
     /// `completion/complete`.
     pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
         let (method, result) = self
-            .call(&CallOptions::default(), Vec::new(), |m, _, now| {
+            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                 m.complete(&params, now)
             })
             .await?;
@@ -1265,7 +1301,7 @@ impl Client {
             self.machine().set_logging_level(level, Instant::now())?;
             return Ok(());
         }
-        self.call(&CallOptions::default(), Vec::new(), |m, _, now| {
+        self.call(&RequestOptions::default(), Vec::new(), |m, _, now| {
             m.set_logging_level(level, now)?
                 .ok_or_else(|| ClientStateError {
                     operation: "send logging/setLevel".into(),
@@ -1281,7 +1317,7 @@ impl Client {
         &self,
         method_name: &str,
         params: Option<Map<String, Value>>,
-        options: CallOptions,
+        options: RequestOptions,
     ) -> Result<Value, ClientError> {
         self.call(&options, Vec::new(), |m, o, now| {
             m.request(method_name, params.clone(), o, now)
@@ -1316,6 +1352,7 @@ impl Client {
             Reply::Result(_) => Ok(()),
             Reply::Error(error) => Err(ClientError::Server { method, error }),
             Reply::Closed(reason) => Err(ClientError::Closed(reason)),
+            Reply::Failed(e) => Err(e.into()),
             Reply::Handshake(_) => Err(ClientError::Handshake(
                 "an unexpected handshake reply".into(),
             )),
@@ -1429,6 +1466,11 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
             Inbound::Message(message) => message,
             Inbound::Closed(reason) => {
                 close_all(&inner, reason);
+                continue;
+            }
+            Inbound::Failed { id, error } => {
+                lock(&inner.machine).forget(&id);
+                deliver(&inner, &id, Reply::Failed(error));
                 continue;
             }
         };

@@ -9,15 +9,22 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, COOKIE, HeaderMap, HeaderName, HeaderValue, LOCATION,
+    RETRY_AFTER,
+};
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
-use sse_stream::SseByteStream;
+use tokio::io::AsyncBufRead;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
+use tokio_util::io::StreamReader;
 
 use super::ClientError;
-use super::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
+use super::sse::{EventReader, Sse};
+use super::transport::{
+    DEFAULT_MAX_MESSAGE_BYTES, Inbound, Outbound, OutboundKind, Transport, TransportError,
+};
 use crate::protocol::headers::encode_header_value;
 use crate::protocol::{
     ErrorCode, ErrorObject, ErrorResponse, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion,
@@ -46,8 +53,35 @@ struct Shared {
     session: Mutex<Option<HeaderValue>>,
     incoming: mpsc::UnboundedSender<Inbound>,
     streams: Mutex<HashMap<RequestId, AbortHandle>>,
+    settings: HttpSettings,
     #[cfg(feature = "client-auth")]
     auth: Option<super::auth::Authorizer>,
+}
+
+/// What a [`HttpTransport`] accepts from the server.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HttpSettings {
+    /// The longest JSON body, SSE line or SSE event.
+    pub(super) max_message_bytes: usize,
+    /// Whether `307`/`308` to another origin are followed (without the client's headers).
+    pub(super) redirects_across_origins: bool,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            redirects_across_origins: false,
+        }
+    }
+}
+
+/// The most redirects followed for one request.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether two URLs share an origin (scheme, host and port).
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.origin() == b.origin()
 }
 
 fn other(e: impl std::fmt::Display) -> TransportError {
@@ -61,7 +95,7 @@ impl HttpTransport {
         headers: &[(String, String)],
         incoming: mpsc::UnboundedSender<Inbound>,
     ) -> Result<Self, ClientError> {
-        Self::build(url, headers, incoming, None)
+        Self::build(url, headers, incoming, None, HttpSettings::default())
     }
 
     /// A transport like [`new`](Self::new) that authorizes with `oauth` when the server asks
@@ -73,15 +107,16 @@ impl HttpTransport {
         incoming: mpsc::UnboundedSender<Inbound>,
         oauth: super::auth::OAuth,
     ) -> Result<Self, ClientError> {
-        Self::build(url, headers, incoming, Some(oauth))
+        Self::build(url, headers, incoming, Some(oauth), HttpSettings::default())
     }
 
-    fn build(
+    pub(super) fn build(
         url: &str,
         headers: &[(String, String)],
         incoming: mpsc::UnboundedSender<Inbound>,
         #[cfg(feature = "client-auth")] oauth: Option<super::auth::OAuth>,
         #[cfg(not(feature = "client-auth"))] _oauth: Option<std::convert::Infallible>,
+        settings: HttpSettings,
     ) -> Result<Self, ClientError> {
         let url = Url::parse(url)
             .map_err(|e| TransportError::Other(format!("invalid MCP URL {url:?}: {e}")))?;
@@ -94,8 +129,22 @@ impl HttpTransport {
             })?;
             map.append(name, value);
         }
+        // Same-origin redirects only: reqwest would carry custom headers and the session id
+        // to another origin (it strips `Authorization` alone); those are handled in `post`.
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            let crosses = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| !same_origin(first, attempt.url()));
+            if crosses || attempt.previous().len() > MAX_REDIRECTS {
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        });
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
+            .redirect(redirects)
             .build()
             .map_err(other)?;
         Ok(HttpTransport {
@@ -108,6 +157,7 @@ impl HttpTransport {
                 session: Mutex::new(None),
                 incoming,
                 streams: Mutex::new(HashMap::new()),
+                settings,
             }),
         })
     }
@@ -146,10 +196,66 @@ impl Shared {
         None
     }
 
+    /// POSTs `body` (see [`post_authorized`](Self::post_authorized)), then deals with a
+    /// redirect to another origin.
+    async fn post(&self, headers: HeaderMap, body: Vec<u8>) -> Result<Response, TransportError> {
+        let response = self.post_authorized(headers.clone(), body.clone()).await?;
+        self.cross_origin(response, &headers, body).await
+    }
+
+    /// A redirect that reqwest stopped at (another origin): refused unless the client allows
+    /// it, then followed for `307`/`308` only (the others turn a POST into a GET) and without
+    /// the client's own headers, its session id or its authorization.
+    async fn cross_origin(
+        &self,
+        mut response: Response,
+        headers: &HeaderMap,
+        body: Vec<u8>,
+    ) -> Result<Response, TransportError> {
+        for _ in 0..MAX_REDIRECTS {
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| response.url().join(l).ok());
+            let Some(location) = location.filter(|_| response.status().is_redirection()) else {
+                return Ok(response);
+            };
+            if same_origin(&location, response.url()) {
+                return Ok(response); // past reqwest's redirect limit: reported as a status
+            }
+            let keeps_post = matches!(
+                response.status(),
+                StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
+            );
+            if !self.settings.redirects_across_origins || !keeps_post {
+                return Err(TransportError::Redirected {
+                    location: location.to_string(),
+                });
+            }
+            let mut protocol = headers.clone();
+            for name in self.headers.keys() {
+                protocol.remove(name);
+            }
+            protocol.remove(SESSION);
+            protocol.remove(AUTHORIZATION);
+            protocol.remove(COOKIE);
+            response = self
+                .http
+                .post(location.clone())
+                .headers(protocol)
+                .body(body.clone())
+                .send()
+                .await
+                .map_err(|e| TransportError::Closed(format!("POST {location}: {e}")))?;
+        }
+        Ok(response)
+    }
+
     /// POSTs `body`; when the server asks for authorization (401, 403 `insufficient_scope`)
     /// and OAuth is configured, authorizes and POSTs again.
     #[cfg_attr(not(feature = "client-auth"), allow(clippy::never_loop))]
-    async fn post(
+    async fn post_authorized(
         &self,
         mut headers: HeaderMap,
         body: Vec<u8>,
@@ -201,6 +307,14 @@ impl Shared {
     fn fail(&self, id: &RequestId, error: ErrorObject) {
         let reply = ErrorResponse::new(Some(id.clone()), error);
         self.deliver(serde_json::to_value(reply).unwrap_or_default());
+    }
+
+    /// Fails request `id` with a transport error (the HTTP exchange itself failed).
+    fn fail_transport(&self, id: &RequestId, error: TransportError) {
+        let _ = self.incoming.send(Inbound::Failed {
+            id: id.clone(),
+            error,
+        });
     }
 }
 
@@ -349,14 +463,26 @@ impl Transport for HttpTransport {
             }
             let reader = Arc::clone(shared);
             let task = tokio::spawn(async move {
-                let mut events = SseByteStream::new(response.bytes_stream());
-                while let Some(Ok(event)) = events.next().await {
-                    if let Some(message) = event
-                        .data
-                        .filter(|d| !d.trim().is_empty())
-                        .and_then(|d| serde_json::from_str::<Value>(&d).ok())
-                    {
-                        reader.deliver(message);
+                let mut events = events(&reader, response);
+                loop {
+                    match events.next_event().await {
+                        Ok(Some(Sse::Event(event))) => {
+                            if let Some(message) = event
+                                .data
+                                .filter(|d| !d.trim().is_empty())
+                                .and_then(|d| serde_json::from_str::<Value>(&d).ok())
+                            {
+                                reader.deliver(message);
+                            }
+                        }
+                        Ok(Some(skipped)) => {
+                            tracing::warn!(
+                                ?skipped,
+                                limit = events.max(),
+                                "MCP event on the standalone stream skipped"
+                            );
+                        }
+                        Ok(None) | Err(_) => break,
                     }
                 }
             });
@@ -439,38 +565,10 @@ async fn read_reply(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
     if !is_sse {
-        let body = match response.bytes().await {
-            Ok(body) => body,
-            Err(e) => return shared.fail(id, http_error(status, &e.to_string())),
-        };
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(Value::Array(messages)) => messages.into_iter().for_each(|m| shared.deliver(m)),
-            Ok(message) if message.get("jsonrpc").is_some() => {
-                // An error the server could not tie to the request (no id, or an HTTP error
-                // status with an id of its own, as a legacy server answers a 2026-07-28
-                // request: `400` and `"id": "server-error"`): it is this one's.
-                let ours = serde_json::to_value(id).ok();
-                let unanswerable = message.get("error").is_some()
-                    && (message.get("id").is_none_or(Value::is_null)
-                        || (!status.is_success() && message.get("id") != ours.as_ref()));
-                if unanswerable {
-                    let error = message
-                        .get("error")
-                        .cloned()
-                        .and_then(|e| serde_json::from_value(e).ok())
-                        .unwrap_or_else(|| http_error(status, ""));
-                    shared.fail(id, error);
-                } else {
-                    shared.deliver(message);
-                }
-            }
-            _ => shared.fail(
-                id,
-                http_error(
-                    status,
-                    &String::from_utf8_lossy(&body[..body.len().min(200)]),
-                ),
-            ),
+        let retry_after = retry_after(response.headers());
+        match read_body(response, shared.settings.max_message_bytes).await {
+            Ok(body) => json_reply(shared, id, status, retry_after, &body),
+            Err(error) => shared.fail_transport(id, error),
         }
         return;
     }
@@ -528,10 +626,26 @@ async fn read_events(
     last_event_id: &mut Option<String>,
     retry: &mut Option<Duration>,
 ) -> bool {
-    let mut events = SseByteStream::new(response.bytes_stream());
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(event) => event,
+    let mut events = events(shared, response);
+    loop {
+        let event = match events.next_event().await {
+            Ok(Some(Sse::Event(event))) => event,
+            Ok(Some(Sse::NotUtf8)) => {
+                tracing::warn!("an MCP event that is not UTF-8: skipped");
+                continue;
+            }
+            Ok(Some(Sse::TooLarge)) => {
+                // Whichever message it was, this request's stream can no longer be trusted
+                // to carry its reply whole: the request fails, by the limit.
+                let error = TransportError::TooLarge {
+                    what: "an SSE event",
+                    limit: events.max(),
+                };
+                tracing::warn!(%error, "MCP event skipped");
+                shared.fail_transport(id, error);
+                return true;
+            }
+            Ok(None) => return false,
             Err(e) => {
                 tracing::debug!(error = %e, "MCP event stream broke off");
                 return false;
@@ -560,7 +674,101 @@ async fn read_events(
             return true;
         }
     }
-    false
+}
+
+/// The events of `response`'s body, bounded by the client's limit.
+fn events(shared: &Shared, response: Response) -> EventReader<impl AsyncBufRead + Unpin> {
+    let bytes = Box::pin(
+        response
+            .bytes_stream()
+            .map(|chunk| chunk.map_err(std::io::Error::other)),
+    );
+    EventReader::new(StreamReader::new(bytes), shared.settings.max_message_bytes)
+}
+
+/// A body of at most `limit` bytes: refused by its `Content-Length`, or once past it.
+async fn read_body(mut response: Response, limit: usize) -> Result<Vec<u8>, TransportError> {
+    let too_large = TransportError::TooLarge {
+        what: "a JSON body",
+        limit,
+    };
+    if response
+        .content_length()
+        .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+    {
+        return Err(too_large);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| TransportError::Other(format!("reading the MCP server's reply: {e}")))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Passes on the JSON reply to request `id` (or fails it: an HTTP error status with no
+/// JSON-RPC reply of its own is a [`TransportError::Status`]).
+fn json_reply(
+    shared: &Shared,
+    id: &RequestId,
+    status: StatusCode,
+    retry_after: Option<Duration>,
+    body: &[u8],
+) {
+    let text = || {
+        String::from_utf8_lossy(&body[..body.len().min(200)])
+            .trim()
+            .to_owned()
+    };
+    let failed = |body: String| TransportError::Status {
+        status: status.as_u16(),
+        retry_after,
+        body,
+    };
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Array(messages)) => messages.into_iter().for_each(|m| shared.deliver(m)),
+        Ok(message) if message.get("jsonrpc").is_some() => {
+            // An error the server could not tie to the request (no id, or an HTTP error
+            // status with an id of its own, as a legacy server answers a 2026-07-28
+            // request: `400` and `"id": "server-error"`): it is this one's.
+            let ours = serde_json::to_value(id).ok();
+            let unanswerable = message.get("error").is_some()
+                && (message.get("id").is_none_or(Value::is_null)
+                    || (!status.is_success() && message.get("id") != ours.as_ref()));
+            if unanswerable && status.is_server_error() {
+                shared.fail_transport(id, failed(text()));
+            } else if unanswerable {
+                let error = message
+                    .get("error")
+                    .cloned()
+                    .and_then(|e| serde_json::from_value(e).ok())
+                    .unwrap_or_else(|| http_error(status, ""));
+                shared.fail(id, error);
+            } else {
+                shared.deliver(message);
+            }
+        }
+        _ if !status.is_success() => shared.fail_transport(id, failed(text())),
+        _ => shared.fail(id, http_error(status, &text())),
+    }
+}
+
+/// `Retry-After` in its seconds form (an HTTP date is ignored: the backoff applies).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let seconds = headers
+        .get(RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(seconds))
 }
 
 fn http_error(status: StatusCode, body: &str) -> ErrorObject {

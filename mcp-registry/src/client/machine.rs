@@ -133,9 +133,10 @@ pub struct ClientStateError {
     pub state: ClientLifecycle,
 }
 
-/// Per-request options.
+/// What the machine records with a request it builds (the async client's richer
+/// [`RequestOptions`](super::RequestOptions) come down to these).
 #[derive(Debug, Clone, Default)]
-pub struct RequestOptions {
+pub struct RequestSettings {
     /// Give up after this long ([`ClientMachine::check_timeouts`] reports it).
     pub timeout: Option<Duration>,
     /// Ask for `notifications/progress` under this token (`_meta.progressToken`).
@@ -539,7 +540,7 @@ impl ClientMachine {
         Ok(self.push(
             method::INITIALIZE,
             Some(to_map(&params)),
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
             false,
         ))
@@ -554,7 +555,7 @@ impl ClientMachine {
         Ok(self.push(
             method::DISCOVER,
             None,
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
             true,
         ))
@@ -585,7 +586,7 @@ impl ClientMachine {
         &mut self,
         method: &str,
         params: Option<Map<String, Value>>,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
         modern_meta: bool,
     ) -> OutgoingRequest {
@@ -642,7 +643,7 @@ impl ClientMachine {
         &mut self,
         method: &str,
         params: Option<Map<String, Value>>,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
         let allowed = self.is_ready()
@@ -658,7 +659,7 @@ impl ClientMachine {
         &mut self,
         method: &str,
         params: &P,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
         self.ready(method)?;
@@ -669,7 +670,7 @@ impl ClientMachine {
 
     /// `ping`.
     pub fn ping(&mut self, now: Instant) -> Result<OutgoingRequest, ClientStateError> {
-        self.request(method::PING, None, &RequestOptions::default(), now)
+        self.request(method::PING, None, &RequestSettings::default(), now)
     }
 
     /// `tools/list`, from `cursor`.
@@ -681,7 +682,7 @@ impl ClientMachine {
         self.typed(
             method::TOOLS_LIST,
             &PaginatedParams { cursor },
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -690,7 +691,7 @@ impl ClientMachine {
     pub fn call_tool(
         &mut self,
         params: &CallToolParams,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
         self.typed(method::TOOLS_CALL, params, options, now)
@@ -705,7 +706,7 @@ impl ClientMachine {
         self.typed(
             method::RESOURCES_LIST,
             &PaginatedParams { cursor },
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -719,7 +720,7 @@ impl ClientMachine {
         self.typed(
             method::RESOURCES_TEMPLATES_LIST,
             &PaginatedParams { cursor },
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -728,7 +729,7 @@ impl ClientMachine {
     pub fn read_resource(
         &mut self,
         uri: &str,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
         let params = ResourceUriParams { uri: uri.into() };
@@ -745,7 +746,7 @@ impl ClientMachine {
         self.typed(
             method::RESOURCES_SUBSCRIBE,
             &params,
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -760,7 +761,7 @@ impl ClientMachine {
         self.typed(
             method::RESOURCES_UNSUBSCRIBE,
             &params,
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -774,7 +775,7 @@ impl ClientMachine {
         self.typed(
             method::PROMPTS_LIST,
             &PaginatedParams { cursor },
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -783,7 +784,7 @@ impl ClientMachine {
     pub fn get_prompt(
         &mut self,
         params: &GetPromptParams,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
         self.typed(method::PROMPTS_GET, params, options, now)
@@ -798,7 +799,7 @@ impl ClientMachine {
         self.typed(
             method::COMPLETION_COMPLETE,
             params,
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -818,7 +819,7 @@ impl ClientMachine {
         self.typed(
             method::LOGGING_SET_LEVEL,
             &SetLevelParams { level },
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
         .map(Some)
@@ -836,7 +837,7 @@ impl ClientMachine {
         self.typed(
             method::SUBSCRIPTIONS_LISTEN,
             params,
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
     }
@@ -850,7 +851,7 @@ impl ClientMachine {
         mut params: Map<String, Value>,
         input_responses: Map<String, Value>,
         request_state: Option<String>,
-        options: &RequestOptions,
+        options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
         self.ready(method)?;

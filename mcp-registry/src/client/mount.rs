@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
-use super::{CallOptions, Client, ClientError, ServerNotification};
+use super::{Client, ClientError, RequestOptions, ServerNotification};
 use crate::prompt::{Prompt, PromptArguments};
 use crate::protocol::ReadResourceResult;
 use crate::protocol::{
@@ -499,7 +499,7 @@ async fn forward(
 ) -> HandlerResult {
     let cancellation = CancellationToken::new();
     let _cancel_on_drop = cancellation.clone().drop_guard();
-    let mut options = CallOptions::new().cancellation(cancellation);
+    let mut options = RequestOptions::new().cancellation(cancellation);
     let token = ctx.progress_token().map(|_| {
         let n = NEXT_PROGRESS_TOKEN.fetch_add(1, Ordering::Relaxed);
         Value::String(format!("mcp-registry-forward-{n}"))

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ClientError;
+use super::transport::TransportError;
 use crate::protocol::ErrorCode;
 use crate::registry::approval::Approver;
 pub use crate::registry::{Approval, ApprovalRequest};
@@ -83,12 +84,13 @@ impl fmt::Debug for Backoff {
 /// What wraps each [`Client::call_tool`](super::Client::call_tool): an approval callback run
 /// first, then up to `retries` retries of retryable failures with [`Backoff`] between them.
 /// Set a client's with [`ClientBuilder::call_policy`](super::ClientBuilder::call_policy),
-/// one call's with [`CallOptions::policy`](super::CallOptions::policy).
+/// one call's with [`RequestOptions::policy`](super::RequestOptions::policy).
 ///
-/// Retryable: transport failures, timeouts, and the server's internal error (-32603). Never
-/// retried: a result with `isError: true` (the tool ran), any other JSON-RPC error (-32602
-/// invalid params among them), a denial, a cancellation, a closed connection. Each attempt
-/// gets the full timeout.
+/// Retryable: transport failures, HTTP 5xx (after the server's `Retry-After` when it gives
+/// one, up to a minute), timeouts, and the server's internal error (-32603). Never retried:
+/// a result with `isError: true` (the tool ran), any other JSON-RPC error (-32602 invalid
+/// params among them), HTTP 4xx, a message over the size limit, a redirect to another
+/// origin, a denial, a cancellation, a closed connection. Each attempt gets the full timeout.
 ///
 /// Every call is one `tracing` span `mcp.tool_call` (target `mcp_registry::client`, fields
 /// `server`, `tool`) holding an event per attempt start and one at the end, `outcome`
@@ -175,8 +177,17 @@ impl CallPolicy {
         self.retries
     }
 
-    pub(crate) fn delay(&self, retry: u32) -> Duration {
-        self.backoff.delay(retry)
+    /// The wait before retry number `retry` after `error`: the backoff's, or the server's
+    /// `Retry-After` when longer (at most [`MAX_RETRY_AFTER`]).
+    pub(crate) fn delay(&self, retry: u32, error: &ClientError) -> Duration {
+        let asked = match error {
+            ClientError::Transport(TransportError::Status {
+                retry_after: Some(after),
+                ..
+            }) => (*after).min(MAX_RETRY_AFTER),
+            _ => Duration::ZERO,
+        };
+        self.backoff.delay(retry).max(asked)
     }
 
     pub(crate) async fn approve(&self, request: ApprovalRequest) -> Approval {
@@ -187,9 +198,18 @@ impl CallPolicy {
     }
 }
 
+/// The longest `Retry-After` honoured: a server asking for more gets the call failed sooner
+/// rather than a caller left waiting.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
 /// Whether another attempt may succeed where `error` failed.
 pub(crate) fn is_retryable(error: &ClientError) -> bool {
     match error {
+        // The same message would be as large, the redirect the same; a 4xx is the request's.
+        ClientError::Transport(
+            TransportError::TooLarge { .. } | TransportError::Redirected { .. },
+        ) => false,
+        ClientError::Transport(TransportError::Status { status, .. }) => *status >= 500,
         ClientError::Transport(_) | ClientError::Timeout { .. } => true,
         ClientError::Server { error, .. } => error.code == ErrorCode::INTERNAL_ERROR,
         _ => false,

@@ -6,12 +6,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 use super::ClientError;
-use super::transport::{Inbound, Outbound, Transport, TransportError};
+use super::lines::{Line, LineReader, reply_id};
+use super::transport::{DEFAULT_MAX_MESSAGE_BYTES, Inbound, Outbound, Transport, TransportError};
 use crate::tool::BoxFuture;
 
 /// How many stderr lines are kept to explain an early exit.
@@ -33,8 +34,20 @@ impl StdioTransport {
     /// Spawns `command` (stdin, stdout and stderr piped; killed on drop), delivering what it
     /// writes to `incoming`. A program that cannot be started is a [`ClientError::Spawn`].
     pub fn spawn(
+        command: Command,
+        incoming: mpsc::UnboundedSender<Inbound>,
+    ) -> Result<Self, ClientError> {
+        Self::spawn_with_limit(command, incoming, DEFAULT_MAX_MESSAGE_BYTES)
+    }
+
+    /// [`spawn`](Self::spawn), accepting lines of at most `max_line_bytes` on stdout: a longer
+    /// line is dropped as it arrives (its request, when its head names one, fails with
+    /// [`TransportError::TooLarge`]); a line that is not UTF-8 or not JSON is skipped and
+    /// logged. The connection lives on either way.
+    pub fn spawn_with_limit(
         mut command: Command,
         incoming: mpsc::UnboundedSender<Inbound>,
+        max_line_bytes: usize,
     ) -> Result<Self, ClientError> {
         let program = command
             .as_std()
@@ -59,8 +72,11 @@ impl StdioTransport {
             let tail = Arc::clone(&tail);
             let program = program.clone();
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
+                // Bounded too, and lossy: stderr is the server's as much as stdout.
+                let mut lines = LineReader::new(BufReader::new(stderr), max_line_bytes);
+                while let Ok(Some(Line::Text(line) | Line::TooLong(line))) = lines.next_line().await
+                {
+                    let line = String::from_utf8_lossy(&line).into_owned();
                     tracing::info!(target: "mcp_registry::client::stdio", server = %program, "{line}");
                     let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
                     if tail.len() == STDERR_TAIL {
@@ -74,24 +90,9 @@ impl StdioTransport {
             let child = Arc::clone(&child);
             let tail = Arc::clone(&tail);
             let program = program.clone();
+            let lines = LineReader::new(BufReader::new(stdout), max_line_bytes);
             tokio::spawn(async move {
-                let mut lines = BufReader::new(stdout).lines();
-                loop {
-                    match lines.next_line().await {
-                        Ok(Some(line)) if line.trim().is_empty() => {}
-                        Ok(Some(line)) => match serde_json::from_str(&line) {
-                            Ok(message) => {
-                                if incoming.send(Inbound::Message(message)).is_err() {
-                                    return;
-                                }
-                            }
-                            Err(e) => {
-                                tracing::warn!(server = %program, error = %e, "not a JSON-RPC line on stdout")
-                            }
-                        },
-                        Ok(None) | Err(_) => break,
-                    }
-                }
+                read_stdout(&program, lines, &incoming).await;
                 let reason = exit_reason(&program, &child, &tail).await;
                 let _ = incoming.send(Inbound::Closed(reason));
             });
@@ -102,6 +103,46 @@ impl StdioTransport {
             child,
             tail,
         })
+    }
+}
+
+/// Hands each line of the server's stdout on until it ends (or the client is gone).
+async fn read_stdout(
+    program: &str,
+    mut lines: LineReader<BufReader<ChildStdout>>,
+    incoming: &mpsc::UnboundedSender<Inbound>,
+) {
+    loop {
+        let inbound = match lines.next_line().await {
+            Ok(Some(Line::Text(line))) if line.trim_ascii().is_empty() => continue,
+            Ok(Some(Line::Text(line))) => match serde_json::from_slice(&line) {
+                Ok(message) => Inbound::Message(message),
+                Err(e) => {
+                    // Not UTF-8 is among the JSON errors; the next line may be fine.
+                    tracing::warn!(server = %program, error = %e, "not a JSON-RPC line on stdout: skipped");
+                    continue;
+                }
+            },
+            Ok(Some(Line::TooLong(head))) => {
+                let error = TransportError::TooLarge {
+                    what: "a line",
+                    limit: lines.max(),
+                };
+                tracing::warn!(server = %program, %error, "line on stdout skipped");
+                match reply_id(&head) {
+                    Some(id) => Inbound::Failed { id, error },
+                    None => continue,
+                }
+            }
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(server = %program, error = %e, "reading stdout failed");
+                return;
+            }
+        };
+        if incoming.send(inbound).is_err() {
+            return;
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -11,6 +12,10 @@ use crate::dispatch::ServerSession;
 use crate::protocol::{ProtocolVersion, RequestId};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::{BoxFuture, NotificationSink};
+
+/// The longest message a client accepts from a server by default (a stdio line, an HTTP
+/// JSON body, an SSE line or event): 16 MiB, the server's own stdio limit.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A message for the transport to deliver.
 #[derive(Debug, Clone)]
@@ -55,6 +60,14 @@ pub enum Inbound {
     Message(Value),
     /// The connection is gone, and why.
     Closed(String),
+    /// Request `id` can get no reply (its reply was too large, or its HTTP request failed);
+    /// the connection lives on.
+    Failed {
+        /// The request.
+        id: RequestId,
+        /// Why.
+        error: TransportError,
+    },
 }
 
 /// A transport failure.
@@ -72,6 +85,36 @@ pub enum TransportError {
     #[cfg(feature = "client-auth")]
     #[error("authorization: {0}")]
     Auth(#[from] super::auth::AuthError),
+    /// A message from the server was longer than the client accepts; it was dropped unread.
+    #[error(
+        "the server sent {what} longer than the client's limit of {limit} bytes \
+         (raise it with ClientBuilder::max_message_bytes)"
+    )]
+    TooLarge {
+        /// What was too long (`a line`, `a JSON body`, `an SSE event`).
+        what: &'static str,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The server answered an HTTP request with an error status and no JSON-RPC reply.
+    #[error("HTTP {status} from the MCP server: {body}")]
+    Status {
+        /// The status code.
+        status: u16,
+        /// The server's `Retry-After`, in seconds form.
+        retry_after: Option<Duration>,
+        /// The start of the response body.
+        body: String,
+    },
+    /// The server redirected to another origin, which the client does not follow.
+    #[error(
+        "the MCP server redirected to another origin ({location}); \
+         allow it with ClientBuilder::redirects_across_origins"
+    )]
+    Redirected {
+        /// Where to.
+        location: String,
+    },
     /// Anything else, described.
     #[error("{0}")]
     Other(String),

@@ -240,7 +240,7 @@ fn requests_need_a_ready_client() {
     m.initialize(now).unwrap();
     assert!(m.ping(now).is_ok(), "ping is allowed while initializing");
     assert!(
-        m.call_tool(&CallToolParams::default(), &RequestOptions::default(), now)
+        m.call_tool(&CallToolParams::default(), &RequestSettings::default(), now)
             .is_err()
     );
 }
@@ -249,7 +249,7 @@ fn requests_need_a_ready_client() {
 fn every_operation_builds_its_request() {
     let mut m = ready_legacy();
     let now = Instant::now();
-    let opts = RequestOptions::default();
+    let opts = RequestSettings::default();
     let call = CallToolParams {
         name: "add".into(),
         arguments: Some(json!({"a": 1}).as_object().unwrap().clone()),
@@ -354,7 +354,7 @@ fn modern_requests_carry_meta_and_the_log_level() {
             .unwrap()
             .is_none()
     );
-    let opts = RequestOptions {
+    let opts = RequestSettings {
         progress_token: Some(json!(7)),
         ..Default::default()
     };
@@ -563,18 +563,18 @@ fn server_requests_and_notifications_are_typed() {
 fn timeouts_are_checked_against_the_callers_clock() {
     let mut m = ready_legacy();
     let t0 = Instant::now();
-    let short = RequestOptions {
+    let short = RequestSettings {
         timeout: Some(Duration::from_secs(1)),
         ..Default::default()
     };
-    let long = RequestOptions {
+    let long = RequestSettings {
         timeout: Some(Duration::from_secs(10)),
         ..Default::default()
     };
     let a = m.request("a", None, &short, t0).unwrap();
     let b = m.request("b", None, &long, t0).unwrap();
     let _c = m
-        .request("c", None, &RequestOptions::default(), t0)
+        .request("c", None, &RequestSettings::default(), t0)
         .unwrap();
     assert_eq!(m.next_deadline(), Some(t0 + Duration::from_secs(1)));
     assert!(m.check_timeouts(t0 + Duration::from_millis(999)).is_empty());
@@ -670,7 +670,7 @@ fn retry_with_input_echoes_request_state_exactly() {
                 name: "t".into(),
                 ..Default::default()
             },
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
         .unwrap();
@@ -685,7 +685,7 @@ fn retry_with_input_echoes_request_state_exactly() {
             params.clone(),
             responses.clone(),
             Some(" opaque=/+ ".into()),
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
         .unwrap();
@@ -700,7 +700,7 @@ fn retry_with_input_echoes_request_state_exactly() {
             params,
             responses,
             None,
-            &RequestOptions::default(),
+            &RequestSettings::default(),
             now,
         )
         .unwrap();

@@ -15,7 +15,7 @@ pub const MAX_TOOL_NAME_LENGTH: usize = 64;
 /// Replaces every character outside `[A-Za-z0-9_-]` with `_` (an empty name becomes `_`).
 ///
 /// ```
-/// use mcp_registry::client::sanitize_tool_name;
+/// use mcp_registry::catalog::sanitize_tool_name;
 /// assert_eq!(sanitize_tool_name("mcp__files.v2__read"), "mcp__files_v2__read");
 /// assert_eq!(sanitize_tool_name("héllo wörld"), "h_llo_w_rld");
 /// ```
@@ -52,7 +52,7 @@ fn sha1_hex(text: &str) -> String {
 /// up in a [`ToolCatalog`] instead.
 ///
 /// ```
-/// use mcp_registry::client::model_tool_name;
+/// use mcp_registry::catalog::model_tool_name;
 /// assert_eq!(model_tool_name("math", "add"), "mcp__math__add");
 /// assert_eq!(model_tool_name("files.v2", "read"), "mcp__files_v2__read");
 /// let long = model_tool_name("a_very_long_server_name_for_testing", "and_an_even_longer_tool_name");
@@ -115,7 +115,7 @@ pub struct DuplicateToolName {
 /// order does. The other is reported in [`duplicates`](Self::duplicates), never dropped silently.
 ///
 /// ```
-/// use mcp_registry::client::ToolCatalog;
+/// use mcp_registry::catalog::ToolCatalog;
 /// use mcp_registry::{Registry, Server, Tool};
 /// use serde_json::json;
 /// let tool = || Tool::new("read", "Read", json!({"type": "object"}), |_| async { "" }).unwrap();

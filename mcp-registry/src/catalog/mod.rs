@@ -1,0 +1,20 @@
+//! The catalog a model sees: tool names qualified as `mcp__<server>__<tool>` and made safe for
+//! model APIs, and which tools it may see and call.
+//!
+//! - [`model_tool_name`] and [`ToolCatalog`]: `mcp__<server>__<tool>` made safe for model APIs
+//!   (the Codex client's algorithm), with collisions reported.
+//! - [`ToolFilter`] and [`FilteredRegistry`]: allow and deny lists by exact name or
+//!   `mcp__<server>__*`, enforced on listing *and* on calling.
+//!
+//! Neither needs a client: [`agent`](crate::agent) serves a registry through them.
+
+mod filter;
+mod qualify;
+mod view;
+
+pub use filter::{FilterDecision, FilterPatternError, ToolFilter, ToolFilterBuilder, ToolPattern};
+pub use qualify::{
+    CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,
+    sanitize_tool_name,
+};
+pub use view::{FilteredCallError, FilteredCallFuture, FilteredCallRequest, FilteredRegistry};

@@ -1,0 +1,113 @@
+//! The client against scripted hostile servers: a stdio child (a shell script) and loopback
+//! HTTP servers that send over-long, never-ending or non-UTF-8 messages, redirect elsewhere
+//! or fail with HTTP errors. Every limit is reported by name, and the connection lives on.
+
+use std::time::Duration;
+
+use mcp_registry::client::transport::TransportError;
+use mcp_registry::client::{CallPolicy, Client, ClientBuilder, ClientError};
+use mcp_registry::protocol::ProtocolVersion;
+use serde_json::json;
+
+/// A generous bound on every wait: a hung client fails the test instead of hanging it.
+const BOUND: Duration = Duration::from_secs(30);
+
+const INIT_REPLY: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}}"#;
+
+fn builder() -> ClientBuilder {
+    Client::builder()
+        .protocol_version(ProtocolVersion::V2025_06_18)
+        .call_policy(CallPolicy::new().retries(0))
+}
+
+fn reply(id: u64, text: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+        .to_string()
+}
+
+fn script(body: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(body);
+    command
+}
+
+async fn bounded<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(BOUND, future)
+        .await
+        .expect("the client answered within the bound")
+}
+
+#[tokio::test]
+async fn stdio_a_line_of_invalid_utf8_is_skipped_and_the_reply_after_it_arrives() {
+    let body = format!(
+        "read -r l; printf '%s\\n' '{INIT_REPLY}'; read -r l; read -r l; \
+         printf 'garbage \\377\\376 here\\n'; printf '%s\\n' '{}'; read -r l; \
+         printf '%s\\n' '{}'; cat >/dev/null",
+        reply(2, "first"),
+        reply(3, "second"),
+    );
+    let client = bounded(builder().connect_stdio(script(&body)))
+        .await
+        .unwrap();
+    let first = bounded(client.call_tool("t", json!({}))).await.unwrap();
+    assert_eq!(first.first_text(), Some("first"));
+    let second = bounded(client.call_tool("t", json!({}))).await.unwrap();
+    assert_eq!(second.first_text(), Some("second"));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn stdio_an_over_long_reply_fails_its_call_by_the_limit_and_the_next_call_works() {
+    let huge = "printf '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"'; \
+         head -c 100000 /dev/zero | tr '\\0' a; printf '\"}]}}\\n'";
+    let body = format!(
+        "read -r l; printf '%s\\n' '{INIT_REPLY}'; read -r l; read -r l; {huge}; read -r l; \
+         printf '%s\\n' '{}'; cat >/dev/null",
+        reply(3, "small"),
+    );
+    let client = bounded(
+        builder()
+            .max_message_bytes(4096)
+            .connect_stdio(script(&body)),
+    )
+    .await
+    .unwrap();
+    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ClientError::Transport(TransportError::TooLarge { limit: 4096, .. })
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("max_message_bytes"), "{error}");
+    let next = bounded(client.call_tool("t", json!({}))).await.unwrap();
+    assert_eq!(next.first_text(), Some("small"));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn stdio_a_reply_that_never_ends_fails_its_call_by_the_limit() {
+    // The line goes on until the client closes the pipe: it is never buffered whole.
+    let body = format!(
+        "read -r l; printf '%s\\n' '{INIT_REPLY}'; read -r l; read -r l; \
+         printf '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":\"'; \
+         while :; do head -c 65536 /dev/zero | tr '\\0' a || exit 0; done"
+    );
+    let client = bounded(
+        builder()
+            .max_message_bytes(1 << 20)
+            .connect_stdio(script(&body)),
+    )
+    .await
+    .unwrap();
+    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ClientError::Transport(TransportError::TooLarge { limit, .. }) if limit == 1 << 20
+        ),
+        "{error}"
+    );
+    client.close().await;
+}
