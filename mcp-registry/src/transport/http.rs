@@ -17,7 +17,11 @@
 //!   `application/json` and `text/event-stream` (`406` otherwise); a `GET` must accept
 //!   `text/event-stream`.
 //! - A body over [`HttpConfig::max_body_bytes`] is refused with `413` without being buffered,
-//!   at once when its `Content-Length` says so.
+//!   at once when its `Content-Length` says so; a body that takes longer than
+//!   [`HttpConfig::body_read_timeout`] to arrive is refused with `408`.
+//! - [`serve`] holds connections to [`HttpConfig::header_read_timeout`] (a request head
+//!   trickled in), [`HttpConfig::idle_timeout`] (a connection with no request on it) and
+//!   [`HttpConfig::max_connections`]: a slow or silent peer cannot hold the server's sockets.
 //! - With [`HttpConfig::auth`], the endpoint is an OAuth 2.1 resource server (MCP
 //!   authorization): see [`auth`].
 //!
@@ -43,6 +47,7 @@ pub mod auth;
 mod checks;
 mod config;
 mod post;
+mod serve;
 mod sessions;
 mod stream;
 
@@ -62,6 +67,15 @@ pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
 /// An axum router serving `server` of `registry` at the configured path (default `/mcp`),
 /// and, with [`HttpConfig::auth`], the protected resource metadata at its well-known paths.
+///
+/// The router enforces the body's limits ([`HttpConfig::max_body_bytes`],
+/// [`HttpConfig::body_read_timeout`]) wherever it is mounted. The connection limits are the
+/// server's: mounted in your own app, set them there, or slow and silent peers hold your
+/// sockets for ever (`axum::serve` has none of them):
+/// - a time limit on reading a request's head (hyper's `http1::Builder::header_read_timeout`,
+///   which needs a timer such as `hyper_util::rt::TokioTimer`);
+/// - a limit on idle keep-alive connections (the same hyper setting also covers them);
+/// - a cap on open connections (a semaphore around `accept`, as [`serve`] does).
 ///
 /// ```
 /// use mcp_registry::{Registry, transport::http::{router, HttpConfig}};
@@ -101,7 +115,10 @@ async fn handle_metadata(
     }
 }
 
-/// Serves `server` of `registry` on `addr` until the process ends.
+/// Serves `server` of `registry` on `addr` until the process ends, over HTTP/1.1 with the
+/// connection limits of `config`: [`HttpConfig::header_read_timeout`],
+/// [`HttpConfig::idle_timeout`] and [`HttpConfig::max_connections`] (and, as everywhere,
+/// [`HttpConfig::body_read_timeout`]).
 ///
 /// ```no_run
 /// # async fn run(registry: mcp_registry::Registry) -> std::io::Result<()> {
@@ -116,8 +133,30 @@ pub async fn serve(
     config: HttpConfig,
 ) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_listener(listener, registry, server, config).await
+}
+
+/// [`serve`] on a listener already bound (to port 0, say, or handed over by a supervisor).
+///
+/// ```no_run
+/// # async fn run(registry: mcp_registry::Registry) -> std::io::Result<()> {
+/// use mcp_registry::transport::http::{serve_listener, HttpConfig};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// println!("listening on {}", listener.local_addr()?);
+/// serve_listener(listener, registry, "math", HttpConfig::default()).await
+/// # }
+/// ```
+pub async fn serve_listener(
+    listener: tokio::net::TcpListener,
+    registry: Registry,
+    server: &str,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
     tracing::info!(%addr, server, "serving MCP over Streamable HTTP");
-    axum::serve(listener, router(registry, server, config)).await
+    let app = router(registry, server, config.clone());
+    serve::accept_loop(listener, app, &config).await;
+    Ok(())
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {

@@ -24,6 +24,10 @@ pub struct HttpConfig {
     pub(super) max_sessions: usize,
     pub(super) session_idle_timeout: Duration,
     pub(super) auth: Option<Auth>,
+    pub(super) header_read_timeout: Duration,
+    pub(super) body_read_timeout: Duration,
+    pub(super) idle_timeout: Duration,
+    pub(super) max_connections: usize,
 }
 
 impl Default for HttpConfig {
@@ -39,6 +43,10 @@ impl Default for HttpConfig {
             max_sessions: 10_000,
             session_idle_timeout: Duration::from_secs(30 * 60),
             auth: None,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
         }
     }
 }
@@ -120,6 +128,42 @@ impl HttpConfig {
     /// resource metadata is served at the well-known paths. See [`auth`](super::auth).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// How long a request's head (request line and headers) may take to arrive, from its
+    /// first byte (default 10 s); a slower connection is closed. Applies to [`serve`]; a
+    /// server of your own needs its own limit (see [`router`]).
+    ///
+    /// [`serve`]: super::serve
+    /// [`router`]: super::router
+    pub fn header_read_timeout(mut self, limit: Duration) -> Self {
+        self.header_read_timeout = limit;
+        self
+    }
+
+    /// How long a request's body may take to arrive whole (default 30 s); a slower body is
+    /// refused with `408`. Enforced by the [`router`](super::router) itself, so wherever it
+    /// is mounted.
+    pub fn body_read_timeout(mut self, limit: Duration) -> Self {
+        self.body_read_timeout = limit;
+        self
+    }
+
+    /// How long a connection may stay open with no request on it (default 60 s): from when
+    /// it opens, or its last response was written, to the first byte of its next request.
+    /// Silent connections are then closed. Open streams (a call's SSE reply, a session's
+    /// `GET`) are requests in progress, not idle. Applies to [`serve`](super::serve).
+    pub fn idle_timeout(mut self, limit: Duration) -> Self {
+        self.idle_timeout = limit;
+        self
+    }
+
+    /// The most connections [`serve`](super::serve) serves at once (default 1,024); past it,
+    /// new connections wait in the listen backlog until one closes. Each takes a file
+    /// descriptor: raise the process's limit (`ulimit -n`) along with this.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
         self
     }
 

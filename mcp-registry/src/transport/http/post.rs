@@ -40,12 +40,9 @@ pub(super) async fn handle_post(
     if let Some(refused) = check_post_headers(&state, &headers) {
         return refused;
     }
-    // The streaming limit (`DefaultBodyLimit`) still holds for bodies without a length.
-    let body = match Bytes::from_request(request, &()).await {
+    let body = match read_body(&state, request).await {
         Ok(body) => body,
-        Err(e) => {
-            return error_response(e.status(), None, ErrorCode::INVALID_REQUEST, e.body_text());
-        }
+        Err(refused) => return refused,
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(m) => m,
@@ -87,6 +84,29 @@ pub(super) async fn handle_post(
         post_modern(&state, &headers, message, body_version.as_deref(), caller).await
     } else {
         post_legacy(&state, &headers, message, caller).await
+    }
+}
+
+/// The body of a POST, within [`HttpConfig::body_read_timeout`](super::HttpConfig) (`408`
+/// after it) and the size limit (`DefaultBodyLimit`, which holds for bodies without a length).
+async fn read_body(state: &AppState, request: Request) -> Result<Bytes, Response> {
+    let limit = state.config.body_read_timeout;
+    match tokio::time::timeout(limit, Bytes::from_request(request, &())).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(e)) => Err(error_response(
+            e.status(),
+            None,
+            ErrorCode::INVALID_REQUEST,
+            e.body_text(),
+        )),
+        Err(_) => Err(error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "the request body did not arrive within {limit:?} (HttpConfig::body_read_timeout)"
+            ),
+        )),
     }
 }
 
