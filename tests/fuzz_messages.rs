@@ -690,7 +690,7 @@ struct Harness {
     registry: Registry,
     /// Initialized sessions with the version each negotiated.
     sessions: Vec<(ServerSession, &'static str)>,
-    _outgoing: Vec<tokio::sync::mpsc::UnboundedReceiver<Value>>,
+    _outgoing: Vec<mcp_registry::dispatch::Outgoing>,
     bases: Vec<Value>,
 }
 

@@ -488,9 +488,45 @@ async fn get_streams_list_changed_for_a_session() {
         .unwrap();
     let text = String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap();
     assert!(text.contains("notifications/tools/list_changed"), "{text}");
-    // A second stream for the same session is refused.
-    let again = send(&app, "GET", &[("mcp-session-id", &sid)], Body::empty()).await;
-    assert_eq!(again.status, StatusCode::CONFLICT);
+    // Regression: a client that lost its stream (every later GET got 409) opens it again.
+    drop(body);
+    let mut body = get_stream(&app, &sid).await;
+    registry.toggle_server("s", true).unwrap();
+    assert!(
+        next_event(&mut body)
+            .await
+            .contains("notifications/tools/list_changed")
+    );
+    // A second GET while one is open takes the stream over (the client may have lost the
+    // first without the server noticing): the first ends, the second gets what follows.
+    let mut second = get_stream(&app, &sid).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame())
+        .await
+        .expect("the first stream ends");
+    assert!(ended.is_none(), "{ended:?}");
+    registry.toggle_server("s", false).unwrap();
+    assert!(
+        next_event(&mut second)
+            .await
+            .contains("notifications/tools/list_changed")
+    );
+}
+
+/// Opens the session's GET stream.
+async fn get_stream(app: &axum::Router, sid: &str) -> Body {
+    let response = send_streaming(app, "GET", &[("mcp-session-id", sid)]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.into_body()
+}
+
+/// The next SSE event's text on `body` (5 s at most).
+async fn next_event(body: &mut Body) -> String {
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame())
+        .await
+        .expect("an event in time")
+        .expect("the stream is open")
+        .unwrap();
+    String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
 }
 
 #[tokio::test]

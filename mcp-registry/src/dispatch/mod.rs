@@ -7,12 +7,14 @@
 
 mod changes;
 mod completion;
+mod outbox;
 mod page;
 mod prompts;
 mod resources;
 mod session;
 mod subscriptions;
 
+pub use outbox::{OUTBOX_CAPACITY, Outgoing};
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
 use serde::{Deserialize as _, Serialize, Serializer};

@@ -264,7 +264,8 @@ async fn post_initialize(
     let slot = SessionSlot {
         session,
         owner: caller.map(|c| c.subject),
-        pushed: Mutex::new(Some(pushed)),
+        pushed,
+        stream: Mutex::new(None),
     };
     let Some(session_id) = state.open_session(slot) else {
         return error_response(

@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use axum::http::HeaderMap;
 use axum::response::Response;
-use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::HttpConfig;
 use super::auth::AccessClaims;
-use crate::dispatch::ServerSession;
+use crate::dispatch::{Outgoing, ServerSession};
 use crate::registry::Registry;
 
 /// How often, at most, requests sweep away idle legacy sessions.
@@ -24,7 +23,25 @@ pub(super) struct SessionSlot {
     /// The subject whose token opened the session (with [`HttpConfig::auth`]): only that
     /// subject may use it.
     pub(super) owner: Option<String>,
-    pub(super) pushed: Mutex<Option<mpsc::UnboundedReceiver<Value>>>,
+    /// What the session sends on its own, for its `GET` stream.
+    pub(super) pushed: Outgoing,
+    /// Ends the open `GET` stream, when there is one.
+    pub(super) stream: Mutex<Option<CancellationToken>>,
+}
+
+impl SessionSlot {
+    /// Ends the session: its calls are cancelled and its `GET` stream, if open, ends.
+    fn end(&self) {
+        self.session.shutdown();
+        if let Some(stream) = self
+            .stream
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            stream.cancel();
+        }
+    }
 }
 
 /// A kept legacy session and when it was last used.
@@ -46,7 +63,7 @@ impl Sessions {
         self.live.retain(|_, live| {
             let keep = now.duration_since(live.last_used) <= limit;
             if !keep {
-                live.slot.session.shutdown();
+                live.slot.end();
             }
             keep
         });
@@ -56,7 +73,7 @@ impl Sessions {
     /// for longer than `limit` (it is gone all the same).
     fn remove(&mut self, id: &str, now: Instant, limit: Duration) -> Option<Arc<SessionSlot>> {
         let live = self.live.remove(id)?;
-        live.slot.session.shutdown();
+        live.slot.end();
         (now.duration_since(live.last_used) <= limit).then_some(live.slot)
     }
 }

@@ -133,24 +133,30 @@ pub(super) async fn handle_get(
             format!("unknown session {session_id:?}"),
         );
     };
-    let Some(pushed) = slot
-        .pushed
+    // The newest GET gets the stream: a client that lost its stream (maybe without the
+    // server noticing yet) opens it again, and the one it lost ends.
+    let token = CancellationToken::new();
+    let previous = slot
+        .stream
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .take()
-    else {
-        return error_response(
-            StatusCode::CONFLICT,
-            None,
-            ErrorCode::INVALID_REQUEST,
-            "this session's notification stream is already open",
+        .replace(token.clone());
+    if let Some(previous) = previous {
+        tracing::debug!(
+            session = session_id,
+            "HTTP: a new GET replaces the session's stream"
         );
-    };
-    let events = stream::unfold(pushed, |mut rx| async move {
-        let n = rx.recv().await?;
+        previous.cancel();
+    }
+    let events = stream::unfold((slot, token), |(slot, token)| async move {
+        let n = tokio::select! {
+            biased;
+            () = token.cancelled() => None,
+            n = slot.pushed.next() => n,
+        }?;
         Some((
             Ok::<_, Infallible>(Event::default().event("message").data(n.to_string())),
-            rx,
+            (slot, token),
         ))
     });
     Sse::new(events)
