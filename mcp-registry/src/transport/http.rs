@@ -168,17 +168,33 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
         .into_response()
 }
 
+/// A refusal: the JSON-RPC error `code` with `message` (which says what to change), under
+/// `status`, and logged. Refusals an operator can act on (`403` by Host or Origin, `503`) are
+/// warnings; limits a peer ran into (`408`, `413`) are info; a client's own mistakes are
+/// debug, so that a misbehaving client cannot fill the log.
 fn error_response(
     status: StatusCode,
     id: Option<&Value>,
     code: ErrorCode,
     message: impl Into<String>,
 ) -> Response {
+    let message = message.into();
+    log_refusal(status, &message);
     let error = ErrorObject::new(code, message);
     json_response(
         status,
         &error_value(id.and_then(RequestId::from_value), error),
     )
+}
+
+/// Logs a refusal at the level [`error_response`] describes.
+fn log_refusal(status: StatusCode, message: &str) {
+    let status = status.as_u16();
+    match status {
+        403 | 503 => tracing::warn!(status, "MCP over HTTP: refused: {message}"),
+        408 | 413 => tracing::info!(status, "MCP over HTTP: refused: {message}"),
+        _ => tracing::debug!(status, "MCP over HTTP: refused: {message}"),
+    }
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

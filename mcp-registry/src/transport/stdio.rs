@@ -160,6 +160,7 @@ impl Running {
             Line::Text(line) if line.trim_ascii().is_empty() => return,
             Line::Text(line) => line,
             Line::TooLong => {
+                tracing::debug!("stdio: refused a line over {MAX_LINE_BYTES} bytes (-32700)");
                 let too_long =
                     parse_error(format_args!("message longer than {MAX_LINE_BYTES} bytes"));
                 let _ = self.out.send(too_long.to_string());
@@ -169,6 +170,7 @@ impl Running {
         let message = match String::from_utf8(Vec::from(line)) {
             Ok(message) => message,
             Err(e) => {
+                tracing::debug!("stdio: refused a line that is not UTF-8 (-32700)");
                 let _ = self.out.send(not_utf8(e.as_bytes()).to_string());
                 return;
             }

@@ -37,7 +37,9 @@ pub(super) fn check_host(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Op
             StatusCode::FORBIDDEN,
             None,
             ErrorCode::INVALID_REQUEST,
-            format!("host {host:?} is not allowed"),
+            format!(
+                "host {host:?} is not allowed (DNS rebinding protection): add it to HttpConfig::allowed_hosts, or turn HttpConfig::check_host off if a proxy in front checks the host"
+            ),
         ));
     }
     None
@@ -53,7 +55,7 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
                 StatusCode::FORBIDDEN,
                 None,
                 ErrorCode::INVALID_REQUEST,
-                format!("origin {origin:?} is not allowed"),
+                format!("origin {origin:?} is not allowed: add it to HttpConfig::allowed_origins"),
             )),
         },
     }
@@ -189,7 +191,7 @@ pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Optio
             StatusCode::NOT_ACCEPTABLE,
             None,
             ErrorCode::INVALID_REQUEST,
-            "the Accept header must list both application/json and text/event-stream",
+            "the Accept header must list both application/json and text/event-stream (the Streamable HTTP transport requires it)",
         ));
     }
     if !is_json(headers) {
@@ -197,7 +199,10 @@ pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Optio
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             None,
             ErrorCode::INVALID_REQUEST,
-            "the Content-Type must be application/json",
+            format!(
+                "the Content-Type must be application/json, not {:?}",
+                header_str(headers, header::CONTENT_TYPE.as_str()).unwrap_or("missing")
+            ),
         ));
     }
     let max = state.config.max_body_bytes;
@@ -208,7 +213,7 @@ pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Optio
             StatusCode::PAYLOAD_TOO_LARGE,
             None,
             ErrorCode::INVALID_REQUEST,
-            format!("the body is over the limit of {max} bytes"),
+            format!("the body is over the limit of {max} bytes (HttpConfig::max_body_bytes)"),
         ));
     }
     None

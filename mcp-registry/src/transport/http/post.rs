@@ -46,7 +46,13 @@ pub(super) async fn handle_post(
     };
     let message: Value = match serde_json::from_slice(&body) {
         Ok(m) => m,
-        Err(e) => return json_response(StatusCode::BAD_REQUEST, &parse_error(e)),
+        Err(e) => {
+            super::log_refusal(
+                StatusCode::BAD_REQUEST,
+                &format!("the body is no JSON: {e}"),
+            );
+            return json_response(StatusCode::BAD_REQUEST, &parse_error(e));
+        }
     };
     if let (Some(auth), Some(claims)) = (&state.config.auth, &caller)
         && let Err(refusal) = auth.check_scopes(claims, called_tools(&message))
@@ -93,6 +99,15 @@ async fn read_body(state: &AppState, request: Request) -> Result<Bytes, Response
     let limit = state.config.body_read_timeout;
     match tokio::time::timeout(limit, Bytes::from_request(request, &())).await {
         Ok(Ok(body)) => Ok(body),
+        Ok(Err(e)) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(error_response(
+            e.status(),
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "the body is over the limit of {} bytes (HttpConfig::max_body_bytes)",
+                state.config.max_body_bytes
+            ),
+        )),
         Ok(Err(e)) => Err(error_response(
             e.status(),
             None,
@@ -180,6 +195,7 @@ async fn post_modern(
     if (body_version.is_none() || modern)
         && let Err(e) = require_modern_meta(message_meta(&message).and_then(Value::as_object))
     {
+        super::log_refusal(StatusCode::BAD_REQUEST, &e.message);
         return json_response(
             StatusCode::BAD_REQUEST,
             &error_value(id.as_ref().and_then(RequestId::from_value), e),
@@ -272,7 +288,10 @@ async fn post_initialize(
             StatusCode::SERVICE_UNAVAILABLE,
             id.as_ref(),
             ErrorCode::INTERNAL_ERROR,
-            "too many open sessions",
+            format!(
+                "too many open sessions (HttpConfig::max_sessions: {}); idle ones end after HttpConfig::session_idle_timeout, or use protocol version 2026-07-28 (stateless)",
+                state.config.max_sessions
+            ),
         );
     };
     let mut response = json_response(StatusCode::OK, &reply);
@@ -303,7 +322,9 @@ async fn post_in_session(
             StatusCode::NOT_FOUND,
             id,
             ErrorCode::INVALID_REQUEST,
-            format!("unknown session {session_id:?}; initialize a new one"),
+            format!(
+                "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
+            ),
         );
     };
     if !is_request(&message) {

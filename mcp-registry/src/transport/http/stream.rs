@@ -115,6 +115,10 @@ pub(super) async fn handle_get(
         Err(refused) => return refused,
     };
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+        super::log_refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "GET without Mcp-Session-Id: only a legacy session has a GET stream",
+        );
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     if !accepts(&headers, "text/event-stream") {
@@ -130,7 +134,9 @@ pub(super) async fn handle_get(
             StatusCode::NOT_FOUND,
             None,
             ErrorCode::INVALID_REQUEST,
-            format!("unknown session {session_id:?}"),
+            format!(
+                "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
+            ),
         );
     };
     // The newest GET gets the stream: a client that lost its stream (maybe without the
@@ -178,6 +184,10 @@ pub(super) async fn handle_delete(
         Err(refused) => return refused,
     };
     let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+        super::log_refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "DELETE without Mcp-Session-Id: only a legacy session can be ended",
+        );
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
     if state.end_session(session_id, caller.as_ref()) {
@@ -187,7 +197,9 @@ pub(super) async fn handle_delete(
             StatusCode::NOT_FOUND,
             None,
             ErrorCode::INVALID_REQUEST,
-            format!("unknown session {session_id:?}"),
+            format!(
+                "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
+            ),
         )
     }
 }
