@@ -620,7 +620,7 @@ fn build_errors() {
     assert!(unclosed.to_string().contains("invalid URI template"));
 }
 
-async fn initialized(r: &Registry) -> (ServerSession, tokio::sync::mpsc::UnboundedReceiver<Value>) {
+async fn initialized(r: &Registry) -> (ServerSession, mcp_registry::dispatch::Outgoing) {
     let (session, out) = ServerSession::new(r.clone(), "data");
     let init = session
         .handle(request(

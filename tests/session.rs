@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{assert_reply, assert_valid, hanging_tool, math_server, modern_meta, small_server};
+use mcp_registry::dispatch::Outgoing;
 use mcp_registry::{
     CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool,
     ToolContext,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Steps {
@@ -86,7 +86,7 @@ async fn ready_session(
     registry: Registry,
     server: &str,
     version: &str,
-) -> (ServerSession, UnboundedReceiver<Value>) {
+) -> (ServerSession, Outgoing) {
     let (session, outgoing) = ServerSession::new(registry, server);
     let reply = session.handle(init(version)).await.unwrap();
     assert_reply(version, "InitializeResult", &reply);
@@ -106,14 +106,14 @@ async fn ready_session(
 }
 
 /// The next message the session sends on its own (5 s at most).
-async fn next_sent(rx: &mut UnboundedReceiver<Value>) -> Value {
+async fn next_sent(rx: &mut Outgoing) -> Value {
     tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
         .expect("a message from the session within 5 s")
         .expect("the session's channel is open")
 }
 
-fn drain(rx: &mut UnboundedReceiver<Value>) -> Vec<Value> {
+fn drain(rx: &mut Outgoing) -> Vec<Value> {
     std::iter::from_fn(|| rx.try_recv().ok()).collect()
 }
 
@@ -523,6 +523,27 @@ async fn list_changed_survives_coalesced_changes() {
     assert_eq!(n["method"], "notifications/tools/list_changed");
     tokio::task::yield_now().await;
     assert!(drain(&mut outgoing).is_empty());
+}
+
+/// Regression: a session whose notifications nobody read queued every `list_changed` (1,956
+/// after 2,000 changes). Paused time: each sleep ends once the watcher has sent all it will.
+#[tokio::test(start_paused = true)]
+async fn unread_list_changes_are_coalesced() {
+    let registry = Registry::from_servers([math_server()]);
+    let (_session, mut outgoing) = ready_session(registry.clone(), "math", "2025-11-25").await;
+    for i in 0..2000 {
+        registry.toggle_server("math", i % 2 == 1).unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let queued = drain(&mut outgoing);
+    assert_eq!(
+        queued,
+        [json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})]
+    );
+    // Taken: the next change is news again.
+    registry.toggle_server("math", false).unwrap();
+    let n = next_sent(&mut outgoing).await;
+    assert_eq!(n["method"], "notifications/tools/list_changed");
 }
 
 #[tokio::test]

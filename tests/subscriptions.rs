@@ -261,10 +261,16 @@ async fn in_a_session_notifications_cancelled_ends_the_stream() {
                 .await
         })
     };
-    let ack = next(&mut out).await;
+    let ack = tokio::time::timeout(Duration::from_secs(5), out.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     registry.register_server(server(&["t1", "t3"]));
-    let changed = next(&mut out).await;
+    let changed = tokio::time::timeout(Duration::from_secs(5), out.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         5

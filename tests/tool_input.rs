@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcp_registry::dispatch::Outgoing;
 use mcp_registry::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Role, Root};
 use mcp_registry::tool::{
     ClientCapability, Elicitation, InputCallbacks, InputError, SamplingRequest,
 };
 use mcp_registry::{CallError, Registry, Server, ServerSession, Tool, ToolContext};
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 type Args = Map<String, Value>;
 
@@ -301,7 +301,7 @@ async fn a_nested_form_is_refused_before_asking() {
     ));
 }
 
-async fn legacy_session(capabilities: Value) -> (ServerSession, UnboundedReceiver<Value>) {
+async fn legacy_session(capabilities: Value) -> (ServerSession, Outgoing) {
     let (session, outgoing) = ServerSession::new(registry(), "s");
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": capabilities,

@@ -488,9 +488,45 @@ async fn get_streams_list_changed_for_a_session() {
         .unwrap();
     let text = String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap();
     assert!(text.contains("notifications/tools/list_changed"), "{text}");
-    // A second stream for the same session is refused.
-    let again = send(&app, "GET", &[("mcp-session-id", &sid)], Body::empty()).await;
-    assert_eq!(again.status, StatusCode::CONFLICT);
+    // Regression: a client that lost its stream (every later GET got 409) opens it again.
+    drop(body);
+    let mut body = get_stream(&app, &sid).await;
+    registry.toggle_server("s", true).unwrap();
+    assert!(
+        next_event(&mut body)
+            .await
+            .contains("notifications/tools/list_changed")
+    );
+    // A second GET while one is open takes the stream over (the client may have lost the
+    // first without the server noticing): the first ends, the second gets what follows.
+    let mut second = get_stream(&app, &sid).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame())
+        .await
+        .expect("the first stream ends");
+    assert!(ended.is_none(), "{ended:?}");
+    registry.toggle_server("s", false).unwrap();
+    assert!(
+        next_event(&mut second)
+            .await
+            .contains("notifications/tools/list_changed")
+    );
+}
+
+/// Opens the session's GET stream.
+async fn get_stream(app: &axum::Router, sid: &str) -> Body {
+    let response = send_streaming(app, "GET", &[("mcp-session-id", sid)]).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    response.into_body()
+}
+
+/// The next SSE event's text on `body` (5 s at most).
+async fn next_event(body: &mut Body) -> String {
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(5), body.frame())
+        .await
+        .expect("an event in time")
+        .expect("the stream is open")
+        .unwrap();
+    String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
 }
 
 #[tokio::test]
@@ -892,4 +928,87 @@ async fn mirrored_parameter_headers_are_checked_against_the_body() {
             refused.body
         );
     }
+}
+
+/// Every tracing event at `level` or above, as its level and fields.
+#[derive(Clone, Default)]
+struct Capture(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+struct Fields<'a>(&'a mut String);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut line = event.metadata().level().to_string();
+        event.record(&mut Fields(&mut line));
+        self.0.lock().unwrap().push(line);
+    }
+}
+
+/// Regression: a request refused by the Host check got `host "…" is not allowed` and the
+/// server logged nothing; a user who put the server in a container did not learn what to
+/// change. Refusals now name the setting, and are logged.
+#[tokio::test]
+async fn refusals_say_what_to_change_and_are_logged() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let capture = Capture::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let app = app(HttpConfig::default().max_sessions(1).max_body_bytes(64));
+    let host = send(&app, "POST", &[("host", "myhost.lan:8766")], INIT).await;
+    assert_eq!(host.status, StatusCode::FORBIDDEN);
+    let message = host.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains(r#""myhost.lan:8766""#), "{message}");
+    assert!(message.contains("HttpConfig::allowed_hosts"), "{message}");
+    let origin = send(&app, "POST", &[("origin", "https://app.example")], INIT).await;
+    assert!(
+        origin.body.contains("HttpConfig::allowed_origins"),
+        "{}",
+        origin.body
+    );
+    let big = send(&app, "POST", &[], "x".repeat(100)).await;
+    assert!(
+        big.body.contains("HttpConfig::max_body_bytes"),
+        "{}",
+        big.body
+    );
+    let json = send(&app, "POST", &[("content-type", "text/plain")], INIT).await;
+    assert!(json.body.contains(r#"not \"text/plain\""#), "{}", json.body);
+    let small_init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let app = self::app(HttpConfig::default().max_sessions(1));
+    assert_eq!(
+        send(&app, "POST", &[], small_init).await.status,
+        StatusCode::OK
+    );
+    let full = send(&app, "POST", &[], small_init).await;
+    assert_eq!(full.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        full.body.contains("HttpConfig::max_sessions"),
+        "{}",
+        full.body
+    );
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let unknown = send(&app, "POST", &[("mcp-session-id", "nope")], ping).await;
+    assert!(
+        unknown.body.contains("initialize a new one"),
+        "{}",
+        unknown.body
+    );
+
+    let logs = capture.0.lock().unwrap().clone();
+    let logged = |level: &str, text: &str| {
+        logs.iter()
+            .any(|l| l.starts_with(level) && l.contains(text))
+    };
+    assert!(logged("WARN", "HttpConfig::allowed_hosts"), "{logs:#?}");
+    assert!(logged("WARN", "HttpConfig::allowed_origins"), "{logs:#?}");
+    assert!(logged("WARN", "HttpConfig::max_sessions"), "{logs:#?}");
+    assert!(logged("INFO", "HttpConfig::max_body_bytes"), "{logs:#?}");
+    assert!(logged("DEBUG", "Content-Type"), "{logs:#?}");
+    assert!(logged("DEBUG", "unknown session"), "{logs:#?}");
 }

@@ -255,3 +255,52 @@ async fn a_2025_03_26_client_may_send_batches() {
     assert_eq!(c.recv().await["error"]["code"], -32600);
     close_and_join(c, server).await;
 }
+
+/// Regression: an open 2026-07-28 `subscriptions/listen` stream kept the server running after
+/// its input closed (the example stayed alive once the client had gone).
+#[tokio::test(start_paused = true)]
+async fn end_of_input_ends_open_listen_streams() {
+    let (mut c, server) = start();
+    let listen = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"_meta": common::modern_meta(), "notifications": {"toolsListChanged": true}}});
+    c.send(&listen.to_string()).await;
+    let ack = c.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    c.writer.shutdown().await.unwrap();
+    let started = tokio::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(3600), server)
+        .await
+        .expect("the server exits")
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < mcp_registry::transport::stdio::SHUTDOWN_GRACE,
+        "a stream needs no grace"
+    );
+}
+
+/// A call still running [`SHUTDOWN_GRACE`] after the input closed is cancelled, unanswered,
+/// and the server exits.
+#[tokio::test(start_paused = true)]
+async fn calls_running_past_the_grace_are_cancelled() {
+    use mcp_registry::transport::stdio::SHUTDOWN_GRACE;
+    let (mut c, server) = start();
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
+    // Let the call start before the input ends.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    c.writer.shutdown().await.unwrap();
+    let started = tokio::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(3600), server)
+        .await
+        .expect("the server exits")
+        .unwrap()
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= SHUTDOWN_GRACE - Duration::from_millis(20),
+        "{waited:?}"
+    );
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    let rest = c.lines.next_line().await.unwrap();
+    assert_eq!(rest, None, "no reply to the cancelled call");
+}

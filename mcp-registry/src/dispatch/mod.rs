@@ -34,6 +34,7 @@ mod completion;
 mod entry;
 mod handshake;
 mod logging;
+mod outbox;
 mod page;
 mod prompts;
 mod reply;
@@ -45,6 +46,7 @@ mod subscriptions;
 mod tools;
 
 pub use entry::{Message, MessageFuture, MessageRequest, TextFuture};
+pub use outbox::{OUTBOX_CAPACITY, Outgoing};
 pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
 
 pub(crate) use reply::{

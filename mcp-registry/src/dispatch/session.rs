@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize as _, Serialize};
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::changes::ServerChanges;
+use super::outbox::{self, Outgoing};
 use super::{
     Answer, Connection, Dispatcher, Effect, empty_batch, error_value, parse_error, refuse_too_deep,
     reply_text, reply_value,
@@ -98,7 +99,7 @@ struct Inner {
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     /// Requests sent to the client, waiting for its replies.
     requests: Arc<ClientRequests>,
-    outbox: mpsc::UnboundedSender<Value>,
+    outbox: outbox::Sender,
     /// Calls' notifications, into `outbox` (built once, cloned per request).
     notifications: NotificationSink,
     /// The URIs `resources/subscribe`d to.
@@ -123,8 +124,8 @@ impl Drop for Inner {
 /// Requests may be handled concurrently (call [`handle`](Self::handle) from several tasks on
 /// clones of the session). Everything the server sends on its own (progress,
 /// `notifications/tools/list_changed`) goes to the receiver returned by
-/// [`new`](Self::new), in order; a call's notifications are queued before its reply is
-/// returned. Transports (stdio, HTTP) sit on this type.
+/// [`new`](Self::new), in order, bounded whether or not it is read (see [`Outgoing`]); a
+/// call's notifications are queued before its reply is returned. Transports (stdio, HTTP) sit on this type.
 ///
 /// ```
 /// use mcp_registry::{Registry, Server, Tool, dispatch::ServerSession};
@@ -165,12 +166,9 @@ impl ServerSession {
     /// `notifications/prompts/list_changed` too when the server has prompts, before or after
     /// the change. Created outside a runtime, the session has no such task and advertises
     /// `listChanged: false`.
-    pub fn new(
-        registry: Registry,
-        server: impl Into<String>,
-    ) -> (ServerSession, mpsc::UnboundedReceiver<Value>) {
+    pub fn new(registry: Registry, server: impl Into<String>) -> (ServerSession, Outgoing) {
         let server = server.into();
-        let (outbox, outgoing) = mpsc::unbounded_channel();
+        let (outbox, outgoing) = outbox::channel();
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
             let watcher = tokio::runtime::Handle::try_current().ok().map(|handle| {
                 let mut changes =
@@ -222,7 +220,7 @@ impl ServerSession {
                 }),
                 in_flight: Mutex::new(HashMap::new()),
                 requests: Arc::default(),
-                notifications: NotificationSink::from_channel(outbox.clone()),
+                notifications: outbox.sink(),
                 subscriptions: Mutex::new(HashSet::new()),
                 _update_hook: update_hook,
                 outbox,
@@ -250,7 +248,6 @@ impl ServerSession {
         inner
             .outbox
             .send(serde_json::to_value(updated).unwrap_or_default())
-            .is_ok()
     }
 
     /// The URIs this session subscribed to, sorted.

@@ -1,3 +1,4 @@
+use std::any::Any;
 use std::fmt::Display;
 use std::sync::Arc;
 
@@ -5,7 +6,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::{CallToolResult, Content, ElicitParams};
+use crate::protocol::{
+    CallToolResult, Content, ElicitParams, MAX_DEPTH, drop_flat, exceeds_max_depth,
+};
 use crate::schema;
 
 /// Why a handler did not produce a result.
@@ -154,8 +157,7 @@ impl IntoToolResult for Vec<Content> {
 
 impl<T: Serialize + JsonSchema + 'static> IntoToolResult for Json<T> {
     fn into_tool_result(self) -> Result<CallToolResult, ToolError> {
-        let value = serde_json::to_value(&self.0)
-            .map_err(|e| ToolError::failed(format_args!("could not serialize the result: {e}")))?;
+        let value = shallow_value(self.0)?;
         let value = if schema::output_schema_for::<T>().wrapped {
             serde_json::json!({ "result": value })
         } else {
@@ -179,6 +181,71 @@ impl<T: IntoToolResult, E: Display + 'static> IntoToolResult for Result<T, E> {
 
     fn output_schema() -> Option<Arc<Value>> {
         T::output_schema()
+    }
+}
+
+/// `result` as a JSON value, refused when it nests arrays and objects deeper than
+/// [`MAX_DEPTH`] (as arguments are), without recursing further than that: serializing a
+/// deeper value would overflow the stack. A `Value` is taken as it is (checked, not copied)
+/// and a refused one dropped without recursion; other types are first written to nowhere
+/// through a formatter that stops one level past the limit.
+fn shallow_value<T: Serialize + 'static>(mut result: T) -> Result<Value, ToolError> {
+    let too_deep = || {
+        ToolError::failed(format_args!(
+            "the tool's result nests arrays and objects deeper than {MAX_DEPTH} levels (protocol::MAX_DEPTH); return a flatter value"
+        ))
+    };
+    if let Some(value) = (&mut result as &mut dyn Any).downcast_mut::<Value>() {
+        let value = std::mem::take(value);
+        if exceeds_max_depth(&value) {
+            drop_flat(value);
+            return Err(too_deep());
+        }
+        return Ok(value);
+    }
+    let mut probe = serde_json::Serializer::with_formatter(std::io::sink(), DepthLimit(0));
+    if let Err(e) = result.serialize(&mut probe) {
+        return Err(if e.is_io() {
+            too_deep()
+        } else {
+            ToolError::failed(format_args!("could not serialize the result: {e}"))
+        });
+    }
+    serde_json::to_value(&result)
+        .map_err(|e| ToolError::failed(format_args!("could not serialize the result: {e}")))
+}
+
+/// A JSON formatter that fails (with an I/O error) on entering the array or object one level
+/// past [`MAX_DEPTH`], so the serialization stops there.
+struct DepthLimit(usize);
+
+impl DepthLimit {
+    fn enter(&mut self) -> std::io::Result<()> {
+        self.0 += 1;
+        if self.0 > MAX_DEPTH {
+            return Err(std::io::Error::other("too deep"));
+        }
+        Ok(())
+    }
+}
+
+impl serde_json::ser::Formatter for DepthLimit {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.enter()
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.0 -= 1;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.enter()
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.0 -= 1;
+        Ok(())
     }
 }
 

@@ -6,6 +6,7 @@
 //! in flight have answered.
 
 use std::io;
+use std::time::Duration;
 
 use bytes::BytesMut;
 use futures_util::StreamExt as _;
@@ -18,6 +19,7 @@ use tokio::task::JoinSet;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use crate::dispatch::{ServerSession, parse_error};
+use crate::protocol::method;
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
@@ -42,6 +44,10 @@ pub async fn serve(registry: Registry, server: &str) -> io::Result<()> {
 
 /// Serves `server` of `registry` over any byte streams (a pipe, a socket, an in-memory duplex
 /// in tests), one JSON-RPC message per line.
+///
+/// When the input ends, open `subscriptions/listen` streams end at once (nobody is left to
+/// listen), the other requests in flight get [`SHUTDOWN_GRACE`] to answer, their replies are
+/// written, and this returns; what is still running then is cancelled.
 pub async fn serve_io<R, W>(
     registry: Registry,
     server: &str,
@@ -59,68 +65,45 @@ where
     // Lines of JSON text: replies are written as the registry makes them (a `tools/list`
     // reply splices the listing serialized once), not serialized again here.
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-    let notifications = {
-        let out = out_tx.clone();
-        NotificationSink::new(move |n| {
-            let _ = out.send(n.to_string());
-        })
-    };
-    let mut calls = JoinSet::new();
-    let mut reading = true;
+    let mut running = Running::new(session.clone(), out_tx.clone());
+    // Set when the input ends: what runs past it is cancelled.
+    let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    let mut cancelled = false;
     // A failed read ends reading like end of input does; the error is returned once the calls
     // in flight have answered.
     let mut read_error = None;
     loop {
         tokio::select! {
-            line = lines.next(), if reading && calls.len() < MAX_IN_FLIGHT => match line {
-                None => {
-                    reading = false;
-                    // No reply can come any more: tools waiting on the client stop waiting.
-                    session.client_gone();
-                }
-                Some(Ok(Line::Text(line))) if line.trim_ascii().is_empty() => {}
-                Some(Ok(Line::Text(line))) => match String::from_utf8(Vec::from(line)) {
-                    Err(e) => { let _ = out_tx.send(not_utf8(e.as_bytes()).to_string()); }
-                    // Notifications change session state (initialized, cancelled): apply them
-                    // in arrival order, before reading on. Requests (alone or in a batch) run
-                    // while reading goes on.
-                    Ok(message) if !holds_request(&message) => {
-                        if let Some(reply) = session.handle_text_with(&message, CallOptions::new()).await {
-                            let _ = out_tx.send(reply);
-                        }
+            line = lines.next(), if grace.is_none() && running.calls.len() < MAX_IN_FLIGHT => {
+                let ended = match line {
+                    None => true,
+                    Some(Ok(line)) => { running.read(line).await; false }
+                    Some(Err(e)) => {
+                        tracing::error!(error = %e, "stdio: reading stdin failed");
+                        read_error = Some(e);
+                        true
                     }
-                    Ok(message) => {
-                        let session = session.clone();
-                        let out = out_tx.clone();
-                        let sink = notifications.clone();
-                        calls.spawn(async move {
-                            if let Some(reply) = session.handle_text_with(&message, CallOptions::new().notifications(sink)).await {
-                                let _ = out.send(reply);
-                            }
-                        });
-                    }
-                },
-                Some(Ok(Line::TooLong)) => {
-                    let _ = out_tx.send(parse_error(format_args!(
-                        "message longer than {MAX_LINE_BYTES} bytes"
-                    )).to_string());
-                }
-                Some(Err(e)) => {
-                    tracing::error!(error = %e, "stdio: reading stdin failed");
-                    read_error = Some(e);
-                    reading = false;
-                    session.client_gone();
-                }
-            },
-            Some(line) = out_rx.recv() => write_line(&mut writer, line).await?,
-            Some(message) = pushed.recv() => write_line(&mut writer, message.to_string()).await?,
-            Some(joined) = calls.join_next(), if !calls.is_empty() => {
-                if let Err(e) = joined {
-                    tracing::error!(error = %e, "stdio request task failed");
+                };
+                if ended {
+                    running.input_ended();
+                    grace = Some(Box::pin(tokio::time::sleep(SHUTDOWN_GRACE)));
                 }
             }
+            Some(line) = out_rx.recv() => write_line(&mut writer, line).await?,
+            Some(message) = pushed.recv() => write_line(&mut writer, message.to_string()).await?,
+            Some(joined) = running.calls.join_next(), if !running.calls.is_empty() => log_failed(joined),
+            Some(joined) = running.streams.join_next(), if !running.streams.is_empty() => log_failed(joined),
+            () = async { if let Some(g) = grace.as_mut() { g.await } }, if grace.is_some() && !cancelled && !running.calls.is_empty() => {
+                tracing::warn!(
+                    calls = running.calls.len(),
+                    "stdio: input closed; cancelling the calls still running after {SHUTDOWN_GRACE:?}"
+                );
+                cancelled = true;
+                session.shutdown();
+                running.calls.abort_all();
+            }
         }
-        if !reading && calls.is_empty() {
+        if grace.is_some() && running.is_empty() {
             break;
         }
     }
@@ -132,24 +115,149 @@ where
     read_error.map_or(Ok(()), Err)
 }
 
-/// Whether the message `text` is a request or a batch holding one (a member `id`):
-/// something answered while reading goes on. Anything else (a notification, a response, text
-/// that is no JSON-RPC message) is applied, or refused, before the next line is read.
-fn holds_request(text: &str) -> bool {
+/// How long requests in flight when stdin closes get to answer before they are cancelled and
+/// [`serve_io`] returns.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The requests being served, and where their replies go.
+struct Running {
+    session: ServerSession,
+    out: mpsc::UnboundedSender<String>,
+    /// Calls' notifications, into `out` (built once, cloned per request).
+    notifications: NotificationSink,
+    /// Requests that answer (calls, listings…).
+    calls: JoinSet<()>,
+    /// `subscriptions/listen` streams, which only end when cancelled.
+    streams: JoinSet<()>,
+}
+
+impl Running {
+    fn new(session: ServerSession, out: mpsc::UnboundedSender<String>) -> Running {
+        let notifications = {
+            let out = out.clone();
+            NotificationSink::new(move |n| {
+                let _ = out.send(n.to_string());
+            })
+        };
+        Running {
+            session,
+            out,
+            notifications,
+            calls: JoinSet::new(),
+            streams: JoinSet::new(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.calls.is_empty() && self.streams.is_empty()
+    }
+
+    /// Handles one line: notifications (which change session state: initialized, cancelled)
+    /// in arrival order, before reading on; requests (alone or in a batch) while reading goes
+    /// on.
+    async fn read(&mut self, line: Line) {
+        let line = match line {
+            Line::Text(line) if line.trim_ascii().is_empty() => return,
+            Line::Text(line) => line,
+            Line::TooLong => {
+                tracing::debug!("stdio: refused a line over {MAX_LINE_BYTES} bytes (-32700)");
+                let too_long =
+                    parse_error(format_args!("message longer than {MAX_LINE_BYTES} bytes"));
+                let _ = self.out.send(too_long.to_string());
+                return;
+            }
+        };
+        let message = match String::from_utf8(Vec::from(line)) {
+            Ok(message) => message,
+            Err(e) => {
+                tracing::debug!("stdio: refused a line that is not UTF-8 (-32700)");
+                let _ = self.out.send(not_utf8(e.as_bytes()).to_string());
+                return;
+            }
+        };
+        let kind = kind_of(&message);
+        if kind == Kind::Other {
+            if let Some(reply) = self
+                .session
+                .handle_text_with(&message, CallOptions::new())
+                .await
+            {
+                let _ = self.out.send(reply);
+            }
+            return;
+        }
+        let session = self.session.clone();
+        let out = self.out.clone();
+        let options = CallOptions::new().notifications(self.notifications.clone());
+        let task = async move {
+            if let Some(reply) = session.handle_text_with(&message, options).await {
+                let _ = out.send(reply);
+            }
+        };
+        match kind {
+            Kind::Stream => self.streams.spawn(task),
+            _ => self.calls.spawn(task),
+        };
+    }
+
+    /// The input has ended: no reply can come any more (tools waiting on the client stop
+    /// waiting), and nobody is left to listen to streams.
+    fn input_ended(&mut self) {
+        self.session.client_gone();
+        self.streams.abort_all();
+    }
+}
+
+fn log_failed(joined: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = joined
+        && !e.is_cancelled()
+    {
+        tracing::error!(error = %e, "stdio request task failed");
+    }
+}
+
+/// What a line holds, as far as the loop cares.
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    /// A request, or a batch holding one: answered while reading goes on.
+    Request,
+    /// A `subscriptions/listen` request: a stream, ended when the input ends.
+    Stream,
+    /// A notification, a response, or text that is no JSON-RPC message: applied, or refused,
+    /// before the next line is read.
+    Other,
+}
+
+/// What the message `text` is (a member `id` makes a request).
+fn kind_of(text: &str) -> Kind {
     #[derive(Deserialize)]
-    struct Probe {
+    struct Probe<'a> {
         #[serde(default, deserialize_with = "present")]
         id: Option<IgnoredAny>,
+        #[serde(default, borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
     }
     fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IgnoredAny>, D::Error> {
         IgnoredAny::deserialize(d).map(Some)
     }
     if text.trim_start().starts_with('[') {
         // A batch with elements that are no objects is refused element by element.
-        return serde_json::from_str::<Vec<Probe>>(text)
+        let holds_request = serde_json::from_str::<Vec<Probe<'_>>>(text)
             .map_or(true, |batch| batch.iter().any(|probe| probe.id.is_some()));
+        return if holds_request {
+            Kind::Request
+        } else {
+            Kind::Other
+        };
     }
-    serde_json::from_str::<Probe>(text).is_ok_and(|probe| probe.id.is_some())
+    match serde_json::from_str::<Probe<'_>>(text) {
+        Ok(Probe {
+            id: Some(_),
+            method,
+        }) if method.as_deref() == Some(method::SUBSCRIPTIONS_LISTEN) => Kind::Stream,
+        Ok(Probe { id: Some(_), .. }) => Kind::Request,
+        _ => Kind::Other,
+    }
 }
 
 /// The -32700 for a line that is not UTF-8, worded as the JSON parser words it.

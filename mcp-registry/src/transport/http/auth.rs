@@ -406,6 +406,19 @@ impl Auth {
 
     /// The response to a refused request: `401`, `403` or `503`, with the challenge.
     pub(crate) fn refuse(&self, refusal: Refusal) -> Response {
+        // A missing token is the usual first step of a client's authorization: not news.
+        match &refusal {
+            Refusal::NoToken => tracing::debug!("MCP over HTTP: refused: no bearer token (401)"),
+            Refusal::InvalidToken(why) => {
+                tracing::info!("MCP over HTTP: refused: invalid bearer token (401): {why}")
+            }
+            Refusal::InsufficientScope(scope) => tracing::info!(
+                "MCP over HTTP: refused: the token lacks scopes {scope:?} (403); grant them, or change the scopes Auth requires"
+            ),
+            Refusal::Unavailable => tracing::warn!(
+                "MCP over HTTP: refused: the token validator could not decide (503); check that it can reach its issuer"
+            ),
+        }
         match refusal {
             Refusal::NoToken => self.unauthorized(None),
             Refusal::InvalidToken(description) => self.unauthorized(Some(description)),

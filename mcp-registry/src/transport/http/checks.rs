@@ -1,0 +1,253 @@
+//! The header checks: `Host` and `Origin` (DNS rebinding), `Accept`, `Content-Type`, the
+//! declared length, and the 2026-07-28 mirrored headers (`Mcp-Method`, `Mcp-Name`,
+//! `MCP-Protocol-Version`, `Mcp-Param-*`).
+
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::Response;
+use serde_json::Value;
+
+use super::sessions::AppState;
+use super::{VERSION_HEADER, error_response, header_str};
+use crate::protocol::ErrorCode;
+use crate::protocol::headers::decode_header_value;
+use crate::registry::Registry;
+
+/// `Some(403 response)` when the request's `Host` or `Origin` is not allowed. The host is
+/// the `Host` header, or the URI's authority (HTTP/2); a request with neither comes from no
+/// browser, so no rebinding page, and is let through.
+pub(super) fn check_host_and_origin(
+    state: &AppState,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Option<Response> {
+    check_host(state, uri, headers).or_else(|| check_origin(state, headers))
+}
+
+/// `Some(403 response)` when the request's `Host` is not allowed (see
+/// [`check_host_and_origin`]).
+pub(super) fn check_host(state: &AppState, uri: &Uri, headers: &HeaderMap) -> Option<Response> {
+    let host = match headers.get(header::HOST) {
+        Some(host) => Some(host.to_str().unwrap_or_default()),
+        None => uri.authority().map(|a| a.as_str()),
+    };
+    if let Some(host) = host
+        && !state.config.host_allowed(host.trim())
+    {
+        return Some(error_response(
+            StatusCode::FORBIDDEN,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "host {host:?} is not allowed (DNS rebinding protection): add it to HttpConfig::allowed_hosts, or turn HttpConfig::check_host off if a proxy in front checks the host"
+            ),
+        ));
+    }
+    None
+}
+
+/// `Some(403 response)` when the request's `Origin` is not allowed.
+fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    match headers.get(header::ORIGIN) {
+        None => None,
+        Some(origin) => match origin.to_str() {
+            Ok(o) if state.config.origin_allowed(o) => None,
+            _ => Some(error_response(
+                StatusCode::FORBIDDEN,
+                None,
+                ErrorCode::INVALID_REQUEST,
+                format!("origin {origin:?} is not allowed: add it to HttpConfig::allowed_origins"),
+            )),
+        },
+    }
+}
+
+/// Checks a 2026-07-28 `tools/call`'s `Mcp-Param-{Name}` headers against its arguments, for
+/// the parameters the tool annotates with `x-mcp-header`: each value the body has must come
+/// in its header, decoded equal (a header that cannot be decoded is refused too). A tool this
+/// server does not have is left to dispatch to refuse.
+pub(super) fn check_param_headers(
+    registry: &Registry,
+    server: &str,
+    headers: &HeaderMap,
+    message: &Value,
+) -> Result<(), String> {
+    let Some(params) = message.get("params") else {
+        return Ok(());
+    };
+    let Some(tool) = params
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(|name| Some(registry.server(server)?.tool(name)?.clone()))
+    else {
+        return Ok(());
+    };
+    // A server's own annotation it got wrong is not the client's fault: nothing to check.
+    let annotated = tool.param_headers();
+    if annotated.is_empty() {
+        return Ok(());
+    }
+    let empty = serde_json::Map::new();
+    let arguments = params
+        .get("arguments")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    for param in annotated {
+        let header = format!("mcp-param-{}", param.name());
+        let sent = match headers.get(header.as_str()) {
+            None => None,
+            Some(raw) => match raw.to_str().ok().and_then(decode_header_value) {
+                Some(decoded) => Some(decoded),
+                None => {
+                    return Err(format!(
+                        "Header mismatch: the Mcp-Param-{} header is not a valid value",
+                        param.name()
+                    ));
+                }
+            },
+        };
+        let body = param.value_in(arguments);
+        if sent != body {
+            return Err(match (sent, body) {
+                (None, Some(_)) => {
+                    format!(
+                        "Header mismatch: the Mcp-Param-{} header is missing",
+                        param.name()
+                    )
+                }
+                (sent, body) => format!(
+                    "Header mismatch: Mcp-Param-{} header value {sent:?} does not match body value {body:?}",
+                    param.name()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a modern request's mirrored headers against its body.
+pub(super) fn check_modern_headers(
+    headers: &HeaderMap,
+    message: &Value,
+    version: Option<&str>,
+) -> Result<(), String> {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match header_str(headers, VERSION_HEADER) {
+        None => {
+            return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned());
+        }
+        Some(h) if version.is_some_and(|v| v != h) => {
+            let version = version.unwrap_or_default();
+            return Err(format!(
+                "Header mismatch: MCP-Protocol-Version header value {h:?} does not match body value {version:?}"
+            ));
+        }
+        Some(_) => {}
+    }
+    let is_request = message.get("id").is_some();
+    match header_str(headers, "mcp-method") {
+        None if is_request => {
+            return Err("Header mismatch: the Mcp-Method header is missing".to_owned());
+        }
+        Some(h) if h != method => {
+            return Err(format!(
+                "Header mismatch: Mcp-Method header value {h:?} does not match body value {method:?}"
+            ));
+        }
+        _ => {}
+    }
+    if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
+        let params = message.get("params");
+        let body_name = params
+            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match headers
+            .get("mcp-name")
+            .map(|v| v.to_str().ok().and_then(decode_header_value))
+        {
+            None => return Err("Header mismatch: the Mcp-Name header is missing".to_owned()),
+            Some(None) => {
+                return Err("Header mismatch: the Mcp-Name header is not valid".to_owned());
+            }
+            Some(Some(h)) if h != body_name => {
+                return Err(format!(
+                    "Header mismatch: Mcp-Name header value {h:?} does not match body value {body_name:?}"
+                ));
+            }
+            Some(Some(_)) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks a POST's headers (after `Host`, `Origin` and the token) before its body is read:
+/// `Some(refusal)` when they fail.
+pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return Some(error_response(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "the Accept header must list both application/json and text/event-stream (the Streamable HTTP transport requires it)",
+        ));
+    }
+    if !is_json(headers) {
+        return Some(error_response(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "the Content-Type must be application/json, not {:?}",
+                header_str(headers, header::CONTENT_TYPE.as_str()).unwrap_or("missing")
+            ),
+        ));
+    }
+    let max = state.config.max_body_bytes;
+    let declared = header_str(headers, header::CONTENT_LENGTH.as_str())
+        .and_then(|len| len.trim().parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return Some(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!("the body is over the limit of {max} bytes (HttpConfig::max_body_bytes)"),
+        ));
+    }
+    None
+}
+
+/// Whether the `Content-Type` is `application/json` (parameters such as `charset` allowed).
+fn is_json(headers: &HeaderMap) -> bool {
+    header_str(headers, header::CONTENT_TYPE.as_str())
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether the `Accept` header allows `media_type` (`type/subtype`): listed as such, as
+/// `type/*` or as `*/*`, and not with `q=0`. A missing `Accept` allows nothing: the transport
+/// spec requires clients to send one.
+pub(super) fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
+    let family = media_type.split('/').next().unwrap_or_default();
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default().to_ascii_lowercase();
+            let refused = parts.any(|p| {
+                let (key, value) = p.split_once('=').unwrap_or((p, ""));
+                key.trim().eq_ignore_ascii_case("q") && value.trim().parse() == Ok(0.0_f32)
+            });
+            let matches = match name.split_once('/') {
+                Some(("*", "*")) => true,
+                Some((ty, "*")) => ty == family,
+                _ => name == media_type,
+            };
+            matches && !refused
+        })
+}

@@ -1,0 +1,208 @@
+//! [`HttpConfig`]: the transport's settings, and the Host and Origin rules they set.
+
+use std::time::Duration;
+
+use super::auth::Auth;
+
+/// Settings of the HTTP transport.
+///
+/// ```
+/// use mcp_registry::transport::http::HttpConfig;
+/// let config = HttpConfig::default()
+///     .allowed_origins(["https://app.example.com"])
+///     .max_body_bytes(1 << 20);
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub(super) path: String,
+    pub(super) allowed_origins: Vec<String>,
+    pub(super) allow_localhost: bool,
+    pub(super) allowed_hosts: Vec<String>,
+    pub(super) check_host: bool,
+    pub(super) max_body_bytes: usize,
+    pub(super) legacy_sessions: bool,
+    pub(super) max_sessions: usize,
+    pub(super) session_idle_timeout: Duration,
+    pub(super) auth: Option<Auth>,
+    pub(super) header_read_timeout: Duration,
+    pub(super) body_read_timeout: Duration,
+    pub(super) idle_timeout: Duration,
+    pub(super) max_connections: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".to_owned(),
+            allowed_origins: Vec::new(),
+            allow_localhost: true,
+            allowed_hosts: Vec::new(),
+            check_host: true,
+            max_body_bytes: 4 * 1024 * 1024,
+            legacy_sessions: true,
+            max_sessions: 10_000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            auth: None,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The endpoint path (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Origins allowed besides localhost, compared exactly (`scheme://host[:port]`).
+    pub fn allowed_origins<S: Into<String>>(
+        mut self,
+        origins: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether `http(s)://localhost`, `127.0.0.1` and `[::1]` origins are allowed (default yes).
+    pub fn allow_localhost(mut self, yes: bool) -> Self {
+        self.allow_localhost = yes;
+        self
+    }
+
+    /// Hosts allowed in the `Host` header besides the loopback names (`localhost`,
+    /// `127.0.0.1`, `[::1]`, always allowed), compared without case. A name alone allows any
+    /// port; `name:port` allows that port only. Any other host gets `403`: a page that
+    /// rebinds its own domain name to 127.0.0.1 still sends that name as `Host`.
+    ///
+    /// ```
+    /// use mcp_registry::transport::http::HttpConfig;
+    /// // Behind a proxy that forwards `Host: mcp.example.com`.
+    /// let config = HttpConfig::default().allowed_hosts(["mcp.example.com"]);
+    /// ```
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.allowed_hosts = hosts.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether the `Host` header is checked against DNS rebinding (default yes, see
+    /// [`allowed_hosts`](Self::allowed_hosts)). Turn it off only when something in front of
+    /// the server (a reverse proxy) checks the host already.
+    pub fn check_host(mut self, yes: bool) -> Self {
+        self.check_host = yes;
+        self
+    }
+
+    /// The largest accepted request body (default 4 MiB); larger ones get `413`.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Whether legacy clients may open `initialize` sessions (default yes). Without them the
+    /// endpoint is purely stateless (2026-07-28 only).
+    pub fn legacy_sessions(mut self, yes: bool) -> Self {
+        self.legacy_sessions = yes;
+        self
+    }
+
+    /// The most legacy sessions kept at once (default 10,000); `initialize` beyond that gets
+    /// `503`.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// How long a legacy session may stay unused before it is ended (default 30 minutes); a
+    /// client coming back later gets `404` and initializes again, as the spec prescribes.
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
+        self
+    }
+
+    /// Protects the endpoint with OAuth 2.1 bearer tokens (MCP authorization): every `POST`,
+    /// `GET` and `DELETE` needs a valid token for [`Auth`]'s resource, and the protected
+    /// resource metadata is served at the well-known paths. See [`auth`](super::auth).
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// How long a request's head (request line and headers) may take to arrive, from its
+    /// first byte (default 10 s); a slower connection is closed. Applies to [`serve`]; a
+    /// server of your own needs its own limit (see [`router`]).
+    ///
+    /// [`serve`]: super::serve
+    /// [`router`]: super::router
+    pub fn header_read_timeout(mut self, limit: Duration) -> Self {
+        self.header_read_timeout = limit;
+        self
+    }
+
+    /// How long a request's body may take to arrive whole (default 30 s); a slower body is
+    /// refused with `408`. Enforced by the [`router`](super::router) itself, so wherever it
+    /// is mounted.
+    pub fn body_read_timeout(mut self, limit: Duration) -> Self {
+        self.body_read_timeout = limit;
+        self
+    }
+
+    /// How long a connection may stay open with no request on it (default 60 s): from when
+    /// it opens, or its last response was written, to the first byte of its next request.
+    /// Silent connections are then closed. Open streams (a call's SSE reply, a session's
+    /// `GET`) are requests in progress, not idle. Applies to [`serve`](super::serve).
+    pub fn idle_timeout(mut self, limit: Duration) -> Self {
+        self.idle_timeout = limit;
+        self
+    }
+
+    /// The most connections [`serve`](super::serve) serves at once (default 1,024); past it,
+    /// new connections wait in the listen backlog until one closes. Each takes a file
+    /// descriptor: raise the process's limit (`ulimit -n`) along with this.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// Whether a request for `host` (`name[:port]`) may be served.
+    pub(super) fn host_allowed(&self, host: &str) -> bool {
+        if !self.check_host {
+            return true;
+        }
+        let name = match host.find(']') {
+            Some(end) if host.starts_with('[') => &host[..=end],
+            _ => host.split(':').next().unwrap_or_default(),
+        };
+        let loopback = ["localhost", "127.0.0.1", "[::1]"];
+        loopback
+            .iter()
+            .any(|allowed| name.eq_ignore_ascii_case(allowed))
+            || self.allowed_hosts.iter().any(|allowed| {
+                allowed.eq_ignore_ascii_case(host) || allowed.eq_ignore_ascii_case(name)
+            })
+    }
+
+    pub(super) fn origin_allowed(&self, origin: &str) -> bool {
+        if self.allowed_origins.iter().any(|o| o == origin) {
+            return true;
+        }
+        if !self.allow_localhost {
+            return false;
+        }
+        let Some(rest) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        let host = if let Some(v6) = rest.strip_prefix('[') {
+            v6.split(']').next().map(|h| format!("[{h}]"))
+        } else {
+            rest.split(':').next().map(str::to_owned)
+        };
+        matches!(host.as_deref(), Some("localhost" | "127.0.0.1" | "[::1]"))
+    }
+}

@@ -1,0 +1,286 @@
+//! The one-call server: an accept loop over hyper's HTTP/1 connections that holds a slow,
+//! silent or idle peer to the limits of [`HttpConfig`], and caps the connections it serves.
+//!
+//! hyper's own `header_read_timeout` starts when a connection waits for a request head, so it
+//! cannot tell "idle between requests" from "half a head sent"; a small watch per connection
+//! does: `Idle` until the first byte of a request, `Head` until the router is called, `Busy`
+//! until the response has been written (SSE streams stay `Busy`). The body's limit is the
+//! router's (it holds for routers mounted elsewhere too).
+
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, Semaphore};
+use tokio::time::Instant;
+use tower_service::Service as _;
+
+use super::HttpConfig;
+
+/// Where a connection is between requests, and since when.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Waiting for the first byte of a request (just opened, or its last response written).
+    Idle(Instant),
+    /// A request's head has started arriving but is not complete.
+    Head(Instant),
+    /// This many requests are being answered (their responses not yet written).
+    Busy(usize),
+}
+
+/// One connection's phase, shared by its reader, its service and its watchdog.
+struct Watch {
+    phase: Mutex<Phase>,
+    /// Wakes the watchdog when the phase moves (its deadline may come sooner).
+    changed: Notify,
+}
+
+impl Watch {
+    fn new() -> Arc<Watch> {
+        Arc::new(Watch {
+            phase: Mutex::new(Phase::Idle(Instant::now())),
+            changed: Notify::new(),
+        })
+    }
+
+    fn update(&self, f: impl FnOnce(Phase) -> Phase) {
+        let mut phase = self.phase.lock().unwrap_or_else(PoisonError::into_inner);
+        *phase = f(*phase);
+        drop(phase);
+        self.changed.notify_one();
+    }
+
+    fn phase(&self) -> Phase {
+        *self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// When the connection is to be closed if its phase does not move, and why.
+    fn deadline(&self, limits: &Limits) -> Option<(Instant, &'static str)> {
+        match self.phase() {
+            Phase::Idle(since) => Some((since + limits.idle, "idle")),
+            Phase::Head(since) => Some((since + limits.header_read, "request head not complete")),
+            Phase::Busy(_) => None,
+        }
+    }
+}
+
+/// The connection limits of [`HttpConfig`], copied once.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_read: Duration,
+    idle: Duration,
+}
+
+/// A request being answered: the connection is `Busy` until its response body is dropped
+/// (written whole, or abandoned).
+struct Answering(Arc<Watch>);
+
+impl Answering {
+    fn start(watch: &Arc<Watch>) -> Answering {
+        watch.update(|phase| match phase {
+            Phase::Busy(n) => Phase::Busy(n + 1),
+            Phase::Idle(_) | Phase::Head(_) => Phase::Busy(1),
+        });
+        Answering(watch.clone())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.update(|phase| match phase {
+            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+            _ => Phase::Idle(Instant::now()),
+        });
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A response body that keeps its request [`Answering`] until it is dropped.
+    struct Tracked {
+        #[pin]
+        body: Body,
+        answering: Answering,
+    }
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        self.project().body.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A TCP stream that moves its connection from `Idle` to `Head` on a request's first byte.
+    struct Watched {
+        #[pin]
+        stream: TcpStream,
+        watch: Arc<Watch>,
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.project();
+        let before = buf.filled().len();
+        let read = this.stream.poll_read(cx, buf);
+        if buf.filled().len() > before && matches!(this.watch.phase(), Phase::Idle(_)) {
+            this.watch.update(|_| Phase::Head(Instant::now()));
+        }
+        read
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.project().stream.poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().stream.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().stream.poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.project().stream.poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+/// Serves `app` on `listener` under `config`'s connection limits, until accepting fails for
+/// good (it does not: failures are logged and retried).
+pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &HttpConfig) {
+    let limits = Limits {
+        header_read: config.header_read_timeout,
+        idle: config.idle_timeout,
+    };
+    let slots = Arc::new(Semaphore::new(config.max_connections));
+    let mut warned: Option<Instant> = None;
+    loop {
+        // Past the cap, connections wait in the listen backlog until one closes.
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                // Once a minute at most: a flood must not flood the log too.
+                if warned.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
+                    warned = Some(Instant::now());
+                    tracing::warn!(
+                        max_connections = config.max_connections,
+                        "HTTP: at the connection cap (raise HttpConfig::max_connections, with the process's file limit, if this is load); new connections wait until one closes"
+                    );
+                }
+                match slots.clone().acquire_owned().await {
+                    Ok(permit) => permit,
+                    Err(_) => return,
+                }
+            }
+        };
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors, mostly: give closing connections a moment.
+                tracing::error!(error = %e, "HTTP: accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let app = app.clone();
+        tokio::spawn(async move {
+            serve_connection(stream, app, limits).await;
+            tracing::trace!(%peer, "HTTP: connection closed");
+            drop(permit);
+        });
+    }
+}
+
+/// Serves one connection until it ends or breaks a limit (then it is dropped: closed).
+async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
+    // Replies are written whole; small SSE events must not wait for an ACK.
+    let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok();
+    let watch = Watch::new();
+    let io = TokioIo::new(Watched {
+        stream,
+        watch: watch.clone(),
+    });
+    let service = {
+        let watch = watch.clone();
+        hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            let answering = Answering::start(&watch);
+            let mut app = app.clone();
+            async move {
+                let response = app.call(request.map(Body::new)).await?;
+                Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, answering })))
+            }
+        })
+    };
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    tokio::pin!(connection);
+    loop {
+        let deadline = watch.deadline(&limits);
+        let expired = async {
+            match deadline {
+                Some((at, _)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(e) = result {
+                    tracing::debug!(?peer, error = %e, "HTTP: connection ended with an error");
+                }
+                return;
+            }
+            () = watch.changed.notified() => {}
+            () = expired => {
+                // Closed only if the phase has not moved since (its new deadline has passed too).
+                if let Some((at, why)) = watch.deadline(&limits)
+                    && at <= Instant::now()
+                {
+                    tracing::debug!(?peer, reason = why, "HTTP: closing a connection over its time limit (HttpConfig::header_read_timeout / idle_timeout)");
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! `transport::http::serve` against slow, silent and greedy peers, over real loopback
+//! sockets. The limits are configured short (hundreds of milliseconds) and every wait for the
+//! server is bounded generously (10 s): a loaded machine makes the tests slower, never wrong.
+
+mod common;
+
+use std::time::Duration;
+
+use common::math_server;
+use mcp_registry::Registry;
+use mcp_registry::transport::http::{HttpConfig, serve_listener};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+/// How long a test waits for something the server must do.
+const BOUND: Duration = Duration::from_secs(10);
+/// A limit long enough never to be reached in a test.
+const LONG: Duration = Duration::from_secs(3600);
+/// A limit short enough to be reached at once.
+const SHORT: Duration = Duration::from_millis(200);
+
+/// Serves the math server under `config` on a free loopback port; returns the address.
+async fn start(config: HttpConfig) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let registry = Registry::from_servers([math_server()]);
+    tokio::spawn(serve_listener(listener, registry, "math", config));
+    addr
+}
+
+fn quiet() -> HttpConfig {
+    HttpConfig::default()
+        .header_read_timeout(LONG)
+        .idle_timeout(LONG)
+        .body_read_timeout(LONG)
+}
+
+/// A complete request the server answers at once (`GET` without a session: `405`).
+const PROBE: &[u8] = b"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n";
+
+/// Reads until the server closes the connection (end of input or a reset); `Err` when it
+/// does not within [`BOUND`]. Returns what was read.
+async fn until_closed(stream: &mut TcpStream) -> Result<String, String> {
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(BOUND, async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&seen).into_owned();
+    read.map(|()| text.clone()).map_err(|_| text)
+}
+
+/// Reads one response head (up to its blank line), within [`BOUND`].
+async fn response_head(stream: &mut TcpStream) -> String {
+    let mut seen = Vec::new();
+    tokio::time::timeout(BOUND, async {
+        let mut byte = [0u8; 1];
+        while !seen.ends_with(b"\r\n\r\n") {
+            assert_eq!(stream.read(&mut byte).await.unwrap(), 1, "closed early");
+            seen.push(byte[0]);
+        }
+    })
+    .await
+    .expect("a response in time");
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[tokio::test]
+async fn a_request_head_sent_halfway_is_cut_off() {
+    let addr = start(quiet().header_read_timeout(SHORT)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .unwrap();
+    let closed = until_closed(&mut stream).await;
+    assert!(closed.is_ok(), "the connection is still open: {closed:?}");
+}
+
+#[tokio::test]
+async fn a_silent_connection_is_closed() {
+    let addr = start(quiet().idle_timeout(SHORT)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    assert_eq!(until_closed(&mut stream).await, Ok(String::new()));
+}
+
+#[tokio::test]
+async fn a_connection_idle_after_its_answer_is_closed() {
+    let addr = start(quiet().idle_timeout(SHORT)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(PROBE).await.unwrap();
+    let head = response_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 405"), "{head}");
+    assert!(until_closed(&mut stream).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_trickled_body_is_refused_with_408() {
+    let addr = start(quiet().body_read_timeout(SHORT)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(b"{\"jsonrpc\":").await.unwrap();
+    let reply = until_closed(&mut stream)
+        .await
+        .expect("closed after the 408");
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(reply.contains("HttpConfig::body_read_timeout"), "{reply}");
+}
+
+#[tokio::test]
+async fn past_the_connection_cap_new_connections_wait_for_a_free_slot() {
+    let addr = start(quiet().max_connections(2)).await;
+    // Two connections answered once, kept open: both hold a slot.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(PROBE).await.unwrap();
+        assert!(response_head(&mut stream).await.starts_with("HTTP/1.1 405"));
+        held.push(stream);
+    }
+    // A third connects (the kernel's backlog takes it) but is not served...
+    let mut third = TcpStream::connect(addr).await.unwrap();
+    third.write_all(PROBE).await.unwrap();
+    let mut byte = [0u8; 1];
+    let early = tokio::time::timeout(Duration::from_millis(300), third.read(&mut byte)).await;
+    assert!(early.is_err(), "served past the cap: {early:?}");
+    // ...until a slot frees.
+    drop(held.pop());
+    let head = response_head(&mut third).await;
+    assert!(head.starts_with("HTTP/1.1 405"), "{head}");
+}
+
+#[tokio::test]
+async fn an_open_stream_is_not_idle() {
+    // A session's GET stream stays open past the idle limit: a request in progress.
+    let addr = start(quiet().idle_timeout(SHORT)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let post = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{init}",
+        init.len()
+    );
+    stream.write_all(post.as_bytes()).await.unwrap();
+    let head = response_head(&mut stream).await;
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .to_owned();
+    let mut get = TcpStream::connect(addr).await.unwrap();
+    let open = format!(
+        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
+    get.write_all(open.as_bytes()).await.unwrap();
+    assert!(response_head(&mut get).await.starts_with("HTTP/1.1 200"));
+    // Three idle limits later (the first connection is closed by then), still open.
+    assert!(until_closed(&mut stream).await.is_ok());
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(SHORT * 3, get.read(&mut byte)).await;
+    assert!(read.is_err(), "the stream ended: {read:?}");
+}
