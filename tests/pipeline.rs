@@ -339,3 +339,91 @@ async fn a_panicking_completion_or_prompt_is_caught_the_same_way() {
         }
     );
 }
+
+/// Host state of the tests below.
+struct House(&'static str);
+
+impl House {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+}
+
+/// A tool taking host state.
+#[mcp_registry::mcp_tool]
+async fn housed(house: mcp_registry::State<House>) -> String {
+    format!("tool in {}", house.name())
+}
+
+/// A prompt taking host state.
+#[mcp_registry::mcp_prompt]
+async fn housed_prompt(house: mcp_registry::State<House>, topic: String) -> String {
+    format!("{topic} in {}", house.name())
+}
+
+/// A resource template taking host state.
+#[mcp_registry::mcp_resource(template = "house://{room}")]
+async fn housed_room(house: mcp_registry::State<House>, room: String) -> String {
+    format!("{room} of {}", house.name())
+}
+
+mcp_registry::server!(
+    name = "estate",
+    version = "1.0.0",
+    tools = [housed],
+    prompts = [housed_prompt],
+    resources = [housed_room],
+    fn = estate,
+    collect = false
+);
+
+#[tokio::test]
+async fn host_state_is_a_typed_parameter_of_tools_prompts_and_resources() {
+    let registry = Registry::builder()
+        .server(estate())
+        .extension(House("Usher"))
+        .build();
+    let tool = registry
+        .call_tool_by_name("housed", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(tool.first_text(), Some("tool in Usher"));
+    let prompt = registry
+        .get_prompt_by_name("housed_prompt", [("topic", "a fall")])
+        .await
+        .unwrap();
+    assert_eq!(
+        prompt.messages[0].content.as_text(),
+        Some("a fall in Usher")
+    );
+    let read = registry.read_resource("house://hall").await.unwrap();
+    assert_eq!(read.contents[0].as_text(), Some("hall of Usher"));
+    // Per call, ahead of the registry's.
+    let tool = registry
+        .call_tool_by_name("housed", json!({}))
+        .extension(House("Atreus"))
+        .await
+        .unwrap();
+    assert_eq!(tool.first_text(), Some("tool in Atreus"));
+}
+
+#[tokio::test]
+async fn missing_host_state_is_an_error_naming_its_type() {
+    let registry = Registry::from_servers([estate()]);
+    let tool = registry
+        .call_tool_by_name("housed", json!({}))
+        .await
+        .unwrap_err();
+    let expected = "no host state of type `pipeline::House`: attach one with RegistryBuilder::extension(..) (every call) or CallOptions::extension(..) (one call)";
+    assert_eq!(
+        tool.to_string(),
+        format!("tool \"housed\" failed: {expected}")
+    );
+    let prompt = registry
+        .get_prompt_by_name("housed_prompt", [("topic", "x")])
+        .await
+        .unwrap_err();
+    assert!(prompt.to_string().ends_with(expected), "{prompt}");
+    let read = registry.read_resource("house://hall").await.unwrap_err();
+    assert!(read.to_string().ends_with(expected), "{read}");
+}

@@ -88,7 +88,7 @@ pub use server::{ConnectionState, Server, ServerBuildError, ServerBuilder, Serve
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult, Json,
-    NotificationSink, ProgressError, SamplingRequest, Tool, ToolBuildError, ToolBuilder,
+    NotificationSink, ProgressError, SamplingRequest, State, Tool, ToolBuildError, ToolBuilder,
     ToolContext, ToolError, run_blocking,
 };
 

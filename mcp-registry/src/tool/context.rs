@@ -64,6 +64,12 @@ impl Extensions {
             .and_then(|v| v.downcast_ref::<T>())
     }
 
+    /// The value of type `T`, shared, if attached.
+    pub(crate) fn get_shared<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        let value = self.map.as_ref()?.get(&TypeId::of::<T>())?.clone();
+        value.downcast::<T>().ok()
+    }
+
     /// Whether no value is attached.
     pub fn is_empty(&self) -> bool {
         self.map.as_ref().is_none_or(|m| m.is_empty())
@@ -317,6 +323,14 @@ impl ToolContext {
         self.call_extensions
             .get::<T>()
             .or_else(|| self.registry_extensions.get::<T>())
+    }
+
+    /// The host state of type `T`, shared (per call first, then per registry): what a
+    /// [`State`](super::State) parameter gets.
+    pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.call_extensions
+            .get_shared::<T>()
+            .or_else(|| self.registry_extensions.get_shared::<T>())
     }
 
     /// Reports progress. When the request carried a progress token and the caller listens

@@ -8,6 +8,7 @@ pub mod input;
 pub mod param;
 mod result;
 pub(crate) mod round;
+mod state;
 
 use std::fmt;
 use std::future::Future;
@@ -28,6 +29,7 @@ pub use input::{
     elicitation_form,
 };
 pub use result::{IntoToolResult, Json, ToolError};
+pub use state::{MissingState, State};
 
 use crate::protocol::headers::ParamHeader;
 use crate::protocol::{self, ToolAnnotations, ToolNameError};
