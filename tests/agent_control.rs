@@ -306,3 +306,59 @@ async fn server_info_carries_the_title_in_both_eras() {
         json!({"name": "t", "version": "2.0.0", "title": "Titled server"})
     );
 }
+
+/// A tool that asks the user to confirm, in an agent session.
+fn confirming_server() -> Server {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Confirm {
+        ok: bool,
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+    let wipe = Tool::builder("wipe")
+        .typed_with_context(|ctx: ToolContext, _: NoArgs| async move {
+            match ctx.elicit::<Confirm>("Really wipe?").await {
+                Ok(mcp_registry::Elicitation::Accept(Confirm { ok: true })) => "wiped".to_owned(),
+                Ok(_) => "kept".to_owned(),
+                Err(e) => format!("error: {e}"),
+            }
+        })
+        .unwrap();
+    Server::new("disk", None, [wipe]).unwrap()
+}
+
+fn wipe_request() -> Value {
+    mcp_message(
+        "req_9",
+        "disk",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "wipe"}}),
+    )
+}
+
+#[tokio::test]
+async fn a_tool_asks_the_user_through_the_routers_input_handler() {
+    use mcp_registry::protocol::ElicitResult;
+    use mcp_registry::tool::InputCallbacks;
+    let router = ControlRouter::new(Registry::from_servers([confirming_server()]))
+        .with_input_handler(InputCallbacks::new().on_elicit(|_| async {
+            Ok(ElicitResult::accept(
+                json!({"ok": true}).as_object().unwrap().clone(),
+            ))
+        }));
+    let reply = router
+        .handle_control_request(&wipe_request())
+        .await
+        .unwrap();
+    assert_eq!(
+        reply["response"]["response"]["mcp_response"]["result"]["content"][0]["text"],
+        "wiped"
+    );
+    // Without one, the tool is told what to configure.
+    let bare = ControlRouter::new(Registry::from_servers([confirming_server()]));
+    let reply = bare.handle_control_request(&wipe_request()).await.unwrap();
+    let text = reply["response"]["response"]["mcp_response"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.contains("ControlRouter::with_input_handler"), "{text}");
+}

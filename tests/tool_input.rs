@@ -169,7 +169,12 @@ async fn a_client_without_the_capability_is_not_asked() {
         let asked = asked.clone();
         InputCallbacks::new().on_sample(move |_| {
             asked.fetch_add(1, Ordering::SeqCst);
-            async { Err(InputError::Disconnected) }
+            async {
+                Err(mcp_registry::protocol::ErrorObject::new(
+                    mcp_registry::protocol::ErrorCode::INTERNAL_ERROR,
+                    "never asked",
+                ))
+            }
         })
     };
     assert_eq!(
@@ -189,7 +194,9 @@ async fn without_a_handler_the_tool_is_told_there_is_no_client() {
     let result = registry.call_tool_by_name("wipe", json!({})).await.unwrap();
     assert_eq!(
         result.first_text(),
-        Some("error: no client to ask: the call came without a way to reach one")
+        Some(
+            "error: no client to ask: this call has no input handler. In-process, give it one with CallOptions::input_handler (an agent session: ControlRouter::with_input_handler); over MCP, the client must declare the capability the request needs"
+        )
     );
 }
 

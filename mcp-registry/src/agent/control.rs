@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use super::permission::{PermissionDecision, PermissionRequest};
 use crate::catalog::FilteredRegistry;
 use crate::registry::{CallOptions, Registry};
-use crate::tool::{BoxFuture, NotificationSink};
+use crate::tool::{BoxFuture, InputHandler, NotificationSink};
 
 /// `type` of a control request.
 pub const CONTROL_REQUEST: &str = "control_request";
@@ -229,6 +229,7 @@ pub struct ControlRouter {
     servers: FilteredRegistry,
     outgoing: Option<NotificationSink>,
     permissions: Option<Arc<PermissionHandler>>,
+    input: Option<Arc<dyn InputHandler>>,
     next_request: Arc<AtomicU64>,
 }
 
@@ -242,6 +243,7 @@ impl fmt::Debug for ControlRouter {
             .field("servers", &self.servers)
             .field("outgoing", &self.outgoing.is_some())
             .field("permissions", &self.permissions.is_some())
+            .field("input", &self.input.is_some())
             .finish()
     }
 }
@@ -254,6 +256,7 @@ impl ControlRouter {
             servers: servers.into(),
             outgoing: None,
             permissions: None,
+            input: None,
             next_request: Arc::new(AtomicU64::new(0)),
         }
     }
@@ -288,6 +291,16 @@ impl ControlRouter {
         Fut: Future<Output = PermissionDecision> + Send + 'static,
     {
         self.permissions = Some(Arc::new(move |request| Box::pin(decide(request))));
+        self
+    }
+
+    /// Answers the tools' requests for input ([`ToolContext::elicit`], `sample`, `roots`)
+    /// with `handler`: the host asking its user. Without one, a tool that asks gets
+    /// [`InputError::NoClient`](crate::tool::InputError::NoClient), which names this method.
+    ///
+    /// [`ToolContext::elicit`]: crate::ToolContext::elicit
+    pub fn with_input_handler(mut self, handler: impl InputHandler) -> Self {
+        self.input = Some(Arc::new(handler));
         self
     }
 
@@ -396,6 +409,9 @@ impl ControlRouter {
             Some(id) => Some(json!({ "jsonrpc": "2.0", "id": id, "result": { "tools": [] } })),
             None => {
                 let mut options = CallOptions::new();
+                if let Some(input) = &self.input {
+                    options = options.input_handler_shared(input.clone());
+                }
                 if let Some(outgoing) = &self.outgoing {
                     let router = self.clone();
                     let outgoing = outgoing.clone();

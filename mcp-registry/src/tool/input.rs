@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::BoxFuture;
 use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    ErrorObject, ListRootsResult, RootsCapability,
+    ErrorObject, ListRootsResult, RootsCapability, method,
 };
 
 /// Why a tool's request for input got no answer.
@@ -26,7 +26,9 @@ use crate::protocol::{
 pub enum InputError {
     /// The call has no client to ask: it was made in-process without an
     /// [`InputHandler`], or over a protocol era that cannot ask this way.
-    #[error("no client to ask: the call came without a way to reach one")]
+    #[error(
+        "no client to ask: this call has no input handler. In-process, give it one with CallOptions::input_handler (an agent session: ControlRouter::with_input_handler); over MCP, the client must declare the capability the request needs"
+    )]
     NoClient,
     /// The client did not declare the capability the request needs; nothing was sent.
     #[error("the client did not declare the `{capability}` capability; {method} was not sent")]
@@ -187,35 +189,56 @@ impl InputCallbacks {
         Self::default()
     }
 
-    /// Answers `elicitation/create` with `f` (declares `elicitation`).
+    /// Answers `elicitation/create` with `f` (declares `elicitation`). An `Err` is the
+    /// client's refusal, as a client answers one
+    /// ([`ClientBuilder::on_elicitation`](crate::client::ClientBuilder::on_elicitation)'s
+    /// type): the tool gets [`InputError::Client`].
     pub fn on_elicit<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(ElicitParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ElicitResult, InputError>> + Send + 'static,
+        Fut: Future<Output = Result<ElicitResult, ErrorObject>> + Send + 'static,
     {
-        self.elicit = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.elicit = Some(callback(method::ELICITATION_CREATE, f));
         self
     }
 
-    /// Answers `sampling/createMessage` with `f` (declares `sampling`).
+    /// Answers `sampling/createMessage` with `f` (declares `sampling`); an `Err` is the
+    /// client's refusal.
     pub fn on_sample<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(CreateMessageParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CreateMessageResult, InputError>> + Send + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
     {
-        self.sample = Some(Arc::new(move |p| Box::pin(f(p))));
+        self.sample = Some(callback(method::SAMPLING_CREATE_MESSAGE, f));
         self
     }
 
-    /// Answers `roots/list` with `f` (declares `roots`).
+    /// Answers `roots/list` with `f` (declares `roots`); an `Err` is the client's refusal.
     pub fn on_roots<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ListRootsResult, InputError>> + Send + 'static,
+        Fut: Future<Output = Result<ListRootsResult, ErrorObject>> + Send + 'static,
     {
-        self.roots = Some(Arc::new(move |()| Box::pin(f())));
+        self.roots = Some(callback(method::ROOTS_LIST, move |()| f()));
         self
     }
+}
+
+/// A callback whose refusal reaches the tool as the client's error to `method`.
+fn callback<P, R, F, Fut>(method: &'static str, f: F) -> Callback<P, R>
+where
+    F: Fn(P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ErrorObject>> + Send + 'static,
+    R: 'static,
+{
+    Arc::new(move |p| {
+        let answer = f(p);
+        Box::pin(async move {
+            answer
+                .await
+                .map_err(|error| InputError::Client { method, error })
+        })
+    })
 }
 
 impl fmt::Debug for InputCallbacks {
