@@ -629,7 +629,7 @@ fn no_list_changed_is_advertised_without_a_watcher() {
         .build()
         .unwrap();
     let reply = runtime
-        .block_on(session.handle(init("2025-11-25")))
+        .block_on(session.handle(init("2025-11-25")).into_future())
         .unwrap();
     assert_reply("2025-11-25", "InitializeResult", &reply);
     assert_eq!(
@@ -639,7 +639,9 @@ fn no_list_changed_is_advertised_without_a_watcher() {
     let mut discover =
         json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}});
     discover["params"]["_meta"] = modern_meta();
-    let reply = runtime.block_on(session.handle(discover)).unwrap();
+    let reply = runtime
+        .block_on(session.handle(discover).into_future())
+        .unwrap();
     // 2026-07-28 list changes travel on subscriptions/listen streams, which watch the
     // registry themselves: no session watcher is needed for them.
     assert_eq!(

@@ -208,13 +208,14 @@ impl Transport for InProcessTransport {
             match message.kind {
                 OutboundKind::Request { .. } => {
                     tokio::spawn(async move {
-                        if let Some(reply) = session.handle_with(message.message, options).await {
+                        if let Some(reply) = session.handle(message.message).options(options).await
+                        {
                             let _ = tx.send(Inbound::Message(reply));
                         }
                     });
                 }
                 _ => {
-                    session.handle_with(message.message, options).await;
+                    session.handle(message.message).options(options).await;
                 }
             }
             Ok(())

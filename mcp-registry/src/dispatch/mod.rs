@@ -47,7 +47,9 @@ mod tools;
 
 pub use entry::{Message, MessageFuture, MessageRequest, TextFuture};
 pub use outbox::{OUTBOX_CAPACITY, Outgoing};
-pub use session::{Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession};
+pub use session::{
+    Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession, SessionMessage, SessionRequest,
+};
 
 pub(crate) use reply::{
     empty_batch, error_value, parse_error, refuse_too_deep, reply_text, reply_value,

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::future::IntoFuture;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -29,7 +30,7 @@ use crate::protocol::{
     ErrorCode, ErrorObject, ListRootsResult, LoggingLevel, Notification, ProtocolVersion, Request,
     RequestId, drop_flat, exceeds_max_depth, method,
 };
-use crate::registry::{CallOptions, Registry, UpdateHook};
+use crate::registry::{CallOptions, Registry, UpdateHook, WithOptions};
 use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
 
 /// Where a session is in the MCP lifecycle.
@@ -365,26 +366,35 @@ impl ServerSession {
         token.map(|t| t.cancel()).is_some()
     }
 
-    /// Handles one message; `Some(reply)` for a request (unless it was cancelled), `None` for
-    /// a notification.
-    pub async fn handle(&self, message: Value) -> Option<Value> {
-        self.handle_with(message, CallOptions::default()).await
-    }
-
-    /// Handles a JSON text; unparseable text is answered with -32700.
-    pub async fn handle_text(&self, text: &str) -> Option<String> {
-        self.handle_text_with(text, CallOptions::default()).await
-    }
-
-    /// [`handle`](Self::handle) with per-request options. When `options` carries no
-    /// notification sink, the call's notifications go to the session's outgoing channel
-    /// (a transport with per-request streams, like Streamable HTTP, passes its own).
+    /// Handles one message: returns the request to configure (per-request options, see
+    /// [`WithOptions`]) and `.await`, giving `Some(reply)` for a request (unless it was
+    /// cancelled) and `None` for a notification or a response. When the options carry no
+    /// notification sink, the call's notifications go to the session's outgoing channel (a
+    /// transport with per-request streams, like Streamable HTTP, passes its own).
     ///
     /// A JSON-RPC batch (an array) is served when [`accepts_batches`](Self::accepts_batches):
     /// its messages are handled concurrently and the replies come back as one array (`None`
     /// when it held only notifications and responses; one -32600 when empty). Otherwise it is
     /// refused with one -32600.
-    pub async fn handle_with(&self, message: Value, options: CallOptions) -> Option<Value> {
+    pub fn handle(&self, message: Value) -> SessionRequest<'_, Value> {
+        WithOptions::new(SessionMessage {
+            session: self,
+            input: message,
+        })
+    }
+
+    /// [`handle`](Self::handle) for a JSON text, answering as JSON text (what a transport
+    /// reads and writes). Unparseable text is answered with -32700. A `tools/call` is read in
+    /// place, its arguments deserialized by the tool straight from the text; a `tools/list`
+    /// reply splices the listing serialized once per registry change.
+    pub fn handle_text<'a>(&'a self, text: &'a str) -> SessionRequest<'a, &'a str> {
+        WithOptions::new(SessionMessage {
+            session: self,
+            input: text,
+        })
+    }
+
+    async fn answer_value(&self, message: Value, options: CallOptions) -> Option<Value> {
         match message {
             // A batch too deep is refused whole (as its text would be), dropped flat.
             Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
@@ -449,11 +459,7 @@ impl ServerSession {
         }
     }
 
-    /// [`handle_with`](Self::handle_with) for a JSON text, answering as JSON text (what a
-    /// transport reads and writes). Unparseable text is answered with -32700. A `tools/call`
-    /// is read in place, its arguments deserialized by the tool straight from the text; a
-    /// `tools/list` reply splices the listing serialized once per registry change.
-    pub async fn handle_text_with(&self, text: &str, options: CallOptions) -> Option<String> {
+    async fn answer_text(&self, text: &str, options: CallOptions) -> Option<String> {
         let message = match decode_text(text) {
             Ok(TextMessage::One(message)) => message,
             Ok(TextMessage::Batch(batch)) => {
@@ -686,6 +692,36 @@ impl ServerSession {
             }
             _ => {}
         }
+    }
+}
+
+/// A message to a session, configured and `.await`ed: what [`ServerSession::handle`] (`I` a
+/// `Value`) and [`ServerSession::handle_text`] (`I` JSON text) return.
+pub type SessionRequest<'a, I> = WithOptions<SessionMessage<'a, I>>;
+
+/// What a [`SessionRequest`] answers: one message to one session.
+pub struct SessionMessage<'a, I> {
+    session: &'a ServerSession,
+    input: I,
+}
+
+impl<'a> IntoFuture for SessionRequest<'a, Value> {
+    type Output = Option<Value>;
+    type IntoFuture = BoxFuture<'a, Option<Value>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let SessionMessage { session, input } = self.target;
+        Box::pin(session.answer_value(input, self.options))
+    }
+}
+
+impl<'a> IntoFuture for SessionRequest<'a, &'a str> {
+    type Output = Option<String>;
+    type IntoFuture = BoxFuture<'a, Option<String>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let SessionMessage { session, input } = self.target;
+        Box::pin(session.answer_text(input, self.options))
     }
 }
 

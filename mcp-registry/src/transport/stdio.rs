@@ -179,7 +179,8 @@ impl Running {
         if kind == Kind::Other {
             if let Some(reply) = self
                 .session
-                .handle_text_with(&message, CallOptions::new())
+                .handle_text(&message)
+                .options(CallOptions::new())
                 .await
             {
                 let _ = self.out.send(reply);
@@ -190,7 +191,7 @@ impl Running {
         let out = self.out.clone();
         let options = CallOptions::new().notifications(self.notifications.clone());
         let task = async move {
-            if let Some(reply) = session.handle_text_with(&message, options).await {
+            if let Some(reply) = session.handle_text(&message).options(options).await {
                 let _ = out.send(reply);
             }
         };

@@ -67,7 +67,8 @@ pub(super) async fn handle_post(
         // A legacy session whose negotiated version has batches (2025-03-26) is served them.
         return match slot
             .session
-            .handle_with(message, call_options(caller))
+            .handle(message)
+            .options(call_options(caller))
             .await
         {
             Some(reply) => json_response(StatusCode::OK, &reply),
@@ -334,7 +335,7 @@ async fn post_in_session(
         return StatusCode::ACCEPTED.into_response();
     }
     respond(false, caller, move |options| async move {
-        slot.session.handle_with(message, options).await
+        slot.session.handle(message).options(options).await
     })
     .await
 }
