@@ -421,7 +421,8 @@ impl ControlRouter {
                     }));
                 }
                 self.servers
-                    .handle_mcp_message_with(&server_name, message, options)
+                    .handle_mcp_message(&server_name, message)
+                    .options(options)
                     .await
             }
         };

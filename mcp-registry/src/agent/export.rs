@@ -4,7 +4,8 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{DuplicateToolName, FilteredRegistry};
 use crate::protocol::{self, CallToolResult, Content};
-use crate::registry::CallOptions;
+use crate::registry::{CallOptions, WithOptions};
+use crate::tool::BoxFuture;
 
 /// A model API's function-calling format.
 ///
@@ -343,17 +344,16 @@ impl FilteredRegistry {
     /// assert_eq!(result["content"][0]["text"], "hello");
     /// # }
     /// ```
-    pub async fn dispatch_tool_use(
-        &self,
-        api: ModelApi,
-        block: &Value,
-    ) -> Result<Value, ToolUseError> {
-        self.dispatch_tool_use_with(api, block, CallOptions::default())
-            .await
+    pub fn dispatch_tool_use<'a>(&'a self, api: ModelApi, block: &'a Value) -> ToolUseRequest<'a> {
+        WithOptions::new(ToolUseCall {
+            view: self,
+            api,
+            block,
+        })
     }
 
-    /// [`dispatch_tool_use`](Self::dispatch_tool_use) with per-call options.
-    pub async fn dispatch_tool_use_with(
+    /// The rest of [`dispatch_tool_use`](Self::dispatch_tool_use), under `options`.
+    async fn answer_tool_use(
         &self,
         api: ModelApi,
         block: &Value,
@@ -378,5 +378,26 @@ impl FilteredRegistry {
             .await
             .unwrap_or_else(|e| e.into_call_tool_result());
         Ok(api.tool_result(&tool_use.id, &result))
+    }
+}
+
+/// A model's tool use to answer, configured (per-call options, see [`WithOptions`]) and
+/// `.await`ed: what [`FilteredRegistry::dispatch_tool_use`] returns.
+pub type ToolUseRequest<'a> = WithOptions<ToolUseCall<'a>>;
+
+/// What a [`ToolUseRequest`] answers: one tool-use block in one model API's shape.
+pub struct ToolUseCall<'a> {
+    view: &'a FilteredRegistry,
+    api: ModelApi,
+    block: &'a Value,
+}
+
+impl<'a> std::future::IntoFuture for ToolUseRequest<'a> {
+    type Output = Result<Value, ToolUseError>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let ToolUseCall { view, api, block } = self.target;
+        Box::pin(view.answer_tool_use(api, block, self.options))
     }
 }

@@ -23,7 +23,7 @@ pub use control::{
     CONTROL_REQUEST, CONTROL_RESPONSE, ControlRouter, MCP_MESSAGE, McpMessageRequest,
     control_error, control_success, sdk_mcp_servers_config, sdk_server_names,
 };
-pub use export::{ModelApi, ToolExport, ToolUse, ToolUseError};
+pub use export::{ModelApi, ToolExport, ToolUse, ToolUseCall, ToolUseError, ToolUseRequest};
 pub use global::GlobalServers;
 pub use permission::{CAN_USE_TOOL, PermissionDecision, PermissionRequest};
 pub use sessions::{SessionError, SessionRegistries};

@@ -10,12 +10,15 @@ use tokio::sync::watch;
 
 use super::filter::{FilterDecision, Names, ToolFilter};
 use super::qualify::{ToolCatalog, model_tool_name};
-use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, RequestId};
-use crate::registry::ListingFilter;
+use crate::dispatch::MessageRequest;
+use crate::protocol::{CallToolResult, ErrorCode, ErrorObject};
+use crate::registry::layer::{Layer, Next, Request, RequestKind, Response};
 use crate::registry::{
     CallError, CallFuture, CallOptions, CallRequest, Registry, RegistryChange, ToolDefinition,
     qualified_name, split_qualified,
 };
+use crate::registry::{CallerView, ListingFilter};
+use crate::tool::BoxFuture;
 
 /// Why a call through a [`FilteredRegistry`] produced no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -439,76 +442,45 @@ impl FilteredRegistry {
     /// [`Registry::handle_mcp_message`] through the filter: `tools/list` leaves out filtered
     /// tools and `tools/call` of one is answered with a JSON-RPC error (-32602) naming the
     /// tool and the filter. With a page size set on the registry, pages are cut from the
-    /// filtered list: every page but the last is full.
-    pub async fn handle_mcp_message(&self, server: &str, message: Value) -> Option<Value> {
-        self.handle_mcp_message_with(server, message, CallOptions::default())
-            .await
+    /// filtered list: every page but the last is full. The filter is a layer of the
+    /// request's stack (inside the registry's own layers, before its approval), kept
+    /// whatever options the request is given.
+    pub fn handle_mcp_message<'a>(
+        &'a self,
+        server: &'a str,
+        message: Value,
+    ) -> MessageRequest<'a, Value> {
+        MessageRequest::viewed(&self.inner.registry, server, message, self.caller_view())
     }
 
-    /// [`handle_mcp_message`](Self::handle_mcp_message) with per-call options.
-    pub async fn handle_mcp_message_with(
-        &self,
-        server: &str,
-        message: Value,
-        options: CallOptions,
-    ) -> Option<Value> {
-        if self.inner.filter.is_allow_all() {
-            return self
-                .inner
-                .registry
-                .handle_mcp_message(server, message)
-                .options(options)
-                .await;
-        }
-        match message {
-            Value::Array(batch) if !batch.is_empty() => {
-                let mut replies = Vec::new();
-                for message in batch {
-                    if let Some(reply) = self.handle_one(server, message, options.clone()).await {
-                        replies.push(reply);
-                    }
-                }
-                (!replies.is_empty()).then_some(Value::Array(replies))
-            }
-            message => self.handle_one(server, message, options).await,
-        }
+    /// The filter as a caller's view of the registry; none when it allows everything.
+    fn caller_view(&self) -> Option<CallerView> {
+        (!self.inner.filter.is_allow_all()).then(|| CallerView {
+            listing: self.inner.listing.clone(),
+            gate: Arc::new(FilterGate(self.inner.filter.clone())),
+        })
     }
+}
 
-    async fn handle_one(
-        &self,
-        server: &str,
-        message: Value,
-        options: CallOptions,
-    ) -> Option<Value> {
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if method.as_deref() == Some("tools/call")
-            && let Some(tool) = message.pointer("/params/name").and_then(Value::as_str)
-            && self.inner.registry.is_enabled(server) == Some(true)
-        {
-            let decision = self.inner.filter.decide(server, tool);
+/// The tool filter as a layer: a call of a filtered tool is rejected with -32602 naming the
+/// tool and the filter (prompts, resources and completions pass: it filters tools).
+struct FilterGate(ToolFilter);
+
+impl Layer for FilterGate {
+    fn call<'a>(&'a self, request: Request, next: Next) -> BoxFuture<'a, Response> {
+        if request.kind() == RequestKind::Tool {
+            let (server, tool) = (request.server(), request.name());
+            let decision = self.0.decide(server, tool);
             if !decision.is_allowed() {
-                let id = RequestId::from_value(message.get("id")?);
                 let error = ErrorObject::new(
                     ErrorCode::INVALID_PARAMS,
                     format!("tool {tool:?} of MCP server {server:?} is refused by the tool filter: {decision}"),
                 )
                 .with_data(json!({ "server": server, "tool": tool, "filter": decision.to_string() }));
-                return Some(crate::dispatch::error_value(id, error));
+                return Box::pin(std::future::ready(request.reject(error)));
             }
         }
-        // `tools/list` is filtered by dispatch before it paginates, so pages stay full.
-        let options = CallOptions {
-            listing_filter: Some(self.inner.listing.clone()),
-            ..options
-        };
-        self.inner
-            .registry
-            .handle_mcp_message(server, message)
-            .options(options)
-            .await
+        next.run(request)
     }
 }
 

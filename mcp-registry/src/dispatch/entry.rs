@@ -13,7 +13,7 @@ use super::reply::{
 use super::{Answer, Connection, Dispatcher, PendingCall, Step};
 use crate::protocol::decode::{TextMessage, decode, decode_text};
 use crate::protocol::{RequestId, exceeds_max_depth};
-use crate::registry::{CallOptions, Registry, WithOptions};
+use crate::registry::{CallOptions, CallerView, Registry, WithOptions};
 use crate::tool::BoxFuture;
 
 /// A message taken as far as it goes without waiting, its reply written as `R` (a `Value`
@@ -76,11 +76,7 @@ impl Registry {
         server: &'a str,
         message: Value,
     ) -> MessageRequest<'a, Value> {
-        WithOptions::new(Message {
-            registry: self,
-            server,
-            input: message,
-        })
+        MessageRequest::viewed(self, server, message, None)
     }
 
     /// [`handle_mcp_message`](Self::handle_mcp_message) as far as it goes without waiting:
@@ -116,11 +112,7 @@ impl Registry {
         server: &'a str,
         text: &'a str,
     ) -> MessageRequest<'a, &'a str> {
-        WithOptions::new(Message {
-            registry: self,
-            server,
-            input: text,
-        })
+        MessageRequest::viewed(self, server, text, None)
     }
 
     /// [`handle_mcp_text`](Self::handle_mcp_text) as far as it goes without waiting.
@@ -180,6 +172,25 @@ pub struct Message<'a, I> {
     registry: &'a Registry,
     server: &'a str,
     input: I,
+    /// A filtered view's listing filter and gate, kept whatever options are set.
+    view: Option<CallerView>,
+}
+
+impl<'a, I> MessageRequest<'a, I> {
+    /// `input` to `server` of `registry`, seen through `view`.
+    pub(crate) fn viewed(
+        registry: &'a Registry,
+        server: &'a str,
+        input: I,
+        view: Option<CallerView>,
+    ) -> Self {
+        WithOptions::new(Message {
+            registry,
+            server,
+            input,
+            view,
+        })
+    }
 }
 
 fn handling<'a, I: Input<'a>>(request: MessageRequest<'a, I>) -> Handling<'a, I> {
@@ -187,8 +198,13 @@ fn handling<'a, I: Input<'a>>(request: MessageRequest<'a, I>) -> Handling<'a, I>
         registry,
         server,
         input,
+        view,
     } = request.target;
-    Handling::new(registry, server, input, request.options)
+    let mut options = request.options;
+    if let Some(view) = view {
+        view.apply(&mut options);
+    }
+    Handling::new(registry, server, input, options)
 }
 
 impl<'a> IntoFuture for MessageRequest<'a, Value> {

@@ -218,9 +218,6 @@ impl<'r> Dispatcher<'r> {
                 )));
             }
         };
-        let Some(handler) = route::handler(&method, era) else {
-            return Step::Answered(Answer::Error(method_not_found(&method, era)));
-        };
         let log_level = match request_log_level(era, meta.as_ref(), connection) {
             Ok(level) => level,
             Err(e) => return Step::Answered(Answer::Error(e)),
@@ -242,7 +239,7 @@ impl<'r> Dispatcher<'r> {
             log_level,
             connection,
         };
-        handler(routed, options)
+        route::route(routed, options).unwrap_or_else(|routed| routed.not_found())
     }
 }
 

@@ -116,6 +116,7 @@ impl Dispatcher<'_> {
                     Body::Prompts(PromptsBody::Get(result)),
                 )),
                 Err(GetPromptError::Cancelled { .. }) => Answer::Suppressed,
+                Err(GetPromptError::Rejected { error, .. }) => Answer::Error(error),
                 Err(e) => Answer::Error(ErrorObject::new(e.code(), e.to_string())),
             }
         })))

@@ -105,6 +105,7 @@ impl Dispatcher<'_> {
             let mut result = match reading.await {
                 Ok(result) => result,
                 Err(ReadResourceError::Cancelled { .. }) => return Answer::Suppressed,
+                Err(ReadResourceError::Rejected { error, .. }) => return Answer::Error(error),
                 Err(e) => return Answer::Error(read_error(&e, version)),
             };
             if version == Some(ProtocolVersion::MODERN) {

@@ -258,6 +258,8 @@ impl PendingCall {
             Ok(result) => result,
             // A cancelled call gets no reply.
             Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+            // A layer's own error is the reply.
+            Err(CallError::Rejected { error, .. }) => return Answer::Error(error),
             // 2026-07-28 refuses the request itself.
             Err(CallError::MissingClientCapability {
                 capability,

@@ -134,7 +134,7 @@ impl ErrorCode {
 }
 
 /// The `error` member of a JSON-RPC error reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorObject {
     /// The error code.
     pub code: ErrorCode,

@@ -188,7 +188,10 @@ impl RegistryBuilder {
                     page_size: self.page_size,
                     list_ttl: self.list_ttl,
                     extensions: self.extensions,
-                    layers: layers(self.layers, self.approval),
+                    layers: super::scope::Stack::new(
+                        self.layers,
+                        self.approval.map(|a| Arc::new(a) as Arc<dyn Layer>),
+                    ),
                     request_state_key: match self.request_state_key {
                         Some(key) => key.into(),
                         None => std::sync::OnceLock::new(),
@@ -200,15 +203,4 @@ impl RegistryBuilder {
             }),
         }
     }
-}
-
-/// The stack: the host's layers in order, then its approval; `None` when empty.
-fn layers(
-    mut layers: Vec<Arc<dyn Layer>>,
-    approval: Option<approval::Approver>,
-) -> Option<super::scope::Layers> {
-    if let Some(approver) = approval {
-        layers.push(Arc::new(approver));
-    }
-    (!layers.is_empty()).then(|| layers.into())
 }

@@ -128,9 +128,9 @@ impl Registry {
         info: RequestInfo,
     ) -> CallFuture {
         let scope = self.scope(target.names.clone(), options, info, target.tool.timeout());
-        match self.layers() {
+        match self.layers(options) {
             None => run(target.tool, scope, arguments),
-            Some(layers) => layered(layers, target.tool.clone(), scope, arguments),
+            Some(layers) => layered(&layers, target.tool.clone(), scope, arguments),
         }
     }
 }
@@ -243,8 +243,8 @@ enum CallState {
     Running(ToolRun),
     /// Through the layer stack.
     Layered(BoxFuture<'static, Result<CallToolResult, CallError>>),
-    /// Decided without running the handler; `None` once resolved.
-    Done(Option<Result<CallToolResult, CallError>>),
+    /// Failed without running the handler; `None` once resolved.
+    Done(Option<Box<CallError>>),
 }
 
 /// The guarded run of a tool's handler, and what ending it needs.
@@ -257,7 +257,7 @@ struct ToolRun {
 /// A call that could not start: a future that fails at once.
 #[cold]
 fn failed(error: CallError) -> CallFuture {
-    CallFuture(CallState::Done(Some(Err(error))))
+    CallFuture(CallState::Done(Some(Box::new(error))))
 }
 
 impl Future for CallFuture {
@@ -273,7 +273,7 @@ impl Future for CallFuture {
             }
             CallState::Layered(fut) => fut.poll_unpin(cx),
             // A resolved future never resolves again.
-            CallState::Done(outcome) => outcome.take().map_or(Poll::Pending, Poll::Ready),
+            CallState::Done(error) => error.take().map_or(Poll::Pending, |e| Poll::Ready(Err(*e))),
         }
     }
 }

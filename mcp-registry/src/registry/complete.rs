@@ -43,7 +43,7 @@ impl Registry {
             server: server.shared_name().clone(),
         });
         let scope = self.scope(names, options, info, None);
-        let Some(layers) = self.layers() else {
+        let Some(layers) = self.layers(options) else {
             return run(server.clone(), reference, argument, context, scope);
         };
         let mut arguments = Map::new();
@@ -81,7 +81,7 @@ impl Registry {
             };
             Box::pin(async move { Response::Completion(completing.await) })
         });
-        let running = through_layers(layers, request, endpoint);
+        let running = through_layers(&layers, request, endpoint);
         Box::pin(async move {
             match running.await {
                 Some(Response::Completion(result)) => result,

@@ -110,6 +110,15 @@ pub enum CallError {
         /// The callback's reason.
         reason: String,
     },
+    /// A layer rejected the call with this JSON-RPC error (the tool did not run); on the
+    /// wire the caller gets the error itself.
+    #[error("calling tool {tool:?} was rejected: {} (code {})", .error.message, .error.code.0)]
+    Rejected {
+        /// The tool.
+        tool: String,
+        /// The layer's error.
+        error: crate::protocol::ErrorObject,
+    },
     /// The caller cancelled the call; the tool's future was dropped.
     #[error("tool {tool:?} was cancelled")]
     Cancelled {

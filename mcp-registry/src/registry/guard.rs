@@ -53,8 +53,9 @@ enum State<T> {
     Start(Running<T>),
     /// The first poll was pending.
     Waiting(BoxFuture<'static, Result<T, Failure>>),
-    /// Decided without polling; `None` once resolved.
-    Done(Option<Result<T, Failure>>),
+    /// Ended before it began, or resolved (`None`): no output is kept here, so the future
+    /// is no larger than what it runs.
+    Done(Option<Failure>),
 }
 
 struct Running<T> {
@@ -79,7 +80,7 @@ impl<T: Send + 'static> Guarded<T> {
     /// A run that ended before it began.
     #[cold]
     pub(crate) fn ended(failure: Failure) -> Self {
-        Guarded(State::Done(Some(Err(failure))))
+        Guarded(State::Done(Some(failure)))
     }
 }
 
@@ -109,7 +110,9 @@ impl<T: Send + 'static> Future for Guarded<T> {
                     return polled;
                 }
                 // A resolved future never resolves again.
-                State::Done(outcome) => return outcome.map_or(Poll::Pending, Poll::Ready),
+                State::Done(failure) => {
+                    return failure.map_or(Poll::Pending, |f| Poll::Ready(Err(f)));
+                }
             }
         }
     }

@@ -179,6 +179,27 @@ impl Request {
     }
 }
 
+impl Request {
+    /// Refuses the request with a JSON-RPC error of the layer's choosing: on the wire the
+    /// caller gets `error` itself, whatever the kind (a tool's caller in-process,
+    /// [`CallError::Rejected`]). For refusals a model should read, prefer
+    /// [`refuse`](Self::refuse).
+    pub fn reject(&self, error: ErrorObject) -> Response {
+        let name = self.name.to_string();
+        match self.kind {
+            RequestKind::Tool => Response::Tool(Err(CallError::Rejected { tool: name, error })),
+            RequestKind::Prompt => Response::Prompt(Err(GetPromptError::Rejected {
+                prompt: name,
+                error,
+            })),
+            RequestKind::Resource => {
+                Response::Resource(Err(ReadResourceError::Rejected { uri: name, error }))
+            }
+            RequestKind::Completion => Response::Completion(Err(error)),
+        }
+    }
+}
+
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Request")

@@ -27,8 +27,8 @@ pub use approval::{Approval, ApprovalRequest};
 pub use builder::RegistryBuilder;
 pub use call::{CallFuture, CallRequest, ToolCall};
 pub use error::{CallError, RegistryError};
-pub(crate) use options::ListingFilter;
 pub use options::{CallOptions, WithOptions};
+pub(crate) use options::{CallerView, ListingFilter};
 pub use prompts::{GetPromptError, PromptDefinition, PromptGet, PromptRequest};
 pub use resources::{
     ReadRequest, ReadResourceError, ResourceDefinition, ResourceRead, ResourceTemplateDefinition,
@@ -251,8 +251,8 @@ pub(crate) struct Config {
     pub(crate) page_size: Option<usize>,
     pub(crate) list_ttl: Duration,
     pub(crate) extensions: Extensions,
-    /// The host's layers, then its approval; `None` when there are none.
-    pub(crate) layers: Option<scope::Layers>,
+    /// The host's layers, then its approval.
+    pub(crate) layers: scope::Stack,
     /// The key of 2026-07-28 `requestState`: the host's, or drawn on first use.
     pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
     /// How long a `requestState` is accepted.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::layer::Layer;
 use crate::protocol::LoggingLevel;
 use crate::tool::{Extensions, InputHandler, NotificationSink};
 
@@ -32,6 +33,26 @@ pub struct CallOptions {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Who answers the tool's elicitation, sampling and roots requests.
     pub(crate) input: Option<Arc<dyn InputHandler>>,
+    /// Layers for this request only, inside the registry's own.
+    pub(crate) layers: Vec<Arc<dyn Layer>>,
+}
+
+/// A caller's own view of a registry (a [`FilteredRegistry`]'s): which tools `tools/list`
+/// shows, and a layer gating its requests. Applied after the caller's options, so setting
+/// them cannot remove it.
+///
+/// [`FilteredRegistry`]: crate::catalog::FilteredRegistry
+#[derive(Clone)]
+pub(crate) struct CallerView {
+    pub(crate) listing: ListingFilter,
+    pub(crate) gate: Arc<dyn Layer>,
+}
+
+impl CallerView {
+    pub(crate) fn apply(&self, options: &mut CallOptions) {
+        options.listing_filter = Some(self.listing.clone());
+        options.layers.push(self.gate.clone());
+    }
 }
 
 /// Decides whether `tools/list` shows a tool.
@@ -130,6 +151,15 @@ impl CallOptions {
     /// session sets its own (requests to its client).
     pub fn input_handler(mut self, handler: impl InputHandler) -> Self {
         self.input = Some(Arc::new(handler));
+        self
+    }
+
+    /// Adds `layer` around this request only: inside the registry's own layers, before its
+    /// approval (a caller's own view, such as a [`FilteredRegistry`]'s tool filter).
+    ///
+    /// [`FilteredRegistry`]: crate::catalog::FilteredRegistry
+    pub fn layer(mut self, layer: impl Layer) -> Self {
+        self.layers.push(Arc::new(layer));
         self
     }
 

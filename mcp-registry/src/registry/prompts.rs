@@ -87,6 +87,15 @@ pub enum GetPromptError {
         /// The limit that was reached.
         timeout: std::time::Duration,
     },
+    /// A layer rejected the request with this JSON-RPC error, which the caller gets on the
+    /// wire; the prompt's function did not run.
+    #[error("getting prompt {prompt:?} was rejected: {}", .error.message)]
+    Rejected {
+        /// The prompt.
+        prompt: String,
+        /// The layer's error.
+        error: protocol::ErrorObject,
+    },
     /// The caller cancelled the rendering; its future was dropped.
     #[error("prompt {prompt:?} was cancelled")]
     Cancelled {
@@ -115,6 +124,7 @@ impl GetPromptError {
             | GetPromptError::TimedOut { .. }
             | GetPromptError::Cancelled { .. } => protocol::ErrorCode::INTERNAL_ERROR,
             GetPromptError::Denied { .. } => protocol::ErrorCode::INVALID_REQUEST,
+            GetPromptError::Rejected { error, .. } => error.code,
             _ => protocol::ErrorCode::INVALID_PARAMS,
         }
     }
@@ -368,7 +378,7 @@ impl Registry {
             server: server.shared_name().clone(),
         });
         let scope = self.scope(names, options, info, prompt.timeout());
-        let Some(layers) = self.layers() else {
+        let Some(layers) = self.layers(options) else {
             return render(prompt.clone(), scope, arguments);
         };
         let request = Request {
@@ -401,7 +411,7 @@ impl Registry {
             };
             Box::pin(async move { Response::Prompt(rendering.await) })
         });
-        let running = through_layers(layers, request, endpoint);
+        let running = through_layers(&layers, request, endpoint);
         Box::pin(async move {
             match running.await {
                 Some(Response::Prompt(result)) => result,

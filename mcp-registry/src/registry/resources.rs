@@ -80,6 +80,15 @@ pub enum ReadResourceError {
         /// The panic payload, when it was a string.
         message: String,
     },
+    /// A layer rejected the read with this JSON-RPC error, which the caller gets on the
+    /// wire; the resource's function did not run.
+    #[error("reading resource {uri:?} was rejected: {}", .error.message)]
+    Rejected {
+        /// The URI.
+        uri: String,
+        /// The layer's error.
+        error: protocol::ErrorObject,
+    },
     /// The caller cancelled the read; its future was dropped.
     #[error("reading resource {uri:?} was cancelled")]
     Cancelled {
@@ -112,6 +121,7 @@ impl ReadResourceError {
             | ReadResourceError::TimedOut { .. }
             | ReadResourceError::Cancelled { .. } => ErrorCode::INTERNAL_ERROR,
             ReadResourceError::Denied { .. } => ErrorCode::INVALID_REQUEST,
+            ReadResourceError::Rejected { error, .. } => error.code,
             _ => ErrorCode::INVALID_PARAMS,
         }
     }
@@ -341,7 +351,7 @@ impl Registry {
             server: server.shared_name().clone(),
         });
         let scope = self.scope(names, options, info, readable.timeout());
-        let Some(layers) = self.layers() else {
+        let Some(layers) = self.layers(options) else {
             return run(&readable, uri, scope);
         };
         let request = Request {
@@ -366,7 +376,7 @@ impl Registry {
             };
             Box::pin(async move { Response::Resource(reading.await) })
         });
-        let running = through_layers(layers, request, endpoint);
+        let running = through_layers(&layers, request, endpoint);
         let uri = request_uri;
         Box::pin(async move {
             match running.await {

@@ -37,8 +37,45 @@ pub(crate) struct Scope {
     pub(crate) guard: Guard,
 }
 
-/// The layers of a registry (the host's, then approval), shared by every request.
+/// A layer stack, shared by the requests it serves.
 pub(crate) type Layers = Arc<[Arc<dyn Layer>]>;
+
+/// A registry's layers: the host's, then its approval.
+#[derive(Debug, Default)]
+pub(crate) struct Stack {
+    host: Vec<Arc<dyn Layer>>,
+    approval: Option<Arc<dyn Layer>>,
+    /// Both, built once; `None` when there are none.
+    all: Option<Layers>,
+}
+
+impl Stack {
+    pub(crate) fn new(host: Vec<Arc<dyn Layer>>, approval: Option<Arc<dyn Layer>>) -> Self {
+        let all: Vec<_> = host.iter().chain(&approval).cloned().collect();
+        Stack {
+            all: (!all.is_empty()).then(|| all.into()),
+            host,
+            approval,
+        }
+    }
+
+    /// The stack of one request: the host's layers, the caller's own, then approval;
+    /// `None` when there are none (the request goes straight to its function).
+    #[inline]
+    fn with(&self, call: Vec<Arc<dyn Layer>>) -> Option<Layers> {
+        if call.is_empty() {
+            return self.all.clone();
+        }
+        let layers: Vec<_> = self
+            .host
+            .iter()
+            .cloned()
+            .chain(call)
+            .chain(self.approval.clone())
+            .collect();
+        Some(layers.into())
+    }
+}
 
 impl Registry {
     /// The one place a request's scope is made, whatever its kind: what the caller set in
@@ -89,10 +126,13 @@ impl Registry {
         }
     }
 
-    /// The layer stack, when there is one (none: requests go straight to their function).
+    /// The layer stack of a request with `options`, when there is one (none: the request
+    /// goes straight to its function).
     #[inline]
-    pub(crate) fn layers(&self) -> Option<&Layers> {
-        self.config().layers.as_ref()
+    pub(crate) fn layers(&self, options: &mut CallOptions) -> Option<Layers> {
+        self.config()
+            .layers
+            .with(std::mem::take(&mut options.layers))
     }
 }
 
