@@ -30,9 +30,16 @@ pub(crate) struct ToolAttrs {
     pub(crate) krate: Option<Path>,
     /// `server = path`: the server (its `server!(fn = ..)` function) the item attaches to.
     pub(crate) server: Option<Path>,
+    /// `timeout = "5s"`: the item's own time limit per request.
+    pub(crate) timeout: Option<Timeout>,
 }
 
-const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `server`, `crate`";
+/// A `timeout = "..."` read at compile time: the limit in milliseconds.
+pub(crate) struct Timeout {
+    pub(crate) millis: u64,
+}
+
+const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `timeout`, `server`, `crate`";
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
@@ -125,6 +132,83 @@ pub(crate) fn crate_path(value: &Expr, errors: &mut Errors) -> Option<Path> {
     }
 }
 
+/// `timeout = "5s"`: a whole number with the unit `ms`, `s`, `m` or `h`, read here so a
+/// mistake is a compile error on the literal.
+pub(crate) fn timeout_value(meta: &Meta, errors: &mut Errors) -> Option<Timeout> {
+    let Meta::NameValue(syn::MetaNameValue {
+        value: Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }),
+        ..
+    }) = meta
+    else {
+        let value: &dyn quote::ToTokens = match meta {
+            Meta::NameValue(nv) => &nv.value,
+            _ => meta,
+        };
+        errors.spanned(
+            value,
+            "`timeout` takes a duration in a string, the unit after the number: `timeout = \"5s\"` (units: `ms`, `s`, `m`, `h`)",
+        );
+        return None;
+    };
+    match parse_duration(&lit.value()) {
+        Ok(millis) => Some(Timeout { millis }),
+        Err(message) => {
+            errors.spanned(lit, message);
+            None
+        }
+    }
+}
+
+/// Milliseconds of a duration such as `250ms`, `5s`, `2m` or `1h`, or what is wrong with it.
+pub(crate) fn parse_duration(text: &str) -> Result<u64, String> {
+    const UNITS: &str = "`ms`, `s`, `m` or `h`";
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (number, unit) = text.split_at(digits);
+    if number.is_empty() {
+        return Err(format!(
+            "`timeout` takes a whole number and a unit ({UNITS}), e.g. `timeout = \"5s\"`; {text:?} does not start with a number"
+        ));
+    }
+    let scale: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "" => {
+            return Err(format!(
+                "{text:?} has no unit: write {number}ms, {number}s, {number}m or {number}h"
+            ));
+        }
+        _ if unit.starts_with(char::is_whitespace) => {
+            return Err(format!(
+                "{text:?}: write the unit right after the number, without a space: `{number}{}`",
+                unit.trim_start()
+            ));
+        }
+        _ if unit.starts_with('.') => {
+            return Err(format!(
+                "{text:?}: `timeout` takes a whole number; use a smaller unit (e.g. `1500ms` for 1.5 s)"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?}: `timeout` takes {UNITS}, e.g. `timeout = \"5s\"`"
+            ));
+        }
+    };
+    let millis = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{text:?} is too long a timeout"))?;
+    if millis == 0 {
+        return Err("a timeout of zero would end every request at once; give a positive duration, or leave `timeout` out for the registry's default".to_owned());
+    }
+    Ok(millis)
+}
+
 /// `server = path`: the path of a server's `server!(fn = ..)` function.
 pub(crate) fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
     match meta {
@@ -165,6 +249,7 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
                 | "idempotent"
                 | "open_world"
                 | "blocking"
+                | "timeout"
                 | "server"
                 | "crate"
         );
@@ -189,6 +274,7 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
             "blocking" => {
                 attrs.blocking = hint_value(meta, &key, errors).map(|b| (b, meta.path().span()));
             }
+            "timeout" => attrs.timeout = timeout_value(meta, errors),
             "server" => attrs.server = server_path(meta, errors),
             _ => match meta {
                 Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
@@ -199,10 +285,10 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
     attrs
 }
 
-const PROMPT_KEYS: &str = "`name`, `title`, `description`, `server`, `crate`";
+const PROMPT_KEYS: &str = "`name`, `title`, `description`, `timeout`, `server`, `crate`";
 
 /// Parses the tokens inside `#[mcp_prompt(...)]`: the keys a prompt has (`name`, `title`,
-/// `description`, `crate`), into the tools' attribute struct.
+/// `description`, `timeout`, `server`, `crate`), into the tools' attribute struct.
 pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
     let mut attrs = ToolAttrs::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
@@ -217,7 +303,7 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
         let key = key_of(meta.path());
         if !matches!(
             key.as_str(),
-            "name" | "title" | "description" | "server" | "crate"
+            "name" | "title" | "description" | "timeout" | "server" | "crate"
         ) {
             errors.spanned(
                 meta.path(),
@@ -232,6 +318,7 @@ pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> To
             "name" => attrs.name = string_value(meta, &key, errors),
             "title" => attrs.title = string_value(meta, &key, errors),
             "description" => attrs.description = string_value(meta, &key, errors),
+            "timeout" => attrs.timeout = timeout_value(meta, errors),
             "server" => attrs.server = server_path(meta, errors),
             _ => match meta {
                 Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),

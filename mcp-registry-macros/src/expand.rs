@@ -46,6 +46,18 @@ pub(crate) fn option_str(text: Option<&str>) -> TokenStream {
     }
 }
 
+/// `timeout = ".."` as an `Option<Duration>` expression; the inline `const` keeps the
+/// metadata holding it promotable to a `'static` (a `const fn` call alone is not).
+pub(crate) fn option_timeout(timeout: Option<&crate::attr::Timeout>) -> TokenStream {
+    match timeout {
+        Some(timeout) => {
+            let millis = timeout.millis;
+            quote!(::core::option::Option::Some(const { ::core::time::Duration::from_millis(#millis) }))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
 /// The attributes copied from the function onto every generated item, so that
 /// `#[cfg(..)]` on the function removes the tool too.
 pub(crate) fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
@@ -253,12 +265,14 @@ fn tool_meta(tool: &ToolFn, krate: &Path) -> TokenStream {
         Some(yes) => quote!(::core::option::Option::Some(#yes)),
         None => quote!(::core::option::Option::None),
     });
+    let timeout = option_timeout(tool.attrs.timeout.as_ref());
     quote! {
         &#krate::__private::ToolMeta {
             name: #name,
             title: #title,
             description: #description,
             hints: [#(#hints),*],
+            timeout: #timeout,
         }
     }
 }

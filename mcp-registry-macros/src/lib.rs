@@ -63,9 +63,15 @@ use crate::ctxt::Errors;
 /// **Attributes.** `name = "..."` (default: the function's name; 1 to 128 characters of
 /// `A-Z a-z 0-9 _ - .`), `title = "..."`, `description = "..."`, the hints `read_only`,
 /// `destructive`, `idempotent`, `open_world` (each also `= false`), `blocking` (see below),
-/// `server = path` (attach the tool to the server whose `server!(.., fn = ident)` the path
-/// names; a misspelled server is a compile error), and `crate = path` when `mcp_registry` is
-/// reached under another path.
+/// `timeout = "5s"` (see below), `server = path` (attach the tool to the server whose
+/// `server!(.., fn = ident)` the path names; a misspelled server is a compile error), and
+/// `crate = path` when `mcp_registry` is reached under another path.
+///
+/// **Time limit.** `timeout = ".."` is a whole number and a unit, `ms`, `s`, `m` or `h`
+/// (`"250ms"`, `"5s"`, `"2m"`, `"1h"`), read at compile time: anything else is a compile
+/// error on the literal. It is the tool's own limit per call (`ToolBuilder::timeout`), in
+/// place of the registry's default; a caller's own limit still wins. A call past it ends
+/// with `CallError::Timeout` naming the limit.
 ///
 /// **Blocking work.** A timeout or a cancellation drops the call's future, which stops an
 /// `async fn` at its next `.await`; nothing can stop a thread that is blocked (blocking I/O,
@@ -155,7 +161,9 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[arg(description = "...")]`, as for `#[mcp_tool]`.
 ///
 /// **Attributes.** `name = "..."` (default: the function's name; the tool name rule),
-/// `title = "..."`, `description = "..."`, `server = path` (attach it to a server declared
+/// `title = "..."`, `description = "..."`, `timeout = "30s"` (the prompt's own limit per
+/// rendering, `PromptBuilder::timeout`; the duration is read as for `#[mcp_tool]`: a whole
+/// number with `ms`, `s`, `m` or `h`), `server = path` (attach it to a server declared
 /// elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoPromptResult`: `Vec<PromptMessage>`,
@@ -235,8 +243,10 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// **Metadata.** `name = ".."` (default: the function's name), `title`, `description` (default:
 /// the doc comment before its first `#` heading), `mime_type` (contents returned as a `String`
-/// or bytes are labelled with it), `size` (bytes), `server = path` (attach it to a server
-/// declared elsewhere, as for `#[mcp_tool]`), `crate = path`.
+/// or bytes are labelled with it), `size` (bytes), `timeout = "10s"` (the resource's or
+/// template's own limit per read, `ResourceBuilder::timeout`; the duration is read as for
+/// `#[mcp_tool]`: a whole number with `ms`, `s`, `m` or `h`), `server = path` (attach it to
+/// a server declared elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoResourceContents`: `String`, `&'static str`,
 /// `Vec<u8>` (a blob), `Json<T>`, `ResourceContents`, `Vec<ResourceContents>`,

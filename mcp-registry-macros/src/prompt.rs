@@ -133,6 +133,7 @@ pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
         .map(syn::LitStr::value)
         .or_else(|| prompt.docs.description.clone());
     let description = option_str(description.as_deref());
+    let timeout = crate::expand::option_timeout(prompt.attrs.timeout.as_ref());
     let ident = &prompt.item.sig.ident;
     let output = prompt.output();
     let convert = quote_spanned! {output.span()=>
@@ -162,6 +163,7 @@ pub(crate) fn expand(prompt: &ToolFn) -> TokenStream {
                 name: #name,
                 title: #title,
                 description: #description,
+                timeout: #timeout,
             },
             #krate::__private::#signature::<#(#types),*>(&#krate::__private::PromptParams::<(#(#plain,)*)> {
                 start: #start,

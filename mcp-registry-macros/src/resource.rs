@@ -26,8 +26,7 @@ pub(crate) struct ResourceAttrs {
     pub(crate) size: Option<LitInt>,
 }
 
-const RESOURCE_KEYS: &str =
-    "`uri`, `template`, `name`, `title`, `description`, `mime_type`, `size`, `server`, `crate`";
+const RESOURCE_KEYS: &str = "`uri`, `template`, `name`, `title`, `description`, `mime_type`, `size`, `timeout`, `server`, `crate`";
 
 /// Parses the tokens inside `#[mcp_resource(...)]`: the shared keys into the tools' attribute
 /// struct, the resource's own into [`ResourceAttrs`].
@@ -53,6 +52,7 @@ pub(crate) fn parse_attrs(tokens: TokenStream, errors: &mut Errors) -> (ToolAttr
                 | "description"
                 | "mime_type"
                 | "size"
+                | "timeout"
                 | "server"
                 | "crate"
         );
@@ -73,6 +73,7 @@ pub(crate) fn parse_attrs(tokens: TokenStream, errors: &mut Errors) -> (ToolAttr
             "title" => attrs.title = string_value(meta, &key, errors),
             "description" => attrs.description = string_value(meta, &key, errors),
             "server" => attrs.server = crate::attr::server_path(meta, errors),
+            "timeout" => attrs.timeout = crate::attr::timeout_value(meta, errors),
             "mime_type" => own.mime_type = string_value(meta, &key, errors),
             "size" => match meta {
                 Meta::NameValue(nv) => match &nv.value {
@@ -366,6 +367,7 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
         .or_else(|| resource.docs.description.clone());
     let description = option_str(description.as_deref());
     let mime_type = attr(&own.mime_type);
+    let timeout = crate::expand::option_timeout(resource.attrs.timeout.as_ref());
     let size = match &own.size {
         Some(size) => quote!(::core::option::Option::Some(#size)),
         None => quote!(::core::option::Option::None),
@@ -416,6 +418,7 @@ pub(crate) fn expand(resource: &ToolFn, own: &ResourceAttrs) -> TokenStream {
                 description: #description,
                 mime_type: #mime_type,
                 size: #size,
+                timeout: #timeout,
             },
             #start
             #completers
