@@ -1,4 +1,4 @@
-//! Attribute parsing: `#[mcp_tool(...)]`, per-parameter `#[arg(...)]`, and the doc comment
+//! Attribute parsing: `#[mcp_tool(...)]` (and `#[mcp_prompt]`, `#[mcp_resource]`), per-parameter `#[arg(...)]`, and the doc comment
 //! (description and the rustdoc `# Arguments` list). Duplicate and unknown attributes are
 //! reported here, while parsing; every error is collected, none stops the others.
 
@@ -8,16 +8,18 @@ use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitStr, Meta, Path, Token};
+use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Path, Token};
 
+use crate::ast::Kind;
 use crate::ctxt::Errors;
 
 /// An annotation hint: `read_only` (true) or `read_only = false`.
 pub(crate) type Hint = bool;
 
-/// What `#[mcp_tool(...)]` says.
+/// What `#[mcp_tool(...)]`, `#[mcp_prompt(...)]` or `#[mcp_resource(...)]` says (each
+/// takes a subset of the keys, see [`keys`]).
 #[derive(Default)]
-pub(crate) struct ToolAttrs {
+pub(crate) struct ItemAttrs {
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
@@ -32,14 +34,23 @@ pub(crate) struct ToolAttrs {
     pub(crate) server: Option<Path>,
     /// `timeout = "5s"`: the item's own time limit per request.
     pub(crate) timeout: Option<Timeout>,
+    /// The keys only `#[mcp_resource]` takes.
+    pub(crate) resource: ResourceAttrs,
+}
+
+/// What `#[mcp_resource(...)]` says beyond the keys a prompt has.
+#[derive(Default)]
+pub(crate) struct ResourceAttrs {
+    pub(crate) uri: Option<LitStr>,
+    pub(crate) template: Option<LitStr>,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) size: Option<LitInt>,
 }
 
 /// A `timeout = "..."` read at compile time: the limit in milliseconds.
 pub(crate) struct Timeout {
     pub(crate) millis: u64,
 }
-
-const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `timeout`, `server`, `crate`";
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
@@ -226,9 +237,42 @@ pub(crate) fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
     }
 }
 
-/// Parses the tokens inside `#[mcp_tool(...)]`.
-pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
-    let mut attrs = ToolAttrs::default();
+/// The keys each attribute takes, in the order its "unknown attribute" message lists them.
+fn keys(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Tool => &[
+            "name",
+            "title",
+            "description",
+            "read_only",
+            "destructive",
+            "idempotent",
+            "open_world",
+            "blocking",
+            "timeout",
+            "server",
+            "crate",
+        ],
+        Kind::Prompt => &["name", "title", "description", "timeout", "server", "crate"],
+        Kind::Resource => &[
+            "uri",
+            "template",
+            "name",
+            "title",
+            "description",
+            "mime_type",
+            "size",
+            "timeout",
+            "server",
+            "crate",
+        ],
+    }
+}
+
+/// Parses the tokens inside `#[mcp_tool(...)]`, `#[mcp_prompt(...)]` or
+/// `#[mcp_resource(...)]`: each takes the keys [`keys`] lists for it.
+pub(crate) fn parse_attrs(kind: Kind, tokens: TokenStream, errors: &mut Errors) -> ItemAttrs {
+    let mut attrs = ItemAttrs::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
         Ok(metas) => metas,
         Err(e) => {
@@ -236,97 +280,74 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
             return attrs;
         }
     };
+    let known = keys(kind);
     let mut seen = Seen::default();
     for meta in &metas {
         let key = key_of(meta.path());
-        let known = matches!(
-            key.as_str(),
-            "name"
-                | "title"
-                | "description"
-                | "read_only"
-                | "destructive"
-                | "idempotent"
-                | "open_world"
-                | "blocking"
-                | "timeout"
-                | "server"
-                | "crate"
-        );
-        if !known {
+        if !known.contains(&key.as_str()) {
+            let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
             errors.spanned(
                 meta.path(),
-                format_args!("unknown attribute `{key}`; #[mcp_tool] takes {TOOL_KEYS}"),
+                format_args!(
+                    "unknown attribute `{key}`; {} takes {}",
+                    kind.attribute(),
+                    list.join(", ")
+                ),
             );
             continue;
         }
-        if !seen.first(&key, meta.path(), errors) {
-            continue;
-        }
-        match key.as_str() {
-            "name" => attrs.name = string_value(meta, &key, errors),
-            "title" => attrs.title = string_value(meta, &key, errors),
-            "description" => attrs.description = string_value(meta, &key, errors),
-            "read_only" => attrs.read_only = hint_value(meta, &key, errors),
-            "destructive" => attrs.destructive = hint_value(meta, &key, errors),
-            "idempotent" => attrs.idempotent = hint_value(meta, &key, errors),
-            "open_world" => attrs.open_world = hint_value(meta, &key, errors),
-            "blocking" => {
-                attrs.blocking = hint_value(meta, &key, errors).map(|b| (b, meta.path().span()));
-            }
-            "timeout" => attrs.timeout = timeout_value(meta, errors),
-            "server" => attrs.server = server_path(meta, errors),
-            _ => match meta {
-                Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
-                _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
-            },
+        if seen.first(&key, meta.path(), errors) {
+            attrs.set(meta, &key, errors);
         }
     }
     attrs
 }
 
-const PROMPT_KEYS: &str = "`name`, `title`, `description`, `timeout`, `server`, `crate`";
-
-/// Parses the tokens inside `#[mcp_prompt(...)]`: the keys a prompt has (`name`, `title`,
-/// `description`, `timeout`, `server`, `crate`), into the tools' attribute struct.
-pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
-    let mut attrs = ToolAttrs::default();
-    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
-        Ok(metas) => metas,
-        Err(e) => {
-            errors.push(e);
-            return attrs;
-        }
-    };
-    let mut seen = Seen::default();
-    for meta in &metas {
-        let key = key_of(meta.path());
-        if !matches!(
-            key.as_str(),
-            "name" | "title" | "description" | "timeout" | "server" | "crate"
-        ) {
-            errors.spanned(
-                meta.path(),
-                format_args!("unknown attribute `{key}`; #[mcp_prompt] takes {PROMPT_KEYS}"),
-            );
-            continue;
-        }
-        if !seen.first(&key, meta.path(), errors) {
-            continue;
-        }
-        match key.as_str() {
-            "name" => attrs.name = string_value(meta, &key, errors),
-            "title" => attrs.title = string_value(meta, &key, errors),
-            "description" => attrs.description = string_value(meta, &key, errors),
-            "timeout" => attrs.timeout = timeout_value(meta, errors),
-            "server" => attrs.server = server_path(meta, errors),
+impl ItemAttrs {
+    /// Records one known, first-seen key.
+    fn set(&mut self, meta: &Meta, key: &str, errors: &mut Errors) {
+        match key {
+            "name" => self.name = string_value(meta, key, errors),
+            "title" => self.title = string_value(meta, key, errors),
+            "description" => self.description = string_value(meta, key, errors),
+            "read_only" => self.read_only = hint_value(meta, key, errors),
+            "destructive" => self.destructive = hint_value(meta, key, errors),
+            "idempotent" => self.idempotent = hint_value(meta, key, errors),
+            "open_world" => self.open_world = hint_value(meta, key, errors),
+            "blocking" => {
+                self.blocking = hint_value(meta, key, errors).map(|b| (b, meta.path().span()));
+            }
+            "timeout" => self.timeout = timeout_value(meta, errors),
+            "server" => self.server = server_path(meta, errors),
+            "uri" => self.resource.uri = string_value(meta, key, errors),
+            "template" => self.resource.template = string_value(meta, key, errors),
+            "mime_type" => self.resource.mime_type = string_value(meta, key, errors),
+            "size" => self.resource.size = size_value(meta, errors),
             _ => match meta {
-                Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
+                Meta::NameValue(nv) => self.krate = crate_path(&nv.value, errors),
                 _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
             },
         }
     }
-    attrs
+}
+
+/// `size = 1024`: a byte count.
+fn size_value(meta: &Meta, errors: &mut Errors) -> Option<LitInt> {
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(i), ..
+            }) if i.base10_parse::<u64>().is_ok() => Some(i.clone()),
+            other => {
+                errors.spanned(other, "`size` takes a byte count: `size = 1024`");
+                None
+            }
+        },
+        _ => {
+            errors.spanned(meta, "`size` takes a byte count: `size = 1024`");
+            None
+        }
+    }
 }
 
 /// What a parameter's `#[arg(...)]` says.

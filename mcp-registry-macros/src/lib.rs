@@ -8,13 +8,41 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
-mod prompt;
-mod resource;
+mod uri;
 mod valid;
 
 use proc_macro::TokenStream;
 
+use crate::ast::Kind;
 use crate::ctxt::Errors;
+
+/// The one path of the three attributes: parse, check, then expand or fall back.
+fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
+    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let message = format!(
+                "{} goes on a function: `async fn name(..) -> ..`",
+                kind.attribute()
+            );
+            let mut out = syn::Error::new(e.span(), message).to_compile_error();
+            out.extend(proc_macro2::TokenStream::from(input));
+            return out.into();
+        }
+    };
+    let mut errors = Errors::default();
+    let mut def = ast::AnnotatedFn::from_syn(kind, args.into(), item, &mut errors);
+    if !def.edited {
+        // Emitting the tokens as they came is cheaper than printing the parsed function.
+        def.original = Some(input.into());
+    }
+    valid::check(&def, &mut errors);
+    if errors.is_empty() {
+        expand::annotated(&def).into()
+    } else {
+        fallback::annotated(&def, &errors).into()
+    }
+}
 
 /// Turns an async function into an MCP tool, leaving the function itself unchanged.
 ///
@@ -98,30 +126,7 @@ use crate::ctxt::Errors;
 /// [`ToolContext`]: https://docs.rs/mcp-registry/latest/mcp_registry/struct.ToolContext.html
 #[proc_macro_attribute]
 pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let mut out = syn::Error::new(
-                e.span(),
-                "#[mcp_tool] goes on a function: `async fn name(..) -> ..`",
-            )
-            .to_compile_error();
-            out.extend(proc_macro2::TokenStream::from(input));
-            return out.into();
-        }
-    };
-    let mut errors = Errors::default();
-    let mut tool = ast::ToolFn::from_syn(args.into(), item, &mut errors);
-    if !tool.edited {
-        // Emitting the tokens as they came is cheaper than printing the parsed function.
-        tool.original = Some(input.into());
-    }
-    valid::check_tool(&tool, &mut errors);
-    if errors.is_empty() {
-        expand::tool(&tool).into()
-    } else {
-        fallback::tool(&tool, &errors).into()
-    }
+    annotate(Kind::Tool, args, input)
 }
 
 /// Turns a function into an MCP prompt, leaving the function itself unchanged.
@@ -175,30 +180,7 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// be `async` or not; it must be a free function without `self` or generics.
 #[proc_macro_attribute]
 pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let mut out = syn::Error::new(
-                e.span(),
-                "#[mcp_prompt] goes on a function: `async fn name(..) -> ..`",
-            )
-            .to_compile_error();
-            out.extend(proc_macro2::TokenStream::from(input));
-            return out.into();
-        }
-    };
-    let mut errors = Errors::default();
-    let attrs = attr::parse_prompt_attrs(args.into(), &mut errors);
-    let mut prompt = ast::ToolFn::from_parts(attrs, item, &mut errors);
-    if !prompt.edited {
-        prompt.original = Some(input.into());
-    }
-    prompt::check(&prompt, &mut errors);
-    if errors.is_empty() {
-        prompt::expand(&prompt).into()
-    } else {
-        prompt::fallback(&prompt, &errors).into()
-    }
+    annotate(Kind::Prompt, args, input)
 }
 
 /// Turns a function into an MCP resource (`uri = ".."`) or resource template
@@ -259,30 +241,7 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// generics.
 #[proc_macro_attribute]
 pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let mut out = syn::Error::new(
-                e.span(),
-                "#[mcp_resource] goes on a function: `async fn name(..) -> ..`",
-            )
-            .to_compile_error();
-            out.extend(proc_macro2::TokenStream::from(input));
-            return out.into();
-        }
-    };
-    let mut errors = Errors::default();
-    let (attrs, own) = resource::parse_attrs(args.into(), &mut errors);
-    let mut resource = ast::ToolFn::from_parts(attrs, item, &mut errors);
-    if !resource.edited {
-        resource.original = Some(input.into());
-    }
-    resource::check(&resource, &own, &mut errors);
-    if errors.is_empty() {
-        resource::expand(&resource, &own).into()
-    } else {
-        resource::fallback(&resource, &own, &errors).into()
-    }
+    annotate(Kind::Resource, args, input)
 }
 
 /// Groups tools, prompts and resources into a named, versioned MCP server and submits it to the process-wide
