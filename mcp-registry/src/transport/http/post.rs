@@ -205,8 +205,7 @@ async fn post_modern(
         // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
         return match state
             .registry
-            .handle_mcp_message(&state.server, message)
-            .options(call_options(caller))
+            .handle_mcp_message(&state.server, message).options(call_options(caller))
             .await
         {
             Some(reply) if reply.get("error").is_some() => {
@@ -224,8 +223,7 @@ async fn post_modern(
     let server = state.server.clone();
     respond(true, caller, move |options| async move {
         registry
-            .handle_mcp_message(&server, message)
-            .options(options)
+            .handle_mcp_message(&server, message).options(options)
             .await
     })
     .await
