@@ -171,7 +171,7 @@ impl AnnotatedFn {
     }
 }
 
-pub(crate) fn default_crate() -> Path {
+fn default_crate() -> Path {
     syn::parse_quote!(::mcp_registry)
 }
 

@@ -54,10 +54,10 @@ pub(crate) struct Timeout {
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
-pub(crate) struct Seen(HashSet<String>);
+struct Seen(HashSet<String>);
 
 impl Seen {
-    pub(crate) fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
+    fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
         if self.0.insert(key.to_owned()) {
             return true;
         }
@@ -66,14 +66,14 @@ impl Seen {
     }
 }
 
-pub(crate) fn key_of(path: &Path) -> String {
+fn key_of(path: &Path) -> String {
     path.get_ident().map_or_else(
         || quote::quote!(#path).to_string().replace(' ', ""),
         ToString::to_string,
     )
 }
 
-pub(crate) fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Lit(ExprLit {
@@ -145,7 +145,7 @@ pub(crate) fn crate_path(value: &Expr, errors: &mut Errors) -> Option<Path> {
 
 /// `timeout = "5s"`: a whole number with the unit `ms`, `s`, `m` or `h`, read here so a
 /// mistake is a compile error on the literal.
-pub(crate) fn timeout_value(meta: &Meta, errors: &mut Errors) -> Option<Timeout> {
+fn timeout_value(meta: &Meta, errors: &mut Errors) -> Option<Timeout> {
     let Meta::NameValue(syn::MetaNameValue {
         value: Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
@@ -173,7 +173,7 @@ pub(crate) fn timeout_value(meta: &Meta, errors: &mut Errors) -> Option<Timeout>
 }
 
 /// Milliseconds of a duration such as `250ms`, `5s`, `2m` or `1h`, or what is wrong with it.
-pub(crate) fn parse_duration(text: &str) -> Result<u64, String> {
+fn parse_duration(text: &str) -> Result<u64, String> {
     const UNITS: &str = "`ms`, `s`, `m` or `h`";
     let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
     let (number, unit) = text.split_at(digits);
@@ -221,7 +221,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<u64, String> {
 }
 
 /// `server = path`: the path of a server's `server!(fn = ..)` function.
-pub(crate) fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
+fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
     match meta {
         Meta::NameValue(syn::MetaNameValue {
             value: Expr::Path(p),

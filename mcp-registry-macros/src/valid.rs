@@ -22,7 +22,7 @@ impl<'ast> Visit<'ast> for ImplTraitFinder {
     }
 }
 
-pub(crate) fn impl_trait_in(ty: &Type) -> Option<Span> {
+fn impl_trait_in(ty: &Type) -> Option<Span> {
     let mut finder = ImplTraitFinder(None);
     finder.visit_type(ty);
     finder.0
@@ -295,7 +295,7 @@ fn check_resource_source(resource: &AnnotatedFn, errors: &mut Errors) {
 }
 
 /// The `# Arguments` list: every entry names a parameter, once.
-pub(crate) fn check_argument_docs(tool: &AnnotatedFn, errors: &mut Errors) {
+fn check_argument_docs(tool: &AnnotatedFn, errors: &mut Errors) {
     let sig = &tool.item.sig;
     let mut described: HashMap<&str, Span> = HashMap::new();
     for entry in &tool.docs.arguments {
