@@ -9,14 +9,44 @@ use syn::{
     Visibility,
 };
 
-use crate::attr::{self, Docs, ParamAttrs, ToolAttrs};
+use crate::attr::{self, Docs, ItemAttrs, ParamAttrs};
 use crate::ctxt::Errors;
 
-/// The function under `#[mcp_tool]`.
-pub(crate) struct ToolFn {
+/// Which attribute a function is under: the one thing that differs between the phases'
+/// per-kind functions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl Kind {
+    /// The attribute as a user writes it, for messages: `#[mcp_tool]`.
+    pub(crate) fn attribute(self) -> &'static str {
+        match self {
+            Kind::Tool => "#[mcp_tool]",
+            Kind::Prompt => "#[mcp_prompt]",
+            Kind::Resource => "#[mcp_resource]",
+        }
+    }
+
+    /// What the function becomes: `tool`, `prompt`, `resource`.
+    pub(crate) fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+        }
+    }
+}
+
+/// The function under `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]`.
+pub(crate) struct AnnotatedFn {
+    pub(crate) kind: Kind,
     /// The user's function as it is emitted: unchanged but for our `#[arg]` attributes.
     pub(crate) item: ItemFn,
-    pub(crate) attrs: ToolAttrs,
+    pub(crate) attrs: ItemAttrs,
     pub(crate) docs: Docs,
     pub(crate) params: Vec<Param>,
     /// The `self` receiver, if there is one (refused).
@@ -67,16 +97,16 @@ impl Param {
     }
 }
 
-impl ToolFn {
-    /// Reads the function and its attributes, collecting every mistake in `errors`.
-    pub(crate) fn from_syn(args: TokenStream, item: ItemFn, errors: &mut Errors) -> ToolFn {
-        let attrs = attr::parse_tool_attrs(args, errors);
-        Self::from_parts(attrs, item, errors)
-    }
-
-    /// Reads the function, its attributes already parsed (`#[mcp_prompt]` reads the same
-    /// shape of function with fewer attributes).
-    pub(crate) fn from_parts(attrs: ToolAttrs, mut item: ItemFn, errors: &mut Errors) -> ToolFn {
+impl AnnotatedFn {
+    /// Reads the function and its attributes (`args`, inside the attribute of `kind`),
+    /// collecting every mistake in `errors`.
+    pub(crate) fn from_syn(
+        kind: Kind,
+        args: TokenStream,
+        mut item: ItemFn,
+        errors: &mut Errors,
+    ) -> AnnotatedFn {
+        let attrs = attr::parse_attrs(kind, args, errors);
         let docs = attr::parse_docs(&item.attrs, errors);
         let mut params = Vec::new();
         let mut receiver = None;
@@ -104,7 +134,8 @@ impl ToolFn {
                 }
             }
         }
-        ToolFn {
+        AnnotatedFn {
+            kind,
             item,
             attrs,
             docs,
@@ -115,8 +146,8 @@ impl ToolFn {
         }
     }
 
-    /// The tool's name: `name = "..."`, else the function's name without `r#`.
-    pub(crate) fn tool_name(&self) -> (String, Span) {
+    /// The item's name: `name = "..."`, else the function's name without `r#`.
+    pub(crate) fn name(&self) -> (String, Span) {
         match &self.attrs.name {
             Some(n) => (n.value(), n.span()),
             None => (
@@ -140,7 +171,7 @@ impl ToolFn {
     }
 }
 
-pub(crate) fn default_crate() -> Path {
+fn default_crate() -> Path {
     syn::parse_quote!(::mcp_registry)
 }
 

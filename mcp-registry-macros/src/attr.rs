@@ -1,4 +1,4 @@
-//! Attribute parsing: `#[mcp_tool(...)]`, per-parameter `#[arg(...)]`, and the doc comment
+//! Attribute parsing: `#[mcp_tool(...)]` (and `#[mcp_prompt]`, `#[mcp_resource]`), per-parameter `#[arg(...)]`, and the doc comment
 //! (description and the rustdoc `# Arguments` list). Duplicate and unknown attributes are
 //! reported here, while parsing; every error is collected, none stops the others.
 
@@ -8,16 +8,18 @@ use proc_macro2::{Span, TokenStream};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitStr, Meta, Path, Token};
+use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Path, Token};
 
+use crate::ast::Kind;
 use crate::ctxt::Errors;
 
 /// An annotation hint: `read_only` (true) or `read_only = false`.
 pub(crate) type Hint = bool;
 
-/// What `#[mcp_tool(...)]` says.
+/// What `#[mcp_tool(...)]`, `#[mcp_prompt(...)]` or `#[mcp_resource(...)]` says (each
+/// takes a subset of the keys, see [`keys`]).
 #[derive(Default)]
-pub(crate) struct ToolAttrs {
+pub(crate) struct ItemAttrs {
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
@@ -30,16 +32,32 @@ pub(crate) struct ToolAttrs {
     pub(crate) krate: Option<Path>,
     /// `server = path`: the server (its `server!(fn = ..)` function) the item attaches to.
     pub(crate) server: Option<Path>,
+    /// `timeout = "5s"`: the item's own time limit per request.
+    pub(crate) timeout: Option<Timeout>,
+    /// The keys only `#[mcp_resource]` takes.
+    pub(crate) resource: ResourceAttrs,
 }
 
-const TOOL_KEYS: &str = "`name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `blocking`, `server`, `crate`";
+/// What `#[mcp_resource(...)]` says beyond the keys a prompt has.
+#[derive(Default)]
+pub(crate) struct ResourceAttrs {
+    pub(crate) uri: Option<LitStr>,
+    pub(crate) template: Option<LitStr>,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) size: Option<LitInt>,
+}
+
+/// A `timeout = "..."` read at compile time: the limit in milliseconds.
+pub(crate) struct Timeout {
+    pub(crate) millis: u64,
+}
 
 /// Remembers which keys were given, reporting a repeated one at its second occurrence.
 #[derive(Default)]
-pub(crate) struct Seen(HashSet<String>);
+struct Seen(HashSet<String>);
 
 impl Seen {
-    pub(crate) fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
+    fn first(&mut self, key: &str, path: &Path, errors: &mut Errors) -> bool {
         if self.0.insert(key.to_owned()) {
             return true;
         }
@@ -48,14 +66,14 @@ impl Seen {
     }
 }
 
-pub(crate) fn key_of(path: &Path) -> String {
+fn key_of(path: &Path) -> String {
     path.get_ident().map_or_else(
         || quote::quote!(#path).to_string().replace(' ', ""),
         ToString::to_string,
     )
 }
 
-pub(crate) fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
+fn string_value(meta: &Meta, key: &str, errors: &mut Errors) -> Option<LitStr> {
     match meta {
         Meta::NameValue(nv) => match &nv.value {
             Expr::Lit(ExprLit {
@@ -125,8 +143,85 @@ pub(crate) fn crate_path(value: &Expr, errors: &mut Errors) -> Option<Path> {
     }
 }
 
+/// `timeout = "5s"`: a whole number with the unit `ms`, `s`, `m` or `h`, read here so a
+/// mistake is a compile error on the literal.
+fn timeout_value(meta: &Meta, errors: &mut Errors) -> Option<Timeout> {
+    let Meta::NameValue(syn::MetaNameValue {
+        value: Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }),
+        ..
+    }) = meta
+    else {
+        let value: &dyn quote::ToTokens = match meta {
+            Meta::NameValue(nv) => &nv.value,
+            _ => meta,
+        };
+        errors.spanned(
+            value,
+            "`timeout` takes a duration in a string, the unit after the number: `timeout = \"5s\"` (units: `ms`, `s`, `m`, `h`)",
+        );
+        return None;
+    };
+    match parse_duration(&lit.value()) {
+        Ok(millis) => Some(Timeout { millis }),
+        Err(message) => {
+            errors.spanned(lit, message);
+            None
+        }
+    }
+}
+
+/// Milliseconds of a duration such as `250ms`, `5s`, `2m` or `1h`, or what is wrong with it.
+fn parse_duration(text: &str) -> Result<u64, String> {
+    const UNITS: &str = "`ms`, `s`, `m` or `h`";
+    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let (number, unit) = text.split_at(digits);
+    if number.is_empty() {
+        return Err(format!(
+            "`timeout` takes a whole number and a unit ({UNITS}), e.g. `timeout = \"5s\"`; {text:?} does not start with a number"
+        ));
+    }
+    let scale: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "" => {
+            return Err(format!(
+                "{text:?} has no unit: write {number}ms, {number}s, {number}m or {number}h"
+            ));
+        }
+        _ if unit.starts_with(char::is_whitespace) => {
+            return Err(format!(
+                "{text:?}: write the unit right after the number, without a space: `{number}{}`",
+                unit.trim_start()
+            ));
+        }
+        _ if unit.starts_with('.') => {
+            return Err(format!(
+                "{text:?}: `timeout` takes a whole number; use a smaller unit (e.g. `1500ms` for 1.5 s)"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?}: `timeout` takes {UNITS}, e.g. `timeout = \"5s\"`"
+            ));
+        }
+    };
+    let millis = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| format!("{text:?} is too long a timeout"))?;
+    if millis == 0 {
+        return Err("a timeout of zero would end every request at once; give a positive duration, or leave `timeout` out for the registry's default".to_owned());
+    }
+    Ok(millis)
+}
+
 /// `server = path`: the path of a server's `server!(fn = ..)` function.
-pub(crate) fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
+fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
     match meta {
         Meta::NameValue(syn::MetaNameValue {
             value: Expr::Path(p),
@@ -142,9 +237,42 @@ pub(crate) fn server_path(meta: &Meta, errors: &mut Errors) -> Option<Path> {
     }
 }
 
-/// Parses the tokens inside `#[mcp_tool(...)]`.
-pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
-    let mut attrs = ToolAttrs::default();
+/// The keys each attribute takes, in the order its "unknown attribute" message lists them.
+fn keys(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Tool => &[
+            "name",
+            "title",
+            "description",
+            "read_only",
+            "destructive",
+            "idempotent",
+            "open_world",
+            "blocking",
+            "timeout",
+            "server",
+            "crate",
+        ],
+        Kind::Prompt => &["name", "title", "description", "timeout", "server", "crate"],
+        Kind::Resource => &[
+            "uri",
+            "template",
+            "name",
+            "title",
+            "description",
+            "mime_type",
+            "size",
+            "timeout",
+            "server",
+            "crate",
+        ],
+    }
+}
+
+/// Parses the tokens inside `#[mcp_tool(...)]`, `#[mcp_prompt(...)]` or
+/// `#[mcp_resource(...)]`: each takes the keys [`keys`] lists for it.
+pub(crate) fn parse_attrs(kind: Kind, tokens: TokenStream, errors: &mut Errors) -> ItemAttrs {
+    let mut attrs = ItemAttrs::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
         Ok(metas) => metas,
         Err(e) => {
@@ -152,94 +280,74 @@ pub(crate) fn parse_tool_attrs(tokens: TokenStream, errors: &mut Errors) -> Tool
             return attrs;
         }
     };
+    let known = keys(kind);
     let mut seen = Seen::default();
     for meta in &metas {
         let key = key_of(meta.path());
-        let known = matches!(
-            key.as_str(),
-            "name"
-                | "title"
-                | "description"
-                | "read_only"
-                | "destructive"
-                | "idempotent"
-                | "open_world"
-                | "blocking"
-                | "server"
-                | "crate"
-        );
-        if !known {
+        if !known.contains(&key.as_str()) {
+            let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
             errors.spanned(
                 meta.path(),
-                format_args!("unknown attribute `{key}`; #[mcp_tool] takes {TOOL_KEYS}"),
+                format_args!(
+                    "unknown attribute `{key}`; {} takes {}",
+                    kind.attribute(),
+                    list.join(", ")
+                ),
             );
             continue;
         }
-        if !seen.first(&key, meta.path(), errors) {
-            continue;
-        }
-        match key.as_str() {
-            "name" => attrs.name = string_value(meta, &key, errors),
-            "title" => attrs.title = string_value(meta, &key, errors),
-            "description" => attrs.description = string_value(meta, &key, errors),
-            "read_only" => attrs.read_only = hint_value(meta, &key, errors),
-            "destructive" => attrs.destructive = hint_value(meta, &key, errors),
-            "idempotent" => attrs.idempotent = hint_value(meta, &key, errors),
-            "open_world" => attrs.open_world = hint_value(meta, &key, errors),
-            "blocking" => {
-                attrs.blocking = hint_value(meta, &key, errors).map(|b| (b, meta.path().span()));
-            }
-            "server" => attrs.server = server_path(meta, errors),
-            _ => match meta {
-                Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
-                _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
-            },
+        if seen.first(&key, meta.path(), errors) {
+            attrs.set(meta, &key, errors);
         }
     }
     attrs
 }
 
-const PROMPT_KEYS: &str = "`name`, `title`, `description`, `server`, `crate`";
-
-/// Parses the tokens inside `#[mcp_prompt(...)]`: the keys a prompt has (`name`, `title`,
-/// `description`, `crate`), into the tools' attribute struct.
-pub(crate) fn parse_prompt_attrs(tokens: TokenStream, errors: &mut Errors) -> ToolAttrs {
-    let mut attrs = ToolAttrs::default();
-    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(tokens) {
-        Ok(metas) => metas,
-        Err(e) => {
-            errors.push(e);
-            return attrs;
-        }
-    };
-    let mut seen = Seen::default();
-    for meta in &metas {
-        let key = key_of(meta.path());
-        if !matches!(
-            key.as_str(),
-            "name" | "title" | "description" | "server" | "crate"
-        ) {
-            errors.spanned(
-                meta.path(),
-                format_args!("unknown attribute `{key}`; #[mcp_prompt] takes {PROMPT_KEYS}"),
-            );
-            continue;
-        }
-        if !seen.first(&key, meta.path(), errors) {
-            continue;
-        }
-        match key.as_str() {
-            "name" => attrs.name = string_value(meta, &key, errors),
-            "title" => attrs.title = string_value(meta, &key, errors),
-            "description" => attrs.description = string_value(meta, &key, errors),
-            "server" => attrs.server = server_path(meta, errors),
+impl ItemAttrs {
+    /// Records one known, first-seen key.
+    fn set(&mut self, meta: &Meta, key: &str, errors: &mut Errors) {
+        match key {
+            "name" => self.name = string_value(meta, key, errors),
+            "title" => self.title = string_value(meta, key, errors),
+            "description" => self.description = string_value(meta, key, errors),
+            "read_only" => self.read_only = hint_value(meta, key, errors),
+            "destructive" => self.destructive = hint_value(meta, key, errors),
+            "idempotent" => self.idempotent = hint_value(meta, key, errors),
+            "open_world" => self.open_world = hint_value(meta, key, errors),
+            "blocking" => {
+                self.blocking = hint_value(meta, key, errors).map(|b| (b, meta.path().span()));
+            }
+            "timeout" => self.timeout = timeout_value(meta, errors),
+            "server" => self.server = server_path(meta, errors),
+            "uri" => self.resource.uri = string_value(meta, key, errors),
+            "template" => self.resource.template = string_value(meta, key, errors),
+            "mime_type" => self.resource.mime_type = string_value(meta, key, errors),
+            "size" => self.resource.size = size_value(meta, errors),
             _ => match meta {
-                Meta::NameValue(nv) => attrs.krate = crate_path(&nv.value, errors),
+                Meta::NameValue(nv) => self.krate = crate_path(&nv.value, errors),
                 _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
             },
         }
     }
-    attrs
+}
+
+/// `size = 1024`: a byte count.
+fn size_value(meta: &Meta, errors: &mut Errors) -> Option<LitInt> {
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(i), ..
+            }) if i.base10_parse::<u64>().is_ok() => Some(i.clone()),
+            other => {
+                errors.spanned(other, "`size` takes a byte count: `size = 1024`");
+                None
+            }
+        },
+        _ => {
+            errors.spanned(meta, "`size` takes a byte count: `size = 1024`");
+            None
+        }
+    }
 }
 
 /// What a parameter's `#[arg(...)]` says.

@@ -5,29 +5,43 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::ast::ToolFn;
+use crate::ast::{AnnotatedFn, Kind};
 use crate::ctxt::Errors;
 use crate::expand;
 
-/// `#[mcp_tool]` on a function with mistakes.
-pub(crate) fn tool(tool: &ToolFn, errors: &Errors) -> TokenStream {
-    let item = &tool.item;
+/// `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]` on a function with mistakes.
+pub(crate) fn annotated(def: &AnnotatedFn, errors: &Errors) -> TokenStream {
+    let item = &def.item;
     let errors = errors.to_compile_errors();
     // A function with a receiver sits in an impl block, where no struct can be declared.
-    if tool.receiver.is_some() {
+    if def.receiver.is_some() {
         return quote!(#errors #item);
     }
-    let krate = tool.krate();
-    let stubs = expand::items(
-        tool,
-        &expand::TOOL,
-        &krate,
-        quote!(::core::unreachable!("this tool failed to compile")),
-    );
+    let krate = def.krate();
+    let message = format!("this {} failed to compile", def.kind.noun());
+    let unreachable = quote!(::core::unreachable!(#message));
+    let stubs = match def.kind {
+        Kind::Tool => expand::items(def, &expand::TOOL, &krate, unreachable),
+        Kind::Prompt => expand::items(def, &expand::PROMPT, &krate, unreachable),
+        Kind::Resource => resource_stubs(def, &krate, unreachable),
+    };
     quote! {
         #errors
         #item
         #stubs
+    }
+}
+
+/// A resource's stand-ins, and its parameters' checks too (they depend on types only rustc
+/// knows): every mistake in one compile.
+fn resource_stubs(resource: &AnnotatedFn, krate: &syn::Path, body: TokenStream) -> TokenStream {
+    let own = &resource.attrs.resource;
+    let stubs = expand::resource::items(resource, krate, body);
+    let checks = (own.uri.is_some() != own.template.is_some())
+        .then(|| expand::resource::not_variables(resource, krate));
+    quote! {
+        #stubs
+        const _: () = { #checks };
     }
 }
 

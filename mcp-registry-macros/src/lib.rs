@@ -8,13 +8,41 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
-mod prompt;
-mod resource;
+mod uri;
 mod valid;
 
 use proc_macro::TokenStream;
 
+use crate::ast::Kind;
 use crate::ctxt::Errors;
+
+/// The one path of the three attributes: parse, check, then expand or fall back.
+fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
+    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let message = format!(
+                "{} goes on a function: `async fn name(..) -> ..`",
+                kind.attribute()
+            );
+            let mut out = syn::Error::new(e.span(), message).to_compile_error();
+            out.extend(proc_macro2::TokenStream::from(input));
+            return out.into();
+        }
+    };
+    let mut errors = Errors::default();
+    let mut def = ast::AnnotatedFn::from_syn(kind, args.into(), item, &mut errors);
+    if !def.edited {
+        // Emitting the tokens as they came is cheaper than printing the parsed function.
+        def.original = Some(input.into());
+    }
+    valid::check(&def, &mut errors);
+    if errors.is_empty() {
+        expand::annotated(&def).into()
+    } else {
+        fallback::annotated(&def, &errors).into()
+    }
+}
 
 /// Turns an async function into an MCP tool, leaving the function itself unchanged.
 ///
@@ -63,9 +91,15 @@ use crate::ctxt::Errors;
 /// **Attributes.** `name = "..."` (default: the function's name; 1 to 128 characters of
 /// `A-Z a-z 0-9 _ - .`), `title = "..."`, `description = "..."`, the hints `read_only`,
 /// `destructive`, `idempotent`, `open_world` (each also `= false`), `blocking` (see below),
-/// `server = path` (attach the tool to the server whose `server!(.., fn = ident)` the path
-/// names; a misspelled server is a compile error), and `crate = path` when `mcp_registry` is
-/// reached under another path.
+/// `timeout = "5s"` (see below), `server = path` (attach the tool to the server whose
+/// `server!(.., fn = ident)` the path names; a misspelled server is a compile error), and
+/// `crate = path` when `mcp_registry` is reached under another path.
+///
+/// **Time limit.** `timeout = ".."` is a whole number and a unit, `ms`, `s`, `m` or `h`
+/// (`"250ms"`, `"5s"`, `"2m"`, `"1h"`), read at compile time: anything else is a compile
+/// error on the literal. It is the tool's own limit per call (`ToolBuilder::timeout`), in
+/// place of the registry's default; a caller's own limit still wins. A call past it ends
+/// with `CallError::Timeout` naming the limit.
 ///
 /// **Blocking work.** A timeout or a cancellation drops the call's future, which stops an
 /// `async fn` at its next `.await`; nothing can stop a thread that is blocked (blocking I/O,
@@ -92,30 +126,7 @@ use crate::ctxt::Errors;
 /// [`ToolContext`]: https://docs.rs/mcp-registry/latest/mcp_registry/struct.ToolContext.html
 #[proc_macro_attribute]
 pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let mut out = syn::Error::new(
-                e.span(),
-                "#[mcp_tool] goes on a function: `async fn name(..) -> ..`",
-            )
-            .to_compile_error();
-            out.extend(proc_macro2::TokenStream::from(input));
-            return out.into();
-        }
-    };
-    let mut errors = Errors::default();
-    let mut tool = ast::ToolFn::from_syn(args.into(), item, &mut errors);
-    if !tool.edited {
-        // Emitting the tokens as they came is cheaper than printing the parsed function.
-        tool.original = Some(input.into());
-    }
-    valid::check_tool(&tool, &mut errors);
-    if errors.is_empty() {
-        expand::tool(&tool).into()
-    } else {
-        fallback::tool(&tool, &errors).into()
-    }
+    annotate(Kind::Tool, args, input)
 }
 
 /// Turns a function into an MCP prompt, leaving the function itself unchanged.
@@ -155,7 +166,9 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[arg(description = "...")]`, as for `#[mcp_tool]`.
 ///
 /// **Attributes.** `name = "..."` (default: the function's name; the tool name rule),
-/// `title = "..."`, `description = "..."`, `server = path` (attach it to a server declared
+/// `title = "..."`, `description = "..."`, `timeout = "30s"` (the prompt's own limit per
+/// rendering, `PromptBuilder::timeout`; the duration is read as for `#[mcp_tool]`: a whole
+/// number with `ms`, `s`, `m` or `h`), `server = path` (attach it to a server declared
 /// elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoPromptResult`: `Vec<PromptMessage>`,
@@ -167,30 +180,7 @@ pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// be `async` or not; it must be a free function without `self` or generics.
 #[proc_macro_attribute]
 pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let mut out = syn::Error::new(
-                e.span(),
-                "#[mcp_prompt] goes on a function: `async fn name(..) -> ..`",
-            )
-            .to_compile_error();
-            out.extend(proc_macro2::TokenStream::from(input));
-            return out.into();
-        }
-    };
-    let mut errors = Errors::default();
-    let attrs = attr::parse_prompt_attrs(args.into(), &mut errors);
-    let mut prompt = ast::ToolFn::from_parts(attrs, item, &mut errors);
-    if !prompt.edited {
-        prompt.original = Some(input.into());
-    }
-    prompt::check(&prompt, &mut errors);
-    if errors.is_empty() {
-        prompt::expand(&prompt).into()
-    } else {
-        prompt::fallback(&prompt, &errors).into()
-    }
+    annotate(Kind::Prompt, args, input)
 }
 
 /// Turns a function into an MCP resource (`uri = ".."`) or resource template
@@ -235,8 +225,10 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// **Metadata.** `name = ".."` (default: the function's name), `title`, `description` (default:
 /// the doc comment before its first `#` heading), `mime_type` (contents returned as a `String`
-/// or bytes are labelled with it), `size` (bytes), `server = path` (attach it to a server
-/// declared elsewhere, as for `#[mcp_tool]`), `crate = path`.
+/// or bytes are labelled with it), `size` (bytes), `timeout = "10s"` (the resource's or
+/// template's own limit per read, `ResourceBuilder::timeout`; the duration is read as for
+/// `#[mcp_tool]`: a whole number with `ms`, `s`, `m` or `h`), `server = path` (attach it to
+/// a server declared elsewhere, as for `#[mcp_tool]`), `crate = path`.
 ///
 /// **Returns.** Anything implementing `IntoResourceContents`: `String`, `&'static str`,
 /// `Vec<u8>` (a blob), `Json<T>`, `ResourceContents`, `Vec<ResourceContents>`,
@@ -249,30 +241,7 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 /// generics.
 #[proc_macro_attribute]
 pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse::Parser::parse(ast::parse_fn, input.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let mut out = syn::Error::new(
-                e.span(),
-                "#[mcp_resource] goes on a function: `async fn name(..) -> ..`",
-            )
-            .to_compile_error();
-            out.extend(proc_macro2::TokenStream::from(input));
-            return out.into();
-        }
-    };
-    let mut errors = Errors::default();
-    let (attrs, own) = resource::parse_attrs(args.into(), &mut errors);
-    let mut resource = ast::ToolFn::from_parts(attrs, item, &mut errors);
-    if !resource.edited {
-        resource.original = Some(input.into());
-    }
-    resource::check(&resource, &own, &mut errors);
-    if errors.is_empty() {
-        resource::expand(&resource, &own).into()
-    } else {
-        resource::fallback(&resource, &own, &errors).into()
-    }
+    annotate(Kind::Resource, args, input)
 }
 
 /// Groups tools, prompts and resources into a named, versioned MCP server and submits it to the process-wide

@@ -42,6 +42,8 @@ pub struct ToolMeta {
     pub description: Option<&'static str>,
     /// The hints `read_only`, `destructive`, `idempotent`, `open_world`, in this order.
     pub hints: [Option<bool>; 4],
+    /// `timeout = "5s"`: the tool's own time limit per call.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Builds the tool from what `#[mcp_tool]` generated (see [`cached_tool`]).
@@ -71,6 +73,9 @@ fn build_tool(
         if let Some(yes) = hint {
             builder = set(builder, yes);
         }
+    }
+    if let Some(limit) = meta.timeout {
+        builder = builder.timeout(limit);
     }
     if let Some(output) = output_schema() {
         builder = builder.output_schema(Arc::unwrap_or_clone(output));

@@ -39,6 +39,8 @@ pub struct PromptMeta {
     pub title: Option<&'static str>,
     /// `description = ".."` or the doc comment.
     pub description: Option<&'static str>,
+    /// `timeout = "5s"`: the prompt's own time limit per rendering.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// A parameter of a prompt: its argument name and description.
@@ -189,6 +191,9 @@ pub fn cached_prompt(
     }
     if let Some(description) = meta.description {
         builder = builder.description(description);
+    }
+    if let Some(limit) = meta.timeout {
+        builder = builder.timeout(limit);
     }
     for argument in signature.arguments() {
         builder = builder.argument(argument);

@@ -45,6 +45,8 @@ pub struct ResourceMeta {
     pub mime_type: Option<&'static str>,
     /// `size = ..`.
     pub size: Option<u64>,
+    /// `timeout = "5s"`: the resource's own time limit per read.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// The start function of a `#[mcp_resource]`.
@@ -86,6 +88,9 @@ macro_rules! describe {
         }
         if let Some(mime_type) = $meta.mime_type {
             builder = builder.mime_type(mime_type);
+        }
+        if let Some(limit) = $meta.timeout {
+            builder = builder.timeout(limit);
         }
         builder
     }};

@@ -12,6 +12,11 @@ use crate::protocol::{self, CacheHints, CacheScope, ProtocolVersion};
 use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::{CallNames, Tool};
 
+mod listing;
+
+pub(crate) use listing::ListingForm;
+use listing::{EntryListing, ToolListing};
+
 /// The version a server gets when none is given.
 pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
 
@@ -161,80 +166,6 @@ pub(crate) trait RemoteLink: Send + Sync + 'static {
     fn reconnect(self: Arc<Self>);
 }
 
-/// A server's tool list in the forms `tools/list` sends, each serialized once: the full
-/// descriptors (2025-06-18 onward, and callers that name no version) built with the server,
-/// the older revisions' forms on first use.
-pub(crate) struct ToolListing {
-    full: ListingForm,
-    /// 2024-11-05 and 2025-03-26 (see [`protocol::ToolDescriptor::for_version`]).
-    older: [std::sync::OnceLock<ListingForm>; 2],
-}
-
-/// One form of a tool list.
-pub(crate) struct ListingForm {
-    /// Each tool's descriptor, in name order, as one JSON array value.
-    pub(crate) array: Value,
-    /// `array` as JSON text.
-    pub(crate) text: Box<serde_json::value::RawValue>,
-}
-
-/// The entries of a prompt, resource or resource template listing, each descriptor
-/// serialized once per protocol revision (on the first list request in it): a page is a
-/// slice, written as it is, never a descriptor serialized per request.
-#[derive(Default)]
-pub(crate) struct EntryListing {
-    /// Index 0: callers that name no version (the full descriptors); then one per
-    /// [`ProtocolVersion::ALL`].
-    forms: [std::sync::OnceLock<Vec<Box<serde_json::value::RawValue>>>;
-        1 + ProtocolVersion::ALL.len()],
-}
-
-impl EntryListing {
-    /// The entries as `version` describes them, built by `describe` on first use.
-    fn get<'a, D: serde::Serialize + Clone + 'a>(
-        &self,
-        version: Option<ProtocolVersion>,
-        entries: impl Iterator<Item = &'a D>,
-        for_version: fn(&'a D, ProtocolVersion) -> std::borrow::Cow<'a, D>,
-    ) -> &[Box<serde_json::value::RawValue>] {
-        let index = version
-            .and_then(|v| ProtocolVersion::ALL.iter().position(|&known| known == v))
-            .map_or(0, |i| i + 1);
-        self.forms[index].get_or_init(|| {
-            entries
-                .map(|d| {
-                    let described = match version {
-                        Some(v) => for_version(d, v),
-                        None => std::borrow::Cow::Borrowed(d),
-                    };
-                    // A descriptor is a map with string keys: it always serializes.
-                    serde_json::value::to_raw_value(&*described).expect("a descriptor serializes")
-                })
-                .collect()
-        })
-    }
-}
-
-impl ListingForm {
-    fn new<'a>(
-        descriptors: impl Iterator<Item = std::borrow::Cow<'a, protocol::ToolDescriptor>>,
-    ) -> Self {
-        let array = Value::Array(
-            descriptors
-                .map(|t| serde_json::to_value(&*t).unwrap_or(Value::Null))
-                .collect(),
-        );
-        // A `Value` always serializes (its keys are strings): this cannot fail.
-        let text = serde_json::value::to_raw_value(&array).expect("a JSON value serializes");
-        ListingForm { array, text }
-    }
-
-    /// Each tool's descriptor, in name order.
-    pub(crate) fn entries(&self) -> &[Value] {
-        self.array.as_array().map_or(&[], Vec::as_slice)
-    }
-}
-
 impl Server {
     /// Starts building a server named `name`.
     pub fn builder(name: impl Into<String>) -> ServerBuilder {
@@ -335,20 +266,7 @@ impl Server {
     /// The tool list as protocol revision `version` describes tools (`None`: the full
     /// descriptors, for callers that name no version).
     pub(crate) fn listing(&self, version: Option<ProtocolVersion>) -> &ListingForm {
-        let older = match version {
-            Some(v) if v < ProtocolVersion::V2025_03_26 => 0,
-            Some(v) if v < ProtocolVersion::V2025_06_18 => 1,
-            _ => return &self.inner.listing.full,
-        };
-        self.inner.listing.older[older].get_or_init(|| {
-            let v = version.unwrap_or(ProtocolVersion::LATEST_LEGACY);
-            ListingForm::new(
-                self.inner
-                    .tools
-                    .iter()
-                    .map(|t| t.descriptor().for_version(v)),
-            )
-        })
+        self.inner.listing.get(version, &self.inner.tools)
     }
 
     /// The prompts, sorted by name.
@@ -637,75 +555,32 @@ impl ServerBuilder {
     pub fn build(self) -> Result<Server, ServerBuildError> {
         validate_server_name(&self.name)?;
         let mut tools = self.tools;
-        tools.sort_by(|a, b| a.name().cmp(b.name()));
-        if let Some(pair) = tools.windows(2).find(|w| w[0].name() == w[1].name()) {
-            return Err(ServerBuildError::DuplicateTool {
-                server: self.name,
-                tool: pair[0].name().to_owned(),
-            });
+        if let Some(tool) = sort_unique(&mut tools, Tool::name) {
+            let server = self.name;
+            return Err(ServerBuildError::DuplicateTool { server, tool });
         }
         let mut prompts = self.prompts;
-        prompts.sort_by(|a, b| a.name().cmp(b.name()));
-        if let Some(pair) = prompts.windows(2).find(|w| w[0].name() == w[1].name()) {
-            return Err(ServerBuildError::DuplicatePrompt {
-                server: self.name,
-                prompt: pair[0].name().to_owned(),
-            });
+        if let Some(prompt) = sort_unique(&mut prompts, Prompt::name) {
+            let server = self.name;
+            return Err(ServerBuildError::DuplicatePrompt { server, prompt });
         }
         let mut resources = self.resources;
-        resources.sort_by(|a, b| a.uri().cmp(b.uri()));
-        if let Some(pair) = resources.windows(2).find(|w| w[0].uri() == w[1].uri()) {
-            return Err(ServerBuildError::DuplicateResource {
-                server: self.name,
-                uri: pair[0].uri().to_owned(),
-            });
+        if let Some(uri) = sort_unique(&mut resources, Resource::uri) {
+            let server = self.name;
+            return Err(ServerBuildError::DuplicateResource { server, uri });
         }
+        // Templates keep the order given (`resources/read` tries them in it): a sorted copy.
         let templates = self.templates;
-        let mut template_listing: Vec<usize> = (0..templates.len()).collect();
-        template_listing.sort_by(|&a, &b| {
-            let (a, b) = (&templates[a], &templates[b]);
-            (a.name(), a.uri_template()).cmp(&(b.name(), b.uri_template()))
-        });
         let mut by_template: Vec<&str> = templates.iter().map(|t| t.uri_template()).collect();
-        by_template.sort_unstable();
-        if let Some(pair) = by_template.windows(2).find(|w| w[0] == w[1]) {
+        if let Some(uri_template) = sort_unique(&mut by_template, |t| t) {
+            let server = self.name;
             return Err(ServerBuildError::DuplicateResourceTemplate {
-                server: self.name,
-                uri_template: pair[0].to_owned(),
+                server,
+                uri_template,
             });
         }
-        let completions = prompts.iter().any(Prompt::has_completions)
-            || templates.iter().any(ResourceTemplate::has_completions);
-        let resource_index = resources
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.shared_uri().clone(), i))
-            .collect();
-        let prompt_index = prompts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.shared_name().clone(), i))
-            .collect();
-        let index = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.shared_name().clone(), i))
-            .collect();
-        let full = ListingForm::new(
-            tools
-                .iter()
-                .map(|t| std::borrow::Cow::Borrowed(t.descriptor())),
-        );
         let name: Arc<str> = self.name.as_str().into();
-        let names = tools
-            .iter()
-            .map(|t| {
-                Arc::new(CallNames {
-                    tool: t.shared_name().clone(),
-                    server: name.clone(),
-                })
-            })
-            .collect();
+        let names = call_names(&tools, &name);
         let version = self
             .version
             .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned());
@@ -721,20 +596,18 @@ impl ServerBuilder {
                 version,
                 title: self.title,
                 instructions: self.instructions,
-                tools,
-                index,
+                index: positions(&tools, Tool::shared_name),
                 names,
-                listing: ToolListing {
-                    full,
-                    older: Default::default(),
-                },
+                listing: ToolListing::new(&tools),
+                tools,
+                prompt_index: positions(&prompts, Prompt::shared_name),
+                completions: prompts.iter().any(Prompt::has_completions)
+                    || templates.iter().any(ResourceTemplate::has_completions),
                 prompts,
-                prompt_index,
+                resource_index: positions(&resources, Resource::shared_uri),
                 resources,
-                resource_index,
+                template_listing: listing_order(&templates),
                 templates,
-                template_listing,
-                completions,
                 prompt_entries: EntryListing::default(),
                 resource_entries: EntryListing::default(),
                 template_entries: EntryListing::default(),
@@ -745,6 +618,47 @@ impl ServerBuilder {
             }),
         })
     }
+}
+
+/// Sorts `items` by `key`; the first key two of them share, if any.
+fn sort_unique<T>(items: &mut [T], key: impl Fn(&T) -> &str) -> Option<String> {
+    items.sort_by(|a, b| key(a).cmp(key(b)));
+    items
+        .windows(2)
+        .find(|pair| key(&pair[0]) == key(&pair[1]))
+        .map(|pair| key(&pair[0]).to_owned())
+}
+
+/// The templates' listing order (by name, then URI template) as indexes into `templates`.
+fn listing_order(templates: &[ResourceTemplate]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..templates.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&templates[a], &templates[b]);
+        (a.name(), a.uri_template()).cmp(&(b.name(), b.uri_template()))
+    });
+    order
+}
+
+/// Each tool's call names on the server named `server`, in `tools` order.
+fn call_names(tools: &[Tool], server: &Arc<str>) -> Vec<Arc<CallNames>> {
+    tools
+        .iter()
+        .map(|t| {
+            Arc::new(CallNames {
+                tool: t.shared_name().clone(),
+                server: server.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Each item's position, by its name or URI.
+fn positions<T>(items: &[T], key: impl Fn(&T) -> &Arc<str>) -> foldhash::HashMap<Arc<str>, usize> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (key(item).clone(), i))
+        .collect()
 }
 
 /// One `server!` invocation, submitted to the process-wide collection. Built by the macro;

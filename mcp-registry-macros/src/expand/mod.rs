@@ -1,4 +1,5 @@
-//! Code generation only; everything it reads has been checked by `valid`.
+//! Code generation only; everything it reads has been checked by `valid`. Per kind: tools
+//! here, `prompt`, `resource` and `server` beside.
 //!
 //! `#[mcp_tool] fn add(..)` keeps the function as written and adds, under the same name in
 //! the *type* namespace, a hidden braced struct `add {}` implementing
@@ -12,7 +13,23 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
-use crate::ast::{ServerInput, ToolFn};
+use crate::ast::{AnnotatedFn, Kind};
+
+mod prompt;
+pub(crate) mod resource;
+mod server;
+
+pub(crate) use server::{server, server_name_check, slice_declaration};
+
+/// `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]` on a checked function: the function,
+/// unchanged, and the items next to it.
+pub(crate) fn annotated(def: &AnnotatedFn) -> TokenStream {
+    match def.kind {
+        Kind::Tool => tool(def),
+        Kind::Prompt => prompt::expand(def),
+        Kind::Resource => resource::expand(def),
+    }
+}
 
 pub(crate) fn hidden(name: &str) -> Ident {
     // Mixed-site hygiene: a user's function named like a local of ours cannot be captured.
@@ -46,9 +63,21 @@ pub(crate) fn option_str(text: Option<&str>) -> TokenStream {
     }
 }
 
+/// `timeout = ".."` as an `Option<Duration>` expression; the inline `const` keeps the
+/// metadata holding it promotable to a `'static` (a `const fn` call alone is not).
+pub(crate) fn option_timeout(timeout: Option<&crate::attr::Timeout>) -> TokenStream {
+    match timeout {
+        Some(timeout) => {
+            let millis = timeout.millis;
+            quote!(::core::option::Option::Some(const { ::core::time::Duration::from_millis(#millis) }))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
 /// The attributes copied from the function onto every generated item, so that
 /// `#[cfg(..)]` on the function removes the tool too.
-pub(crate) fn cfgs(tool: &ToolFn) -> Vec<&syn::Attribute> {
+pub(crate) fn cfgs(tool: &AnnotatedFn) -> Vec<&syn::Attribute> {
     tool.item
         .attrs
         .iter()
@@ -89,11 +118,16 @@ pub(crate) const PROMPT: ItemKind = ItemKind {
 /// item trait's impl whose getter has the given body. The name is checked there too, by the
 /// runtime crate's rule in constant evaluation: a name it refuses is a compile error at the
 /// name.
-pub(crate) fn items(def: &ToolFn, kind: &ItemKind, krate: &Path, body: TokenStream) -> TokenStream {
+pub(crate) fn items(
+    def: &AnnotatedFn,
+    kind: &ItemKind,
+    krate: &Path,
+    body: TokenStream,
+) -> TokenStream {
     let ident = &def.item.sig.ident;
     let vis = &def.item.vis;
     let cfgs = cfgs(def);
-    let (name, span) = def.tool_name();
+    let (name, span) = def.name();
     let name = syn::LitStr::new(&name, span);
     let [item_trait, getter, ty, name_error] =
         [kind.item_trait, kind.getter, kind.ty, kind.name_error]
@@ -134,7 +168,7 @@ pub(crate) fn items(def: &ToolFn, kind: &ItemKind, krate: &Path, body: TokenStre
 }
 
 /// `#[mcp_tool]`: the function, unchanged, and the tool next to it.
-pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
+pub(crate) fn tool(tool: &AnnotatedFn) -> TokenStream {
     let krate = tool.krate();
     let call = hidden("__mcp_start");
     let values: Vec<Ident> = (0..tool.params.len())
@@ -148,7 +182,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         .map(|p| static_lifetimes(&p.ty))
         .collect();
     let docs = param_docs(tool);
-    let types = checked_types(tool, &krate);
+    let types = checked_types(tool, quote!(#krate::tool::param::ToolParamType));
     let meta = tool_meta(tool, &krate);
     let output = tool.output();
     // Spanned on the return type: a type that cannot be returned is reported there.
@@ -174,16 +208,43 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     };
     let mut items = items(tool, &TOOL, &krate, body);
     items.extend(attachment(tool, &krate, "tool"));
-    let item = &tool.item;
-    match &tool.original {
+    with_function(tool, items)
+}
+
+/// The user's function (as it came when we did not edit it) followed by `items`.
+pub(crate) fn with_function(def: &AnnotatedFn, items: TokenStream) -> TokenStream {
+    let item = &def.item;
+    match &def.original {
         Some(original) => quote!(#original #items),
         None => quote!(#item #items),
     }
 }
 
+/// `description = ".."`, else the doc comment's text before its first heading.
+pub(crate) fn description(def: &AnnotatedFn) -> Option<String> {
+    def.attrs
+        .description
+        .as_ref()
+        .map(syn::LitStr::value)
+        .or_else(|| def.docs.description.clone())
+}
+
+/// `.complete(name, path)` for each parameter with `#[arg(complete = path)]`, spanned on the
+/// path (a prompt's arguments, a template's variables).
+pub(crate) fn completers(def: &AnnotatedFn) -> Vec<TokenStream> {
+    def.params
+        .iter()
+        .filter_map(|p| {
+            let path = p.attrs.complete.as_ref()?;
+            let name = p.property()?;
+            Some(quote_spanned!(path.span()=> .complete(#name, #path)))
+        })
+        .collect()
+}
+
 /// Each parameter's `(property, description)`: the description from `#[arg(description)]`,
 /// else from the doc comment's `# Arguments` entry naming the parameter or its property.
-pub(crate) fn param_docs(tool: &ToolFn) -> Vec<TokenStream> {
+pub(crate) fn param_docs(tool: &AnnotatedFn) -> Vec<TokenStream> {
     tool.params
         .iter()
         .map(|param| {
@@ -210,12 +271,12 @@ pub(crate) fn param_docs(tool: &ToolFn) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The parameter types as written (with their spans), through `ToolParamType`: a type that
-/// is no `ToolParam` is reported on the parameter, once. `Params<(A, B, ..)>` reads and
+/// The parameter types as written (with their spans), through `param_type` (`ToolParamType`,
+/// `PromptParamType`): a type that is no parameter is reported on the parameter, once. `Params<(A, B, ..)>` reads and
 /// describes them with code generic over the types only, compiled once per signature rather
 /// than once per tool.
-fn checked_types(tool: &ToolFn, krate: &Path) -> Vec<TokenStream> {
-    tool.params
+pub(crate) fn checked_types(def: &AnnotatedFn, param_type: TokenStream) -> Vec<TokenStream> {
+    def.params
         .iter()
         .map(|p| {
             // `<` on the type's first token and `>::Checked` on its last, so an error on the
@@ -225,7 +286,7 @@ fn checked_types(tool: &ToolFn, krate: &Path) -> Vec<TokenStream> {
             let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
             let last = tokens.last().map_or(first, |t| t.span());
             let open = quote_spanned!(first=> <);
-            let close = quote_spanned!(last=> as #krate::tool::param::ToolParamType>::Checked);
+            let close = quote_spanned!(last=> as #param_type>::Checked);
             quote!(#open #ty #close)
         })
         .collect()
@@ -233,16 +294,10 @@ fn checked_types(tool: &ToolFn, krate: &Path) -> Vec<TokenStream> {
 
 /// The metadata as a constant expression (`&ToolMeta { .. }`, promoted to a `'static`):
 /// rustc checks its shape, and the runtime reads it without parsing.
-fn tool_meta(tool: &ToolFn, krate: &Path) -> TokenStream {
-    let (name, _) = tool.tool_name();
+fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
+    let (name, _) = tool.name();
     let title = option_str(tool.attrs.title.as_ref().map(syn::LitStr::value).as_deref());
-    let description = tool
-        .attrs
-        .description
-        .as_ref()
-        .map(syn::LitStr::value)
-        .or_else(|| tool.docs.description.clone());
-    let description = option_str(description.as_deref());
+    let description = option_str(description(tool).as_deref());
     let hints = [
         tool.attrs.read_only,
         tool.attrs.destructive,
@@ -253,12 +308,14 @@ fn tool_meta(tool: &ToolFn, krate: &Path) -> TokenStream {
         Some(yes) => quote!(::core::option::Option::Some(#yes)),
         None => quote!(::core::option::Option::None),
     });
+    let timeout = option_timeout(tool.attrs.timeout.as_ref());
     quote! {
         &#krate::__private::ToolMeta {
             name: #name,
             title: #title,
             description: #description,
             hints: [#(#hints),*],
+            timeout: #timeout,
         }
     }
 }
@@ -267,7 +324,7 @@ fn tool_meta(tool: &ToolFn, krate: &Path) -> TokenStream {
 /// on the blocking pool for `blocking`, else run at once. Spanned on the function's name, so
 /// a future that is not `Send` is reported there; the output's conversion is spanned on the
 /// return type.
-fn start_call(tool: &ToolFn, krate: &Path, values: &[Ident]) -> TokenStream {
+fn start_call(tool: &AnnotatedFn, krate: &Path, values: &[Ident]) -> TokenStream {
     let ident = &tool.item.sig.ident;
     let output = tool.output();
     let convert = quote_spanned! {output.span()=>
@@ -286,18 +343,6 @@ fn start_call(tool: &ToolFn, krate: &Path, values: &[Ident]) -> TokenStream {
     }
 }
 
-/// The compile-time check of a server's name, by the runtime crate's rule: a name it refuses
-/// is a compile error at the name.
-pub(crate) fn server_name_check(krate: &Path, name: Option<&syn::LitStr>) -> TokenStream {
-    match name {
-        Some(name) => name_check(
-            name.span(),
-            quote!(#krate::__private::server_name_error(#name)),
-        ),
-        None => TokenStream::new(),
-    }
-}
-
 /// A constant that panics with the message `error` (an `Option<Message>` computed in
 /// constant evaluation) returns, if any. Every token of the panic is spanned on the name, so
 /// rustc reports the error there and only there.
@@ -310,226 +355,9 @@ pub(crate) fn name_check(span: Span, error: TokenStream) -> TokenStream {
     }
 }
 
-/// `server!`: the build function (named by `fn = ..`, else hidden), the compile-time check
-/// that tool names are unique, and the submission to the collection.
-pub(crate) fn server(server: &ServerInput) -> TokenStream {
-    let krate = server.krate();
-    let name = server
-        .name
-        .as_ref()
-        .map(syn::LitStr::value)
-        .unwrap_or_default();
-    let tools = server.tools.as_deref().unwrap_or_default();
-    let name_check = server_name_check(&krate, server.name.as_ref());
-
-    let tool_item = |path: &Path| {
-        quote_spanned! {path.span()=> <#path as #krate::__private::ToolItem>}
-    };
-    // One constant evaluation finds the first repeated name; its arm reports it on the path.
-    let names = tools.iter().map(|p| {
-        let item = tool_item(p);
-        quote!(#item::NAME)
-    });
-    let arms = tools.iter().enumerate().skip(1).map(|(i, path)| {
-        let path_text = quote!(#path).to_string().replace(' ', "");
-        let message = format!(
-            "server `{name}`: tool `{path_text}` has the same name as a tool listed before it; tool names must be unique within a server"
-        );
-        quote_spanned! {path.span()=>
-            ::core::option::Option::Some(#i) => ::core::panic!(#message),
-        }
-    });
-    let prompts = server.prompts.as_deref().unwrap_or_default();
-    let prompt_item = |path: &Path| {
-        quote_spanned! {path.span()=> <#path as #krate::__private::PromptItem>}
-    };
-    let prompt_names = prompts.iter().map(|p| {
-        let item = prompt_item(p);
-        quote!(#item::NAME)
-    });
-    let prompt_arms = prompts.iter().enumerate().skip(1).map(|(i, path)| {
-        let path_text = quote!(#path).to_string().replace(' ', "");
-        let message = format!(
-            "server `{name}`: prompt `{path_text}` has the same name as a prompt listed before it; prompt names must be unique within a server"
-        );
-        quote_spanned! {path.span()=>
-            ::core::option::Option::Some(#i) => ::core::panic!(#message),
-        }
-    });
-    let prompt_check = (!prompts.is_empty()).then(|| {
-        quote! {
-            const _: () = match #krate::__private::first_duplicate([#(#prompt_names),*]) {
-                #(#prompt_arms)*
-                _ => {}
-            };
-        }
-    });
-    let resources = server.resources.as_deref().unwrap_or_default();
-    let resource_item = |path: &Path| {
-        quote_spanned! {path.span()=> <#path as #krate::__private::ResourceItem>}
-    };
-    let resource_keys = resources.iter().map(|p| {
-        let item = resource_item(p);
-        quote!(#item::KEY)
-    });
-    let resource_arms = resources.iter().enumerate().skip(1).map(|(i, path)| {
-        let path_text = quote!(#path).to_string().replace(' ', "");
-        let message = format!(
-            "server `{name}`: resource `{path_text}` has the same URI or URI template as a resource listed before it; they must be unique within a server"
-        );
-        quote_spanned! {path.span()=>
-            ::core::option::Option::Some(#i) => ::core::panic!(#message),
-        }
-    });
-    let resource_check = (!resources.is_empty()).then(|| {
-        quote! {
-            const _: () = match #krate::__private::first_duplicate([#(#resource_keys),*]) {
-                #(#resource_arms)*
-                _ => {}
-            };
-        }
-    });
-    let mut checks = vec![quote! {
-        #name_check
-        const _: () = match #krate::__private::first_duplicate([#(#names),*]) {
-            #(#arms)*
-            _ => {}
-        };
-        #prompt_check
-        #resource_check
-    }];
-
-    let version = match &server.version {
-        Some(v) => quote!(#v),
-        None => quote!(::core::env!("CARGO_PKG_VERSION")),
-    };
-    let mut chain = quote!(.version(#version));
-    if let Some(t) = &server.title {
-        chain.extend(quote!(.title(#t)));
-    }
-    if let Some(i) = &server.instructions {
-        chain.extend(quote!(.instructions(#i)));
-    }
-    let built = tools.iter().map(|p| {
-        let item = tool_item(p);
-        quote!(#item::tool)
-    });
-    let mut builder = quote!(#krate::Server::builder(#name) #chain);
-    if !prompts.is_empty() {
-        let prompts = prompts.iter().map(|p| {
-            let item = prompt_item(p);
-            quote!(#item::prompt)
-        });
-        builder = quote!(#krate::__private::with_prompts(#builder, &[#(#prompts),*]));
-    }
-    if !resources.is_empty() {
-        let resources = resources.iter().map(|p| {
-            let item = resource_item(p);
-            quote!(#item::add_to)
-        });
-        builder = quote!(#krate::__private::with_resources(#builder, &[#(#resources),*]));
-    }
-    let slice = server
-        .getter
-        .as_ref()
-        .map(|g| slice_ident(server, &g.ident));
-    let build = match &slice {
-        Some(slice) => quote! {
-            #krate::__private::build_attached_server(#builder, &[#(#built),*], &#slice)
-        },
-        None => quote!(#krate::__private::build_server(#builder, &[#(#built),*])),
-    };
-    let body = quote! {
-        static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
-        __MCP_SERVER.get(|| #build)
-    };
-    let declaration = server
-        .getter
-        .as_ref()
-        .map(|g| slice_declaration(server, g, &krate));
-
-    let (getter, build_fn) = match &server.getter {
-        Some(g) => {
-            let (vis, ident) = (&g.vis, &g.ident);
-            let doc = format!(
-                "The `{name}` MCP server defined with `server!` (built on the first call, then shared)."
-            );
-            let getter = quote! {
-                #[doc = #doc]
-                #vis fn #ident() -> #krate::Server {
-                    #body
-                }
-            };
-            (getter, quote!(#ident))
-        }
-        None => {
-            let ident = hidden("__mcp_server");
-            let getter = TokenStream::new();
-            let local = quote! {
-                fn #ident() -> #krate::Server {
-                    #body
-                }
-            };
-            checks.push(local);
-            (getter, quote!(#ident))
-        }
-    };
-    let submit = if server.collect.as_ref().is_none_or(|c| c.value) {
-        quote! {
-            #krate::__private::inventory::submit! {
-                #krate::ServerRegistration::new(
-                    #name,
-                    #build_fn,
-                    ::core::concat!(::core::file!(), ":", ::core::line!()),
-                )
-            }
-        }
-    } else {
-        TokenStream::new()
-    };
-    quote! {
-        #getter
-        #declaration
-        const _: () = {
-            #(#checks)*
-            #submit
-        };
-    }
-}
-
-/// The program-wide unique name of a server's distributed slice.
-fn slice_ident(server: &ServerInput, getter: &Ident) -> Ident {
-    let getter = syn::ext::IdentExt::unraw(getter);
-    hidden(&format!("__MCP_SERVER_{getter}_{:016x}", server.seed))
-}
-
-/// `server!(.., fn = math)`: the distributed slice items attach to with `server = math`,
-/// with the getter's visibility, reached as `__mcp_attached_math` beside the getter.
-pub(crate) fn slice_declaration(
-    server: &ServerInput,
-    getter: &crate::ast::Getter,
-    krate: &Path,
-) -> TokenStream {
-    let slice = slice_ident(server, &getter.ident);
-    let alias = crate::ast::attached_ident(&getter.ident);
-    let alias = Ident::new(&alias.to_string(), Span::call_site());
-    let vis = &getter.vis;
-    quote! {
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
-        #[#krate::__private::linkme::distributed_slice]
-        #[linkme(crate = #krate::__private::linkme)]
-        #vis static #slice: [#krate::__private::Attachment];
-
-        #[doc(hidden)]
-        #[allow(unused_imports)]
-        #vis use #slice as #alias;
-    }
-}
-
 /// `server = path` on an annotated function: its element in the server's distributed slice,
 /// made by `Attachment::tool` (or `prompt`, `resource`).
-pub(crate) fn attachment(def: &ToolFn, krate: &Path, constructor: &str) -> TokenStream {
+pub(crate) fn attachment(def: &AnnotatedFn, krate: &Path, constructor: &str) -> TokenStream {
     let Some(path) = &def.attrs.server else {
         return TokenStream::new();
     };

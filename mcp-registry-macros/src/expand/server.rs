@@ -1,0 +1,235 @@
+//! `server!`: the build function (named by `fn = ..`, else hidden), the compile-time checks
+//! of its name and of the uniqueness of its items' names, URIs and templates, and the
+//! submission to the collection.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Path};
+
+use super::{hidden, name_check};
+use crate::ast::ServerInput;
+
+/// The compile-time check of a server's name, by the runtime crate's rule: a name it refuses
+/// is a compile error at the name.
+pub(crate) fn server_name_check(krate: &Path, name: Option<&syn::LitStr>) -> TokenStream {
+    match name {
+        Some(name) => name_check(
+            name.span(),
+            quote!(#krate::__private::server_name_error(#name)),
+        ),
+        None => TokenStream::new(),
+    }
+}
+
+/// One of `server!`'s lists: its paths and how its items are reached and compared.
+struct List<'a> {
+    paths: &'a [Path],
+    /// `tool`, `prompt`, `resource`: the item in messages.
+    noun: &'static str,
+    /// `ToolItem`, `PromptItem`, `ResourceItem`.
+    item_trait: &'static str,
+    /// The constant two items of a server must not share: `NAME`, `KEY`.
+    key: &'static str,
+    /// What a repeated key means, after "has the same ".
+    same: &'static str,
+}
+
+impl List<'_> {
+    /// `<path as ToolItem>`, spanned on the path so a path that is no item is reported there.
+    fn item(&self, path: &Path, krate: &Path) -> TokenStream {
+        let item_trait = Ident::new(self.item_trait, Span::call_site());
+        quote_spanned! {path.span()=> <#path as #krate::__private::#item_trait>}
+    }
+
+    /// `[<a as ToolItem>::tool, ..]`: the items' functions named `getter`.
+    fn getters(&self, getter: &str, krate: &Path) -> TokenStream {
+        let getter = Ident::new(getter, Span::call_site());
+        let items = self.paths.iter().map(|p| self.item(p, krate));
+        quote!([#(#items::#getter),*])
+    }
+
+    /// One constant evaluation finds the first repeated key; its arm reports it on the path.
+    fn duplicate_check(&self, server: &str, krate: &Path) -> TokenStream {
+        if self.paths.is_empty() {
+            return TokenStream::new();
+        }
+        let key = Ident::new(self.key, Span::call_site());
+        let keys = self.paths.iter().map(|p| {
+            let item = self.item(p, krate);
+            quote!(#item::#key)
+        });
+        let arms = self.paths.iter().enumerate().skip(1).map(|(i, path)| {
+            let path_text = quote!(#path).to_string().replace(' ', "");
+            let message = format!(
+                "server `{server}`: {} `{path_text}` has the same {}",
+                self.noun, self.same
+            );
+            quote_spanned! {path.span()=>
+                ::core::option::Option::Some(#i) => ::core::panic!(#message),
+            }
+        });
+        quote! {
+            const _: () = match #krate::__private::first_duplicate([#(#keys),*]) {
+                #(#arms)*
+                _ => {}
+            };
+        }
+    }
+}
+
+/// The three lists of `server!`, in the order their items are added.
+fn lists(server: &ServerInput) -> [List<'_>; 3] {
+    [
+        List {
+            paths: server.tools.as_deref().unwrap_or_default(),
+            noun: "tool",
+            item_trait: "ToolItem",
+            key: "NAME",
+            same: "name as a tool listed before it; tool names must be unique within a server",
+        },
+        List {
+            paths: server.prompts.as_deref().unwrap_or_default(),
+            noun: "prompt",
+            item_trait: "PromptItem",
+            key: "NAME",
+            same: "name as a prompt listed before it; prompt names must be unique within a server",
+        },
+        List {
+            paths: server.resources.as_deref().unwrap_or_default(),
+            noun: "resource",
+            item_trait: "ResourceItem",
+            key: "KEY",
+            same: "URI or URI template as a resource listed before it; they must be unique within a server",
+        },
+    ]
+}
+
+/// The expression building the `Server`: the builder with its metadata, prompts and
+/// resources, finished with the tools (and the attached items, if the server has a slice).
+fn build(server: &ServerInput, name: &str, krate: &Path) -> TokenStream {
+    let [tools, prompts, resources] = lists(server);
+    let version = match &server.version {
+        Some(v) => quote!(#v),
+        None => quote!(::core::env!("CARGO_PKG_VERSION")),
+    };
+    let mut builder = quote!(#krate::Server::builder(#name).version(#version));
+    if let Some(t) = &server.title {
+        builder.extend(quote!(.title(#t)));
+    }
+    if let Some(i) = &server.instructions {
+        builder.extend(quote!(.instructions(#i)));
+    }
+    if !prompts.paths.is_empty() {
+        let prompts = prompts.getters("prompt", krate);
+        builder = quote!(#krate::__private::with_prompts(#builder, &#prompts));
+    }
+    if !resources.paths.is_empty() {
+        let resources = resources.getters("add_to", krate);
+        builder = quote!(#krate::__private::with_resources(#builder, &#resources));
+    }
+    let tools = tools.getters("tool", krate);
+    match &server.getter {
+        Some(g) => {
+            let slice = slice_ident(server, &g.ident);
+            quote!(#krate::__private::build_attached_server(#builder, &#tools, &#slice))
+        }
+        None => quote!(#krate::__private::build_server(#builder, &#tools)),
+    }
+}
+
+/// `server!`: the getter (or a hidden build function), the slice, the checks and the
+/// submission.
+pub(crate) fn server(server: &ServerInput) -> TokenStream {
+    let krate = server.krate();
+    let name = server
+        .name
+        .as_ref()
+        .map(syn::LitStr::value)
+        .unwrap_or_default();
+    let mut checks = vec![server_name_check(&krate, server.name.as_ref())];
+    checks.extend(
+        lists(server)
+            .iter()
+            .map(|l| l.duplicate_check(&name, &krate)),
+    );
+    let build = build(server, &name, &krate);
+    let body = quote! {
+        static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
+        __MCP_SERVER.get(|| #build)
+    };
+    let (getter, declaration, build_fn) = match &server.getter {
+        Some(g) => {
+            let (vis, ident) = (&g.vis, &g.ident);
+            let doc = format!(
+                "The `{name}` MCP server defined with `server!` (built on the first call, then shared)."
+            );
+            let getter = quote! {
+                #[doc = #doc]
+                #vis fn #ident() -> #krate::Server {
+                    #body
+                }
+            };
+            (getter, slice_declaration(server, g, &krate), ident.clone())
+        }
+        None => {
+            // Inside the checks' block: nothing is named in the user's module.
+            let ident = hidden("__mcp_server");
+            checks.push(quote! {
+                fn #ident() -> #krate::Server {
+                    #body
+                }
+            });
+            (TokenStream::new(), TokenStream::new(), ident)
+        }
+    };
+    let submit = server.collect.as_ref().is_none_or(|c| c.value).then(|| {
+        quote! {
+            #krate::__private::inventory::submit! {
+                #krate::ServerRegistration::new(
+                    #name,
+                    #build_fn,
+                    ::core::concat!(::core::file!(), ":", ::core::line!()),
+                )
+            }
+        }
+    });
+    quote! {
+        #getter
+        #declaration
+        const _: () = {
+            #(#checks)*
+            #submit
+        };
+    }
+}
+
+/// The program-wide unique name of a server's distributed slice.
+fn slice_ident(server: &ServerInput, getter: &Ident) -> Ident {
+    let getter = syn::ext::IdentExt::unraw(getter);
+    hidden(&format!("__MCP_SERVER_{getter}_{:016x}", server.seed))
+}
+
+/// `server!(.., fn = math)`: the distributed slice items attach to with `server = math`,
+/// with the getter's visibility, reached as `__mcp_attached_math` beside the getter.
+pub(crate) fn slice_declaration(
+    server: &ServerInput,
+    getter: &crate::ast::Getter,
+    krate: &Path,
+) -> TokenStream {
+    let slice = slice_ident(server, &getter.ident);
+    let alias = crate::ast::attached_ident(&getter.ident);
+    let alias = Ident::new(&alias.to_string(), Span::call_site());
+    let vis = &getter.vis;
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        #[#krate::__private::linkme::distributed_slice]
+        #[linkme(crate = #krate::__private::linkme)]
+        #vis static #slice: [#krate::__private::Attachment];
+
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #slice as #alias;
+    }
+}
