@@ -239,7 +239,7 @@ impl<'r> Dispatcher<'r> {
             log_level,
             connection,
         };
-        route::route(routed, options).unwrap_or_else(|routed| routed.not_found())
+        route::route(routed, options)
     }
 }
 

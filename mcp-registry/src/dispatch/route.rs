@@ -8,17 +8,14 @@ use crate::protocol::method;
 use crate::registry::CallOptions;
 
 /// Serves `request` with the handler of its `(method, era)`: one row per method a server
-/// answers, each naming the eras it serves (`_` both; `legacy`: 2024-11-05 to 2025-11-25,
-/// with the `initialize` handshake; `modern`: 2026-07-28, stateless). A match, not a slice
-/// of function pointers: the hot rows (`tools/call` first) inline into the caller. `None`
-/// when no row has the method in the request's era (-32601).
+/// answers, each naming the eras it serves (`_` both; `true`: legacy, 2024-11-05 to
+/// 2025-11-25, with the `initialize` handshake; `false`: 2026-07-28, stateless). A match,
+/// not a slice of function pointers: the hot rows (`tools/call` first) inline into the
+/// caller. A method no row has in the request's era is -32601.
 #[inline(always)]
-pub(crate) fn route<'a>(
-    request: Routed<'a>,
-    options: &mut CallOptions,
-) -> Result<Step, Routed<'a>> {
+pub(crate) fn route(request: Routed<'_>, options: &mut CallOptions) -> Step {
     let legacy = !request.era.is_modern();
-    Ok(match (&*request.method, legacy) {
+    match (&*request.method, legacy) {
         (method::TOOLS_CALL, _) => tools::call(request, options),
         (method::TOOLS_LIST, _) => tools::list(request, options),
         (method::PROMPTS_GET, _) => prompts::get(request, options),
@@ -36,6 +33,6 @@ pub(crate) fn route<'a>(
         (method::INITIALIZE, true) => handshake::initialize(request, options),
         (method::PING, true) => handshake::ping(request, options),
         (method::DISCOVER, false) => handshake::discover(request, options),
-        _ => return Err(request),
-    })
+        _ => request.not_found(),
+    }
 }
