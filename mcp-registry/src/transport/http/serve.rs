@@ -55,8 +55,12 @@ impl Watch {
     fn update(&self, f: impl FnOnce(Phase) -> Phase) {
         let mut phase = self.phase.lock().unwrap_or_else(PoisonError::into_inner);
         *phase = f(*phase);
+        let deadline_set = !matches!(*phase, Phase::Busy(_));
         drop(phase);
-        self.changed.notify_one();
+        // Only a new deadline needs the watchdog now; one that passes while busy is rechecked.
+        if deadline_set {
+            self.changed.notify_one();
+        }
     }
 
     fn phase(&self) -> Phase {
