@@ -3,6 +3,11 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::protocol::{
+    CallToolParams, CompleteParams, ErrorCode, ErrorObject, GetPromptParams, Implementation,
+    ListenParams, LoggingLevel, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
+    META_PROTOCOL_VERSION, ProgressNotificationParams, ProtocolEra, ProtocolVersion, RequestId,
+};
 
 fn info() -> Implementation {
     Implementation {
