@@ -89,7 +89,10 @@ impl ClientMachine {
                 return Incoming::NotOurs(NotOurs::UnknownId(id));
             };
             if self.in_handshake(&pending.method) {
-                return Incoming::Handshake(self.handshake_error(&pending.method, error));
+                return Incoming::Handshake {
+                    step: self.handshake_error(&pending.method, error),
+                    id,
+                };
             }
             return Incoming::Error {
                 id: Some(id),
@@ -107,12 +110,14 @@ impl ClientMachine {
             return Incoming::NotOurs(NotOurs::UnknownId(id));
         };
         match pending.method.as_str() {
-            method::INITIALIZE if self.in_handshake(method::INITIALIZE) => {
-                Incoming::Handshake(self.initialize_result(result))
-            }
-            method::DISCOVER if self.in_handshake(method::DISCOVER) => {
-                Incoming::Handshake(self.discover_result(result))
-            }
+            method::INITIALIZE if self.in_handshake(method::INITIALIZE) => Incoming::Handshake {
+                id,
+                step: self.initialize_result(result),
+            },
+            method::DISCOVER if self.in_handshake(method::DISCOVER) => Incoming::Handshake {
+                id,
+                step: self.discover_result(result),
+            },
             _ => {
                 self.learn_server_info(&result);
                 Incoming::Response {
@@ -278,12 +283,13 @@ impl ClientMachine {
         self.fall_back(format!("server/discover refused: {error}"))
     }
 
-    /// A handshake request that got no answer in time (the stdio probe): legacy servers may
-    /// stay silent on `server/discover`. Falls back to `initialize` (both eras) or fails.
-    pub fn handshake_timed_out(&mut self, id: &RequestId) -> Handshake {
-        let method = self.pending.remove(id).map(|p| p.method);
-        match method.as_deref() {
-            Some(method::DISCOVER) => self.fall_back("server/discover went unanswered".into()),
+    /// A handshake request that got no answer in time (reported by
+    /// [`check_timeouts`](ClientMachine::check_timeouts); the stdio probe: legacy servers may
+    /// stay silent on `server/discover`). Falls back to `initialize` (both eras) or fails.
+    pub fn handshake_timed_out(&mut self, timed_out: &TimedOut) -> Handshake {
+        self.pending.remove(&timed_out.id);
+        match timed_out.method.as_str() {
+            method::DISCOVER => self.fall_back("server/discover went unanswered".into()),
             _ => self.fail("the handshake went unanswered".into()),
         }
     }

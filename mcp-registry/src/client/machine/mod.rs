@@ -68,7 +68,7 @@
 //! let reply = json!({"jsonrpc": "2.0", "id": init.id.to_value(), "result": {
 //!     "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
 //!     "serverInfo": {"name": "s", "version": "1"}}});
-//! assert!(matches!(machine.handle(reply), Incoming::Handshake(Handshake::Initialized(_))));
+//! assert!(matches!(machine.handle(reply), Incoming::Handshake { step: Handshake::Initialized(_), .. }));
 //! let _initialized = machine.initialized().unwrap();
 //! assert!(machine.is_ready());
 //! let list = machine.list_tools(None, Instant::now()).unwrap();
@@ -308,5 +308,7 @@ impl ClientMachine {
     }
 }
 
+#[cfg(test)]
+mod driving_tests;
 #[cfg(test)]
 mod tests;

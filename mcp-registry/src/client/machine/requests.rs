@@ -30,10 +30,11 @@ impl ClientMachine {
             client_info: Some(self.config.info.clone()),
         };
         self.lifecycle = ClientLifecycle::Initializing;
+        let settings = self.handshake_settings();
         Ok(self.push(
             method::INITIALIZE,
             Some(to_map(&params)),
-            &RequestSettings::default(),
+            &settings,
             now,
             false,
         ))
@@ -45,13 +46,15 @@ impl ClientMachine {
             return Err(self.refuse("send server/discover"));
         }
         self.lifecycle = ClientLifecycle::Initializing;
-        Ok(self.push(
-            method::DISCOVER,
-            None,
-            &RequestSettings::default(),
-            now,
-            true,
-        ))
+        let settings = self.handshake_settings();
+        Ok(self.push(method::DISCOVER, None, &settings, now, true))
+    }
+
+    fn handshake_settings(&self) -> RequestSettings {
+        RequestSettings {
+            timeout: self.config.handshake_timeout,
+            progress_token: None,
+        }
     }
 
     /// `notifications/initialized`, once `initialize` is answered: `Initializing` → `Ready`.
@@ -124,8 +127,18 @@ impl ClientMachine {
                 deadline: options.timeout.map(|t| now + t),
             },
         );
+        // The one fact HTTP mirrors into a header, read once here where the params are built.
+        let key = match method {
+            method::TOOLS_CALL | method::PROMPTS_GET => Some("name"),
+            method::RESOURCES_READ => Some("uri"),
+            _ => None,
+        };
+        let name = key
+            .and_then(|k| params.as_ref()?.get(k)?.as_str())
+            .map(str::to_owned);
         OutgoingRequest {
             id: id.clone(),
+            name,
             request: Request::new(id, method.to_owned(), params),
         }
     }

@@ -35,6 +35,9 @@ pub struct ClientConfig {
     pub capabilities: ClientCapabilities,
     /// Which version to speak.
     pub version: VersionPreference,
+    /// How long `initialize` and `server/discover` may go unanswered
+    /// ([`check_timeouts`](super::ClientMachine::check_timeouts) reports them); none unless set.
+    pub handshake_timeout: Option<Duration>,
 }
 
 impl ClientConfig {
@@ -44,7 +47,14 @@ impl ClientConfig {
             info,
             capabilities: ClientCapabilities::default(),
             version: VersionPreference::Auto,
+            handshake_timeout: None,
         }
+    }
+
+    /// Gives up on the handshake's requests after `timeout`.
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = Some(timeout);
+        self
     }
 
     /// Speaks exactly `version`.
@@ -115,6 +125,9 @@ pub struct RequestSettings {
 pub struct OutgoingRequest {
     /// The id its reply will carry.
     pub id: RequestId,
+    /// What it names: `params.name` of `tools/call` and `prompts/get`, `params.uri` of
+    /// `resources/read` (Streamable HTTP mirrors it as `Mcp-Name`).
+    pub name: Option<String>,
     /// The message.
     pub request: Request<Map<String, Value>>,
 }
@@ -261,7 +274,12 @@ pub enum Incoming {
         error: ErrorObject,
     },
     /// The reply to `initialize` or `server/discover`.
-    Handshake(Handshake),
+    Handshake {
+        /// The handshake request's id.
+        id: RequestId,
+        /// What the reply means.
+        step: Handshake,
+    },
     /// A request from the server.
     Request(ServerRequest),
     /// A notification from the server.
