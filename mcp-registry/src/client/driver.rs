@@ -73,8 +73,10 @@ pub(super) struct Inner {
     pub(super) closed: Mutex<Option<String>>,
     /// Cancelled once the connection is gone (`closed` then says why).
     pub(super) gone: CancellationToken,
-    /// Wakes the timer task when a request with a deadline is registered.
+    /// Wakes the timer task when a request's deadline comes before the one it sleeps to.
     timer: Arc<Notify>,
+    /// The deadline the timer task sleeps to (`None`: none).
+    armed: Mutex<Option<Instant>>,
     /// The last full tool listing and when it was fetched ([`ClientBuilder::tool_cache`](super::ClientBuilder::tool_cache)).
     pub(super) tool_cache: Mutex<Option<(tokio::time::Instant, Vec<ToolDescriptor>)>>,
     /// Bumped by every invalidation, so a listing under way when one came is not cached.
@@ -156,6 +158,7 @@ impl Client {
             closed: Mutex::new(None),
             gone: CancellationToken::new(),
             timer: Arc::clone(&timer),
+            armed: Mutex::new(None),
             tool_cache: Mutex::new(None),
             tool_cache_generation: AtomicU64::new(0),
         });
@@ -293,7 +296,17 @@ impl Client {
             return Err(ClientError::Closed(reason));
         }
         // The timer task sleeps until the machine's next deadline, which may now be this one.
-        self.inner.timer.notify_one();
+        // Under the machine's lock, as the timer task sets `armed`: no deadline is missed.
+        let earlier = {
+            let machine = self.machine();
+            let armed = *lock(&self.inner.armed);
+            machine
+                .next_deadline()
+                .is_some_and(|at| armed.is_none_or(|armed| at < armed))
+        };
+        if earlier {
+            self.inner.timer.notify_one();
+        }
         let outbound = self.outbound(&request, params);
         // The send is raced with the reply: an HTTP POST answered with plain JSON is in
         // flight until its reply, and a timeout must end it (dropping it closes the
@@ -615,7 +628,12 @@ fn is_handshake(method: &str) -> bool {
 async fn timer_loop(inner: Weak<Inner>, wake: Arc<Notify>, gone: CancellationToken) {
     loop {
         let deadline = match inner.upgrade() {
-            Some(inner) => lock(&inner.machine).next_deadline(),
+            Some(inner) => {
+                let machine = lock(&inner.machine);
+                let deadline = machine.next_deadline();
+                *lock(&inner.armed) = deadline;
+                deadline
+            }
             None => return,
         };
         let sleep = async {
