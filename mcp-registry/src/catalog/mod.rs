@@ -6,7 +6,7 @@
 //! - [`ToolFilter`] and [`FilteredRegistry`]: allow and deny lists by exact name or
 //!   `mcp__<server>__*`, enforced on listing *and* on calling.
 //!
-//! Neither needs a client: [`agent`](crate::agent) serves a registry through them.
+//! Neither needs a client: the `agent` module serves a registry through them.
 
 mod filter;
 mod qualify;

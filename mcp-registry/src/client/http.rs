@@ -336,44 +336,56 @@ fn header_version(message: &Outbound) -> Option<String> {
     }
 }
 
+/// The headers of a POST carrying `message`: the base ones, content negotiation, and on
+/// 2026-07-28 (`modern`) a request's `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`.
+fn post_headers(
+    shared: &Shared,
+    message: &Outbound,
+    version: Option<&str>,
+    modern: bool,
+) -> HeaderMap {
+    let mut headers = shared.base_headers(version);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(
+        ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    if let OutboundKind::Request {
+        method,
+        name,
+        params,
+        ..
+    } = &message.kind
+        && modern
+    {
+        if let Ok(v) = HeaderValue::try_from(method.as_str()) {
+            headers.insert("mcp-method", v);
+        }
+        if let Some(v) = name
+            .as_deref()
+            .and_then(|n| HeaderValue::try_from(encode_header_value(n)).ok())
+        {
+            headers.insert("mcp-name", v);
+        }
+        for (name, value) in params {
+            if let (Ok(n), Ok(v)) = (
+                HeaderName::try_from(name.as_str()),
+                HeaderValue::try_from(value.as_str()),
+            ) {
+                headers.insert(n, v);
+            }
+        }
+    }
+    headers
+}
+
 impl Transport for HttpTransport {
     fn send(&self, message: Outbound) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
             let shared = &self.inner;
             let version = header_version(&message);
             let modern = version.as_deref() == Some(ProtocolVersion::MODERN.as_str());
-            let mut headers = shared.base_headers(version.as_deref());
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            headers.insert(
-                ACCEPT,
-                HeaderValue::from_static("application/json, text/event-stream"),
-            );
-            if let OutboundKind::Request {
-                method,
-                name,
-                params,
-                ..
-            } = &message.kind
-                && modern
-            {
-                if let Ok(v) = HeaderValue::try_from(method.as_str()) {
-                    headers.insert("mcp-method", v);
-                }
-                if let Some(v) = name
-                    .as_deref()
-                    .and_then(|n| HeaderValue::try_from(encode_header_value(n)).ok())
-                {
-                    headers.insert("mcp-name", v);
-                }
-                for (name, value) in params {
-                    if let (Ok(n), Ok(v)) = (
-                        HeaderName::try_from(name.as_str()),
-                        HeaderValue::try_from(value.as_str()),
-                    ) {
-                        headers.insert(n, v);
-                    }
-                }
-            }
+            let headers = post_headers(shared, &message, version.as_deref(), modern);
             let body = serde_json::to_vec(&message.message).map_err(other)?;
             let response = shared.post(headers, body).await?;
             let status = response.status();

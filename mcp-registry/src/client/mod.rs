@@ -11,13 +11,17 @@
 
 #[cfg(feature = "client-auth")]
 pub mod auth;
-mod connection;
+mod builder;
+mod driver;
+mod error;
+mod handlers;
 #[cfg(feature = "client-http")]
 mod http;
 #[cfg(any(feature = "client-stdio", feature = "client-http"))]
 mod lines;
 pub mod machine;
 mod mount;
+mod operations;
 mod policy;
 #[cfg(feature = "client-http")]
 mod sse;
@@ -25,9 +29,10 @@ mod sse;
 mod stdio;
 pub mod transport;
 
-pub use connection::{
-    Client, ClientBuilder, ClientError, ElicitationHandler, RequestOptions, SamplingHandler,
-};
+pub use builder::ClientBuilder;
+pub use driver::Client;
+pub use error::ClientError;
+pub use handlers::{ElicitationHandler, SamplingHandler};
 #[cfg(feature = "client-http")]
 pub use http::HttpTransport;
 pub use machine::{
@@ -36,6 +41,6 @@ pub use machine::{
     ServerRequestKind, TimedOut, VersionPreference,
 };
 pub use mount::{MountError, RemoteServer};
-pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy};
+pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions};
 #[cfg(feature = "client-stdio")]
 pub use stdio::StdioTransport;

@@ -357,6 +357,33 @@ impl Link {
 /// messages to `tracing`, marks it disconnected when the connection goes, and closes it
 /// once it is no longer mounted (`changes` is subscribed before the server is served, so
 /// no unregistering is missed).
+/// Keeps a 2026-07-28 listen stream open (again a second after the server ends it); never
+/// returns. A legacy server tells of list changes unasked: then it only waits.
+async fn listen_forever(client: &Client, stop: CancellationToken) {
+    let filter = SubscriptionFilter {
+        tools_list_changed: true,
+        prompts_list_changed: true,
+        resources_list_changed: true,
+        resource_subscriptions: None,
+    };
+    loop {
+        match client.listen(filter.clone(), stop.clone()).await {
+            Ok(())
+                if client
+                    .protocol_version()
+                    .is_some_and(|v| v.era() != ProtocolEra::Modern) =>
+            {
+                return std::future::pending().await;
+            }
+            Ok(()) => {}
+            Err(e) => {
+                tracing::debug!(target: "mcp_registry::remote", error = %e, "listen stream ended");
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
 async fn follow(
     link: Weak<Link>,
     client: Client,
@@ -367,30 +394,7 @@ async fn follow(
     // (a second later) whenever the server ends it.
     let stop_listening = CancellationToken::new();
     let _stop_on_return = stop_listening.clone().drop_guard();
-    let listen = async {
-        let filter = SubscriptionFilter {
-            tools_list_changed: true,
-            prompts_list_changed: true,
-            resources_list_changed: true,
-            resource_subscriptions: None,
-        };
-        loop {
-            match client.listen(filter.clone(), stop_listening.clone()).await {
-                Ok(())
-                    if client
-                        .protocol_version()
-                        .is_some_and(|v| v.era() != ProtocolEra::Modern) =>
-                {
-                    return std::future::pending().await;
-                }
-                Ok(()) => {}
-                Err(e) => {
-                    tracing::debug!(target: "mcp_registry::remote", error = %e, "listen stream ended");
-                }
-            }
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        }
-    };
+    let listen = listen_forever(&client, stop_listening.clone());
     tokio::pin!(listen);
     loop {
         tokio::select! {

@@ -1,15 +1,25 @@
-//! What wraps every [`Client::call_tool`](super::Client::call_tool): approval, retries with
-//! backoff, and telemetry (the Codex MCP client's call options).
+//! What wraps a request, as tower's retry and timeout layers wrap a service: the
+//! [`CallPolicy`] (approval, retries with backoff, telemetry) decides, the request does not
+//! know it is retried; [`RequestOptions`] carry one request's timeout, cancellation, progress
+//! token and policy. Every [`Client::call_tool`](super::Client::call_tool) has a policy; any
+//! other method gets one with [`ClientBuilder::policy`](super::ClientBuilder::policy) or
+//! [`RequestOptions::policy`].
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
 use super::ClientError;
 use super::transport::TransportError;
 use crate::protocol::ErrorCode;
+use crate::protocol::method;
 use crate::registry::approval::Approver;
+use crate::registry::layer::RequestKind;
 pub use crate::registry::{Approval, ApprovalRequest};
 
 type BackoffFn = dyn Fn(u32) -> Duration + Send + Sync;
@@ -214,4 +224,172 @@ pub(crate) fn is_retryable(error: &ClientError) -> bool {
         ClientError::Server { error, .. } => error.code == ErrorCode::INTERNAL_ERROR,
         _ => false,
     }
+}
+
+/// Per-request options of the client: timeout, cancellation, progress, policy. (The server
+/// side's per-call options are [`crate::CallOptions`].)
+#[derive(Debug, Clone, Default)]
+pub struct RequestOptions {
+    /// Overrides the client's default timeout.
+    pub timeout: Option<Duration>,
+    /// Cancels the request when cancelled.
+    pub cancellation: Option<CancellationToken>,
+    /// Asks for `notifications/progress` under this token (they arrive on
+    /// [`Client::notifications`](super::Client::notifications)).
+    pub progress_token: Option<Value>,
+    /// Overrides the client's [`CallPolicy`] for this request ([`Client::call_tool_with`](super::Client::call_tool_with),
+    /// [`Client::request`](super::Client::request)).
+    pub policy: Option<CallPolicy>,
+}
+
+impl RequestOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Gives up after `timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Cancelled with `token`.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// Asks for progress under `token`.
+    pub fn progress_token(mut self, token: impl Into<Value>) -> Self {
+        self.progress_token = Some(token.into());
+        self
+    }
+
+    /// Retries, backoff and approval for this call, instead of the client's.
+    pub fn policy(mut self, policy: CallPolicy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+}
+
+/// The policies of a client, by method; `tools/call` has [`CallPolicy::default`] unless set.
+#[derive(Clone, Debug)]
+pub(crate) struct Policies(HashMap<String, CallPolicy>);
+
+impl Default for Policies {
+    fn default() -> Self {
+        Policies(HashMap::from([(
+            method::TOOLS_CALL.to_owned(),
+            CallPolicy::default(),
+        )]))
+    }
+}
+
+impl Policies {
+    pub(crate) fn set(&mut self, method: impl Into<String>, policy: CallPolicy) {
+        self.0.insert(method.into(), policy);
+    }
+
+    /// The policy for a request of `method` with `options`: the options', else the client's.
+    pub(crate) fn pick(&self, method: &str, options: &RequestOptions) -> Option<CallPolicy> {
+        options
+            .policy
+            .clone()
+            .or_else(|| self.0.get(method).cloned())
+    }
+}
+
+/// One request as a policy sees it: for approval (`tool` is the request's name: a tool, a
+/// prompt, a resource URI) and telemetry.
+pub(crate) struct Guarded<'a> {
+    pub(crate) server: String,
+    pub(crate) method: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Value,
+}
+
+/// How a finished request is reported: `tool_error` for a result with `isError`.
+pub(crate) trait Outcome {
+    fn outcome(&self) -> &'static str {
+        "success"
+    }
+}
+
+/// Runs `attempt` under `policy`: approval once, then attempts until one succeeds, fails for
+/// good, or the retries are spent (waiting the backoff, or the server's `Retry-After`,
+/// between them; `cancellation` ends a wait). One `tracing` span per request
+/// (`mcp.tool_call` with `server`, `tool`; `mcp.request` with `server`, `method`, `name`).
+pub(crate) async fn run<T, F, Fut>(
+    policy: &CallPolicy,
+    request: Guarded<'_>,
+    cancellation: Option<&CancellationToken>,
+    mut attempt: F,
+) -> Result<T, ClientError>
+where
+    T: Outcome,
+    F: FnMut(Value) -> Fut,
+    Fut: Future<Output = Result<T, ClientError>>,
+{
+    let span = if request.method == method::TOOLS_CALL {
+        tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", server = %request.server, tool = %request.name)
+    } else {
+        tracing::info_span!(target: "mcp_registry::client", "mcp.request", server = %request.server, method = %request.method, name = %request.name)
+    };
+    // The events' messages name what is wrapped: "tool call …" or "request …".
+    let what = if request.method == method::TOOLS_CALL {
+        "tool call"
+    } else {
+        "request"
+    };
+    let started = tokio::time::Instant::now();
+    let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let method = request.method;
+    let approval = ApprovalRequest {
+        server: request.server,
+        tool: request.name.to_owned(),
+        arguments: request.arguments,
+        kind: RequestKind::of_method(method).unwrap_or(RequestKind::Tool),
+    };
+    let attempts = async {
+        let arguments = match policy.approve(approval.clone()).await {
+            Approval::Allow => approval.arguments,
+            Approval::Deny(reason) => {
+                tracing::info!(target: "mcp_registry::client", outcome = "denied", attempt = 0u32, duration_ms = elapsed(), error = %reason, "{what} denied");
+                return Err(ClientError::Denied {
+                    tool: approval.tool,
+                    reason,
+                });
+            }
+        };
+        let never = CancellationToken::new();
+        let cancellation = cancellation.unwrap_or(&never);
+        let mut number = 1;
+        loop {
+            tracing::debug!(target: "mcp_registry::client", attempt = number, "{what} attempt");
+            match attempt(arguments.clone()).await {
+                Ok(result) => {
+                    let outcome = result.outcome();
+                    tracing::info!(target: "mcp_registry::client", outcome, attempt = number, duration_ms = elapsed(), "{what} finished");
+                    return Ok(result);
+                }
+                Err(error) if number <= policy.retry_count() && is_retryable(&error) => {
+                    let wait = policy.delay(number, &error);
+                    tracing::debug!(target: "mcp_registry::client", attempt = number, error = %error, retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX), "{what} attempt failed; retrying");
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = cancellation.cancelled() => {
+                            return Err(ClientError::Cancelled { method: method.into() });
+                        }
+                    }
+                    number += 1;
+                }
+                Err(error) => {
+                    tracing::warn!(target: "mcp_registry::client", outcome = "failure", attempt = number, duration_ms = elapsed(), error = %error, "{what} failed");
+                    return Err(error);
+                }
+            }
+        }
+    };
+    tracing::Instrument::instrument(attempts, span).await
 }

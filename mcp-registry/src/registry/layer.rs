@@ -108,6 +108,20 @@ impl RequestKind {
     }
 }
 
+impl RequestKind {
+    /// The kind of request `method` is, when it is one of the four.
+    pub fn of_method(method: &str) -> Option<RequestKind> {
+        use crate::protocol::method;
+        Some(match method {
+            method::TOOLS_CALL => RequestKind::Tool,
+            method::PROMPTS_GET => RequestKind::Prompt,
+            method::RESOURCES_READ => RequestKind::Resource,
+            method::COMPLETION_COMPLETE => RequestKind::Completion,
+            _ => return None,
+        })
+    }
+}
+
 impl fmt::Display for RequestKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.method())

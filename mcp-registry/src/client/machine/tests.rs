@@ -3,8 +3,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::protocol::{
+    CallToolParams, CompleteParams, ErrorCode, ErrorObject, GetPromptParams, Implementation,
+    ListenParams, LoggingLevel, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL,
+    META_PROTOCOL_VERSION, ProgressNotificationParams, ProtocolEra, ProtocolVersion, RequestId,
+};
 
-fn info() -> Implementation {
+pub(super) fn info() -> Implementation {
     Implementation {
         name: "test-client".into(),
         version: "1.0.0".into(),
@@ -45,7 +50,7 @@ fn discover_result(versions: Value) -> Value {
            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "3"}}})
 }
 
-fn ready_legacy() -> ClientMachine {
+pub(super) fn ready_legacy() -> ClientMachine {
     let mut m = legacy();
     let init = m.initialize(Instant::now()).unwrap();
     m.handle(result(&init.id, init_result("2025-11-25")));
@@ -60,7 +65,13 @@ fn ready_modern() -> ClientMachine {
         &d.id,
         discover_result(json!(["2026-07-28", "2025-11-25"])),
     ));
-    assert!(matches!(out, Incoming::Handshake(Handshake::Discovered(_))));
+    assert!(matches!(
+        out,
+        Incoming::Handshake {
+            step: Handshake::Discovered(_),
+            ..
+        }
+    ));
     m
 }
 
@@ -78,7 +89,11 @@ fn legacy_handshake_walks_uninitialized_initializing_ready() {
     assert!(m.initialized().is_err(), "initialized before the result");
     assert!(m.initialize(Instant::now()).is_err(), "initialize twice");
     let out = m.handle(result(&init.id, init_result("2025-06-18")));
-    let Incoming::Handshake(Handshake::Initialized(r)) = out else {
+    let Incoming::Handshake {
+        step: Handshake::Initialized(r),
+        ..
+    } = out
+    else {
         panic!("{out:?}")
     };
     assert_eq!(r.server_info.name, "srv");
@@ -98,19 +113,31 @@ fn initialize_with_an_unknown_or_newer_version_fails() {
     let init = m.initialize(Instant::now()).unwrap();
     let out = m.handle(result(&init.id, init_result("1999-01-01")));
     assert!(
-        matches!(out, Incoming::Handshake(Handshake::Failed(ref r)) if r.contains("1999-01-01"))
+        matches!(out, Incoming::Handshake { step: Handshake::Failed(ref r), .. } if r.contains("1999-01-01"))
     );
     assert!(matches!(m.lifecycle(), ClientLifecycle::Error(_)));
 
     let mut m = machine(VersionPreference::Exactly(ProtocolVersion::V2025_03_26));
     let init = m.initialize(Instant::now()).unwrap();
     let out = m.handle(result(&init.id, init_result("2025-11-25")));
-    assert!(matches!(out, Incoming::Handshake(Handshake::Failed(_))));
+    assert!(matches!(
+        out,
+        Incoming::Handshake {
+            step: Handshake::Failed(_),
+            ..
+        }
+    ));
 
     let mut m = legacy();
     let init = m.initialize(Instant::now()).unwrap();
     let out = m.handle(error(&init.id, -32603, None));
-    assert!(matches!(out, Incoming::Handshake(Handshake::Failed(_))));
+    assert!(matches!(
+        out,
+        Incoming::Handshake {
+            step: Handshake::Failed(_),
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -126,7 +153,13 @@ fn discover_makes_a_modern_client_ready() {
         &d.id,
         discover_result(json!(["2026-07-28", "2099-01-01"])),
     ));
-    assert!(matches!(out, Incoming::Handshake(Handshake::Discovered(_))));
+    assert!(matches!(
+        out,
+        Incoming::Handshake {
+            step: Handshake::Discovered(_),
+            ..
+        }
+    ));
     assert!(m.is_ready());
     assert_eq!(m.era(), Some(ProtocolEra::Modern));
     assert_eq!(m.server_info().unwrap().name, "modern");
@@ -146,7 +179,7 @@ fn discover_falls_back_to_initialize_on_a_legacy_server() {
     let d = m.discover(Instant::now()).unwrap();
     let out = m.handle(error(&d.id, -32601, None));
     assert!(
-        matches!(out, Incoming::Handshake(Handshake::FallBackToInitialize { version, .. }) if version == ProtocolVersion::V2025_11_25)
+        matches!(out, Incoming::Handshake { step: Handshake::FallBackToInitialize { version, .. }, .. } if version == ProtocolVersion::V2025_11_25)
     );
     assert_eq!(m.lifecycle(), &ClientLifecycle::Uninitialized);
     let init = m.initialize(Instant::now()).unwrap();
@@ -158,14 +191,22 @@ fn discover_falls_back_to_initialize_on_a_legacy_server() {
     let out = m.handle(result(&d.id, json!({})));
     assert!(matches!(
         out,
-        Incoming::Handshake(Handshake::FallBackToInitialize { .. })
+        Incoming::Handshake {
+            step: Handshake::FallBackToInitialize { .. },
+            ..
+        }
     ));
 
     // Silence: fall back.
     let mut m = machine(VersionPreference::Auto);
     let d = m.discover(Instant::now()).unwrap();
+    let silence = TimedOut {
+        id: d.id.clone(),
+        method: d.method().to_owned(),
+        sent_at: Instant::now(),
+    };
     assert!(matches!(
-        m.handshake_timed_out(&d.id),
+        m.handshake_timed_out(&silence),
         Handshake::FallBackToInitialize { .. }
     ));
 
@@ -177,7 +218,7 @@ fn discover_falls_back_to_initialize_on_a_legacy_server() {
         discover_result(json!(["2025-03-26", "2025-06-18"])),
     ));
     assert!(
-        matches!(out, Incoming::Handshake(Handshake::FallBackToInitialize { version, .. }) if version == ProtocolVersion::V2025_06_18)
+        matches!(out, Incoming::Handshake { step: Handshake::FallBackToInitialize { version, .. }, .. } if version == ProtocolVersion::V2025_06_18)
     );
     let init = m.initialize(Instant::now()).unwrap();
     assert_eq!(
@@ -195,7 +236,13 @@ fn a_modern_error_never_falls_back() {
         -32022,
         Some(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})),
     ));
-    assert_eq!(out, Incoming::Handshake(Handshake::RetryDiscover));
+    assert!(matches!(
+        out,
+        Incoming::Handshake {
+            step: Handshake::RetryDiscover,
+            ..
+        }
+    ));
     let d2 = m.discover(Instant::now()).unwrap();
     assert_ne!(d.id, d2.id);
 
@@ -208,7 +255,7 @@ fn a_modern_error_never_falls_back() {
         Some(json!({"supported": ["2025-06-18"]})),
     ));
     assert!(
-        matches!(out, Incoming::Handshake(Handshake::FallBackToInitialize { version, .. }) if version == ProtocolVersion::V2025_06_18)
+        matches!(out, Incoming::Handshake { step: Handshake::FallBackToInitialize { version, .. }, .. } if version == ProtocolVersion::V2025_06_18)
     );
 
     // A pinned 2026-07-28 client fails instead of falling back.
@@ -216,7 +263,10 @@ fn a_modern_error_never_falls_back() {
     let d = m.discover(Instant::now()).unwrap();
     assert!(matches!(
         m.handle(error(&d.id, -32601, None)),
-        Incoming::Handshake(Handshake::Failed(_))
+        Incoming::Handshake {
+            step: Handshake::Failed(_),
+            ..
+        }
     ));
     // ... and so does one the server speaks nothing of.
     let mut m = machine(VersionPreference::Auto);
@@ -226,7 +276,13 @@ fn a_modern_error_never_falls_back() {
         -32022,
         Some(json!({"supported": ["3000-01-01"]})),
     ));
-    assert!(matches!(out, Incoming::Handshake(Handshake::Failed(_))));
+    assert!(matches!(
+        out,
+        Incoming::Handshake {
+            step: Handshake::Failed(_),
+            ..
+        }
+    ));
 }
 
 #[test]
