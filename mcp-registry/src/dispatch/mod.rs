@@ -30,6 +30,7 @@
 //! layer.
 
 mod changes;
+mod client_requests;
 mod completion;
 mod entry;
 mod handshake;

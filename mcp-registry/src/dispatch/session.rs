@@ -6,32 +6,28 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde::de::DeserializeOwned;
-use serde::{Deserialize as _, Serialize};
+use serde::Deserialize as _;
 use serde_json::{Map, Value};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::changes::ServerChanges;
+use super::client_requests::{ClientRequests, SessionInput};
 use super::outbox::{self, Outgoing};
 use super::{
     Answer, Connection, Dispatcher, Effect, empty_batch, error_value, parse_error, refuse_too_deep,
     reply_text, reply_value,
 };
-use crate::protocol::decode::IncomingResponse;
 use crate::protocol::decode::{
     Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text,
 };
 use crate::protocol::{
-    ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Era,
-    ErrorCode, ErrorObject, ListRootsResult, LoggingLevel, Notification, ProtocolVersion, Request,
+    ClientCapabilities, Era, ErrorCode, ErrorObject, LoggingLevel, Notification, ProtocolVersion,
     RequestId, drop_flat, exceeds_max_depth, method,
 };
 use crate::registry::{CallOptions, Registry, UpdateHook, WithOptions};
-use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
+use crate::tool::{BoxFuture, NotificationSink};
 
 /// Where a session is in the MCP lifecycle.
 ///
@@ -349,7 +345,7 @@ impl ServerSession {
     }
 
     /// The client can no longer reply (its input ended): requests waiting for its replies
-    /// end with [`InputError::Disconnected`], and so do those made later.
+    /// end with [`InputError::Disconnected`](crate::tool::InputError::Disconnected), and so do those made later.
     #[cfg(feature = "stdio")]
     pub(crate) fn client_gone(&self) {
         self.inner
@@ -758,117 +754,4 @@ fn client_capabilities(params: &Map<String, Value>) -> ClientCapabilities {
         .get("capabilities")
         .and_then(|c| ClientCapabilities::deserialize(c).ok())
         .unwrap_or_default()
-}
-
-/// Requests the session sent its client, by the server-side id their replies carry.
-#[derive(Default)]
-struct ClientRequests {
-    next_id: AtomicU64,
-    /// Set once the client can no longer reply: nothing more is sent.
-    closed: AtomicBool,
-    waiting: Mutex<HashMap<RequestId, oneshot::Sender<IncomingResponse>>>,
-}
-
-impl ClientRequests {
-    fn waiting(&self) -> MutexGuard<'_, HashMap<RequestId, oneshot::Sender<IncomingResponse>>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Hands a client's reply to the request waiting for it (a reply to nothing waiting,
-    /// e.g. after a timeout, is dropped).
-    fn answer(&self, response: IncomingResponse) {
-        match self.waiting().remove(&response.id) {
-            Some(waiting) => {
-                let _ = waiting.send(response);
-            }
-            None => tracing::debug!(id = %response.id, "a reply to no request waiting for one"),
-        }
-    }
-}
-
-/// A request waiting for its reply; leaves the table when dropped (answered, timed out,
-/// cancelled).
-struct Waiting {
-    requests: Arc<ClientRequests>,
-    id: RequestId,
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.requests.waiting().remove(&self.id);
-    }
-}
-
-/// A legacy call's way to its client: requests go out on the call's stream (stdout, or the
-/// POST's SSE stream), replies come back through [`ServerSession::handle`].
-struct SessionInput {
-    client: Arc<ClientCapabilities>,
-    sink: NotificationSink,
-    requests: Arc<ClientRequests>,
-}
-
-impl SessionInput {
-    fn request<P: Serialize, R: DeserializeOwned + Send + 'static>(
-        &self,
-        method: &'static str,
-        params: Option<P>,
-    ) -> BoxFuture<'static, Result<R, InputError>> {
-        let requests = self.requests.clone();
-        if requests.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Box::pin(std::future::ready(Err(InputError::Disconnected)));
-        }
-        let id = RequestId::Number(
-            (requests
-                .next_id
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                + 1)
-            .into(),
-        );
-        let (tx, rx) = oneshot::channel();
-        requests.waiting().insert(id.clone(), tx);
-        let waiting = Waiting {
-            requests,
-            id: id.clone(),
-        };
-        // Plain data with string keys: serializing it cannot fail.
-        let request = serde_json::to_value(Request::new(id, method, params)).unwrap_or_default();
-        self.sink.send(request);
-        Box::pin(async move {
-            let response = rx.await.map_err(|_| InputError::Disconnected)?;
-            drop(waiting);
-            if let Some(error) = response.error {
-                let error = ErrorObject::deserialize(&error).unwrap_or_else(|_| {
-                    ErrorObject::new(ErrorCode::INTERNAL_ERROR, error.to_string())
-                });
-                return Err(InputError::Client { method, error });
-            }
-            R::deserialize(response.result.unwrap_or_default()).map_err(|e| {
-                InputError::InvalidAnswer {
-                    method,
-                    message: e.to_string(),
-                }
-            })
-        })
-    }
-}
-
-impl InputHandler for SessionInput {
-    fn capabilities(&self) -> ClientCapabilities {
-        ClientCapabilities::clone(&self.client)
-    }
-
-    fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
-        self.request(method::ELICITATION_CREATE, Some(params))
-    }
-
-    fn create_message(
-        &self,
-        params: CreateMessageParams,
-    ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
-        self.request(method::SAMPLING_CREATE_MESSAGE, Some(params))
-    }
-
-    fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
-        self.request::<(), _>(method::ROOTS_LIST, None)
-    }
 }

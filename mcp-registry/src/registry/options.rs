@@ -97,7 +97,7 @@ impl CallOptions {
     /// first poll.
     ///
     /// It needs a Tokio runtime with time enabled: a call that waits outside one fails with
-    /// [`CallError::NoTimer`] instead of running unlimited. Elsewhere, use
+    /// [`CallError::NoTimer`](super::CallError::NoTimer) instead of running unlimited. Elsewhere, use
     /// [`without_timeout`](Self::without_timeout).
     pub fn timeout(mut self, limit: Duration) -> Self {
         self.timeout = TimeoutSetting::Limit(limit);
@@ -117,13 +117,13 @@ impl CallOptions {
     }
 
     /// A token whose cancellation stops the call: its future is dropped and the call ends
-    /// with [`CallError::Cancelled`].
+    /// with [`CallError::Cancelled`](super::CallError::Cancelled).
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancellation = Some(token);
         self
     }
 
-    /// A value the tool can read through [`ToolContext::get`] (ahead of registry values).
+    /// A value the tool can read through [`ToolContext::get`](crate::tool::ToolContext::get) (ahead of registry values).
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);
         self
@@ -135,7 +135,7 @@ impl CallOptions {
         self
     }
 
-    /// Sends the tool's log messages ([`ToolContext::log`]) at `level` or above to the
+    /// Sends the tool's log messages ([`ToolContext::log`](crate::tool::ToolContext::log)) at `level` or above to the
     /// notification sink, as `notifications/message`. Without it, none are sent. (An MCP
     /// message's own level wins: a legacy session's `logging/setLevel`, a 2026-07-28
     /// request's `_meta`.)
@@ -144,7 +144,7 @@ impl CallOptions {
         self
     }
 
-    /// Answers the tool's requests for input ([`ToolContext::elicit`], `sample`, `roots`)
+    /// Answers the tool's requests for input ([`ToolContext::elicit`](crate::tool::ToolContext::elicit), `sample`, `roots`)
     /// with `handler`: a host showing forms to its user, or a scripted client in a test
     /// ([`InputCallbacks`](crate::tool::InputCallbacks)). Without one, an in-process tool
     /// that asks gets [`InputError::NoClient`](crate::tool::InputError::NoClient); a legacy
@@ -216,7 +216,7 @@ impl<T> WithOptions<T> {
     }
 
     /// A value the function can read through
-    /// [`ToolContext::get`](crate::ToolContext::get) (ahead of registry values).
+    /// [`ToolContext::get`](crate::tool::ToolContext::get)(crate::ToolContext::get) (ahead of registry values).
     pub fn extension<V: Send + Sync + 'static>(mut self, value: V) -> Self {
         self.options = self.options.extension(value);
         self

@@ -2,6 +2,7 @@
 
 mod args;
 mod arguments;
+mod ask;
 mod blocking;
 mod context;
 pub mod input;
@@ -21,9 +22,10 @@ use serde_json::{Map, Value};
 
 pub use args::deserialize_arguments;
 pub use arguments::Arguments;
+pub use ask::KeyedAsk;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
-pub use context::{Extensions, KeyedAsk, NotificationSink, ProgressError, ToolContext};
+pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
 pub use input::{
     ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
     elicitation_form,
