@@ -44,8 +44,9 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
     request.answer(page.map(|page| Body::Tools(Box::new(page))))
 }
 
-/// `tools/call`: the call started, to await.
-#[inline]
+/// `tools/call`: the call started, to await. (Inlined into the router: the request is not
+/// moved on the way.)
+#[inline(always)]
 pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
     let Routed {
         registry,
@@ -140,6 +141,7 @@ impl Dispatcher<'_> {
     }
 
     /// Starts a `tools/call`; with `retry`, in a round of a multi round-trip request.
+    #[inline]
     fn call_tool(
         &self,
         server: &Server,
