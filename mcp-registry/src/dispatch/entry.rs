@@ -193,6 +193,7 @@ impl<'a, I> MessageRequest<'a, I> {
     }
 }
 
+#[inline(always)]
 fn handling<'a, I: Input<'a>>(request: MessageRequest<'a, I>) -> Handling<'a, I> {
     let Message {
         registry,
@@ -211,6 +212,7 @@ impl<'a> IntoFuture for MessageRequest<'a, Value> {
     type Output = Option<Value>;
     type IntoFuture = MessageFuture<'a>;
 
+    #[inline(always)]
     fn into_future(self) -> MessageFuture<'a> {
         MessageFuture(handling(self))
     }
@@ -220,6 +222,7 @@ impl<'a> IntoFuture for MessageRequest<'a, &'a str> {
     type Output = Option<String>;
     type IntoFuture = TextFuture<'a>;
 
+    #[inline(always)]
     fn into_future(self) -> TextFuture<'a> {
         TextFuture(handling(self))
     }
@@ -317,6 +320,7 @@ enum State<'a, I> {
 }
 
 impl<'a, I: Input<'a>> Handling<'a, I> {
+    #[inline(always)]
     fn new(registry: &'a Registry, server: &'a str, input: I, options: CallOptions) -> Self {
         Handling {
             registry,

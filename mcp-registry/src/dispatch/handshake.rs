@@ -30,7 +30,7 @@ pub(crate) fn initialize(request: Routed<'_>, _: &mut CallOptions) -> Step {
             version,
             Body::Initialize(Box::new(result)),
         )),
-        Effect::Initialized(negotiated),
+        Box::new(Effect::Initialized(negotiated)),
     )
 }
 

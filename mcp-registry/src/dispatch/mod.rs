@@ -188,7 +188,7 @@ impl<'r> Dispatcher<'r> {
         connection: Connection,
     ) -> (Answer, Option<Effect>) {
         match self.start(server_name, request, &mut options, connection) {
-            Step::Changed(answer, effect) => (answer, Some(effect)),
+            Step::Changed(answer, effect) => (answer, Some(*effect)),
             step => (step.answer().await, None),
         }
     }
@@ -319,7 +319,7 @@ pub(crate) enum Effect {
 pub(crate) enum Step {
     Answered(Answer),
     /// Answered, with a change to the session's state.
-    Changed(Answer, Effect),
+    Changed(Answer, Box<Effect>),
     Calling(PendingCall),
     /// Other work that waits (a prompt's function), answering when done.
     Waiting(BoxFuture<'static, Answer>),

@@ -147,7 +147,7 @@ pub(crate) fn subscription(request: Routed<'_>, _: &mut CallOptions) -> Step {
     }
     Step::Changed(
         Answer::Result(outcome(&server, version, Body::Empty)),
-        Effect::Subscription { uri, subscribe },
+        Box::new(Effect::Subscription { uri, subscribe }),
     )
 }
 

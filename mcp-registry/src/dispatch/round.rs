@@ -29,8 +29,8 @@ impl Retry {
     /// declares; with none, asks end the request with `input_required` and this is the
     /// round the client's retry brings. Legacy: `None`, the session's handler answers.
     /// The request's `_meta` (and, in 2026-07-28, the limited input handler) go into the
-    /// returned [`RequestInfo`].
-    #[inline]
+    /// returned [`RequestInfo`]. (Inlined: what it returns is written in place.)
+    #[inline(always)]
     pub(crate) fn prepare(
         era: Era,
         options: &CallOptions,
