@@ -15,10 +15,10 @@ use crate::protocol::{
     ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
     ProtocolVersion, method,
 };
-use crate::registry::request_state::arguments_digest;
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, GetPromptError};
 use crate::server::Server;
+use crate::tool::request_state::arguments_digest;
 use crate::tool::round::{BoundArguments, RoundSeal};
 
 /// The method-specific part of a prompts result.

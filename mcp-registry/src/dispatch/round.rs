@@ -7,8 +7,7 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::invalid_params;
-use crate::protocol::decode::kind;
-use crate::protocol::{ClientCapabilities, Era, ErrorObject, META_CLIENT_CAPABILITIES};
+use crate::protocol::{ClientCapabilities, Era, ErrorObject, META_CLIENT_CAPABILITIES, value_kind};
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, Registry};
 use crate::tool::InputHandler;
@@ -62,7 +61,7 @@ impl Retry {
             Some(other) => {
                 return Err(invalid_params(format!(
                     "`inputResponses` must be an object of answers by input key, got {}",
-                    kind(&other)
+                    value_kind(&other)
                 )));
             }
         };
@@ -72,7 +71,7 @@ impl Retry {
             Some(other) => {
                 return Err(invalid_params(format!(
                     "`requestState` must be the string the server returned, got {}",
-                    kind(&other)
+                    value_kind(&other)
                 )));
             }
         };

@@ -10,18 +10,18 @@ use serde_json::{Map, Value};
 use super::page::{Listing, Window};
 use super::round::Retry;
 use super::{Answer, Body, Dispatcher, Outcome, Routed, Step, invalid_params, outcome};
-use crate::protocol::decode::{CallText, kind, raw_kind};
+use crate::protocol::decode::{CallText, raw_kind};
 use crate::protocol::{
     CallToolResult, ElicitParams, ErrorCode, ErrorObject, META_SERVER_INFO, ProtocolVersion,
-    ResultType, UrlElicitationRequiredData, method,
+    ResultType, UrlElicitationRequiredData, method, value_kind,
 };
 use crate::registry::ListingFilter;
 use crate::registry::call::CallFuture;
-use crate::registry::request_state::arguments_digest;
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallError, CallOptions, Target};
 use crate::server::Server;
 use crate::tool::Arguments;
+use crate::tool::request_state::arguments_digest;
 use crate::tool::round::{BoundArguments, Round, RoundSeal};
 
 /// A page of a server's tool list, in the form its revision describes tools.
@@ -114,7 +114,7 @@ impl Dispatcher<'_> {
             Some(other) => {
                 return Err(invalid_params(format!(
                     "`cursor` must be a string, got {}",
-                    kind(other)
+                    value_kind(other)
                 )));
             }
         };
@@ -194,13 +194,13 @@ fn call_from_params(params: Map<String, Value>) -> Result<ToolCall<'static>, Err
     }
     let name = match name {
         Some(Value::String(n)) => n,
-        Some(other) => return Err(name_not_a_string(kind(&other))),
+        Some(other) => return Err(name_not_a_string(value_kind(&other))),
         None => return Err(name_missing()),
     };
     let arguments = match arguments {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(a)) => a,
-        Some(other) => return Err(arguments_not_an_object(&name, kind(&other))),
+        Some(other) => return Err(arguments_not_an_object(&name, value_kind(&other))),
     };
     Ok(ToolCall {
         name: Cow::Owned(name),

@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 use super::depth::member_exceeds_max_depth;
 use super::method;
 use super::version::{Era, classify};
-use super::{ErrorCode, ErrorObject, MAX_DEPTH, RequestId, drop_flat, exceeds_max_depth};
+use super::{
+    ErrorCode, ErrorObject, MAX_DEPTH, RequestId, drop_flat, exceeds_max_depth, value_kind,
+};
 
 /// One decoded incoming message.
 #[derive(Debug)]
@@ -173,18 +175,6 @@ impl Invalid {
     }
 }
 
-/// How a JSON value reads in a message: "a string", "an object", ...
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Decodes one message (not a batch: an array is refused here; callers that serve batches
 /// split them first), moving its members out rather than copying them. A message nesting
 /// deeper than [`MAX_DEPTH`] is refused (see [`too_deep`]), its depth checked member by
@@ -209,7 +199,7 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
                 ErrorCode::INVALID_REQUEST,
                 format!(
                     "a JSON-RPC message must be an object, got {}",
-                    kind(&message)
+                    value_kind(&message)
                 ),
             ));
         }
@@ -261,7 +251,10 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
         return Incoming::Invalid(Invalid::new(
             None,
             ErrorCode::INVALID_REQUEST,
-            format!("`id` must be a string or an integer, got {}", kind(&raw_id)),
+            format!(
+                "`id` must be a string or an integer, got {}",
+                value_kind(&raw_id)
+            ),
         ));
     };
     match request(jsonrpc, method, params) {
@@ -302,7 +295,7 @@ fn request(
         Some(other) => {
             return Err(invalid(format!(
                 "`method` must be a string, got {}",
-                kind(&other)
+                value_kind(&other)
             )));
         }
         None => return Err(invalid("`method` is missing".into())),
@@ -315,7 +308,7 @@ fn request(
                 ErrorCode::INVALID_PARAMS,
                 format!(
                     "`params` of {method} must be an object, got {}",
-                    kind(&other)
+                    value_kind(&other)
                 ),
             ));
         }
@@ -521,7 +514,8 @@ pub(crate) fn raw_kind(raw: &RawValue) -> &'static str {
         Some(b'"') => "a string",
         Some(b'[') => "an array",
         Some(b'{') => "an object",
-        _ => "a number",
+        _ if raw.get().contains(['.', 'e', 'E']) => "a number",
+        _ => "an integer",
     }
 }
 
@@ -561,7 +555,7 @@ mod tests {
         for text in ["null", "true", "false", "\"s\"", "[1]", "{}", "1", "-2.5"] {
             let raw: &RawValue = serde_json::from_str(text).unwrap();
             let value: Value = serde_json::from_str(text).unwrap();
-            assert_eq!(raw_kind(raw), kind(&value), "{text}");
+            assert_eq!(raw_kind(raw), value_kind(&value), "{text}");
         }
     }
 }

@@ -316,3 +316,18 @@ impl<P> Request<P> {
         }
     }
 }
+
+/// How a JSON value is named in messages ("a string", "an integer", ..): the one wording for
+/// the kind of a value, in envelope, params and argument errors alike.
+pub(crate) fn value_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

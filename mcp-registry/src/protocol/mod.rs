@@ -30,6 +30,7 @@ pub use content::{
 };
 pub(crate) use depth::drop_flat;
 pub use depth::{MAX_DEPTH, exceeds_max_depth};
+pub(crate) use jsonrpc::value_kind;
 pub use jsonrpc::{
     ErrorCode, ErrorObject, ErrorResponse, JsonRpcVersion, Notification, Request, RequestId,
     ResultResponse,

@@ -201,7 +201,7 @@ pub(crate) fn classify(
             ErrorCode::INVALID_PARAMS,
             format!(
                 "`_meta.{META_PROTOCOL_VERSION}` must be a string, got {}",
-                super::decode::kind(other)
+                super::value_kind(other)
             ),
         )),
         None if method == super::method::DISCOVER => Err(ErrorObject::new(

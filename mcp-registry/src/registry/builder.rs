@@ -9,10 +9,11 @@ use tokio::sync::watch;
 use super::layer::Layer;
 use super::{
     Approval, ApprovalRequest, Config, DEFAULT_TIMEOUT, Inner, Registry, RegistryChange,
-    ServerEntry, Snapshot, approval, request_state,
+    ServerEntry, Snapshot, approval,
 };
 use crate::server::Server;
 use crate::tool::Extensions;
+use crate::tool::request_state;
 
 /// Configures a [`Registry`].
 #[derive(Debug)]

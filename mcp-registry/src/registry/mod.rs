@@ -10,7 +10,7 @@ mod guard;
 pub mod layer;
 mod options;
 mod prompts;
-pub(crate) mod request_state;
+
 mod resources;
 pub(crate) mod scope;
 
@@ -37,6 +37,7 @@ pub(crate) use resources::{UpdateHook, exists as resource_exists};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
+use crate::tool::request_state;
 use crate::tool::{CallNames, Extensions, Tool};
 
 /// The timeout a registry applies to calls unless told otherwise.

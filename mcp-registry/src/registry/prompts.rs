@@ -226,13 +226,13 @@ fn string_arguments(prompt: &str, arguments: Value) -> Result<PromptArguments, G
                 Value::String(s) => Ok((name, s)),
                 other => Err(invalid(format!(
                     "argument `{name}` must be a string, got {}",
-                    crate::protocol::decode::kind(&other)
+                    protocol::value_kind(&other)
                 ))),
             })
             .collect(),
         other => Err(invalid(format!(
             "the arguments must be an object of strings, got {}",
-            crate::protocol::decode::kind(&other)
+            protocol::value_kind(&other)
         ))),
     }
 }

@@ -1,12 +1,12 @@
 //! Tools: metadata plus an async handler, built at run time or by `#[mcp_tool]`.
 
-mod args;
 mod arguments;
 mod ask;
 mod blocking;
 mod context;
 pub mod input;
 pub mod param;
+pub(crate) mod request_state;
 mod result;
 pub(crate) mod round;
 mod state;
@@ -20,8 +20,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-pub use args::deserialize_arguments;
 pub use arguments::Arguments;
+pub use arguments::deserialize_arguments;
 pub use ask::KeyedAsk;
 pub use blocking::run_blocking;
 pub(crate) use context::{CallNames, CallScope, Completion};
@@ -453,7 +453,7 @@ impl ToolBuilder {
         let input = Arc::new(input_schema);
         let schema = input.clone();
         let handler = move |_ctx: ToolContext, arguments: Map<String, Value>| {
-            let checked = args::check_against_schema(&schema, &arguments)
+            let checked = arguments::check_against_schema(&schema, &arguments)
                 .map(|()| handler(Value::Object(arguments)));
             async move { checked?.await.into_tool_result() }
         };

@@ -84,7 +84,7 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
         arguments: &mut Arguments<'_>,
         name: &str,
     ) -> Result<Self, ToolError> {
-        super::args::read_argument::<T>(arguments, name)
+        super::arguments::read_argument::<T>(arguments, name)
     }
 }
 

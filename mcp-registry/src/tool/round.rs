@@ -19,10 +19,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::input::{ClientCapability, InputError};
+use super::request_state::{RequestStateKey, StatePayload, StateScope, arguments_digest};
 use crate::protocol::{
     ClientCapabilities, ErrorCode, ErrorObject, InputRequest, InputRequiredResult,
 };
-use crate::registry::request_state::{RequestStateKey, StatePayload, StateScope, arguments_digest};
 
 /// The arguments a state is bound to: their digest, or the text they came in (digested only
 /// when a state is issued: most calls never ask).

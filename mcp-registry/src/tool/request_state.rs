@@ -5,7 +5,7 @@
 //! JSON object naming the request it belongs to (method, server, tool or prompt, a digest of
 //! the arguments), when it was issued, and the answers so far. The key is the registry's:
 //! drawn from the OS on first use, or set by the host
-//! ([`RegistryBuilder::request_state_key`](crate::RegistryBuilder::request_state_key)) so that
+//! (`RegistryBuilder::request_state_key`) so that
 //! every instance behind a load balancer accepts the others' state.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
