@@ -12,6 +12,7 @@
 #[cfg(feature = "client-auth")]
 pub mod auth;
 mod builder;
+mod call;
 mod driver;
 mod error;
 mod handlers;
@@ -30,6 +31,7 @@ mod stdio;
 pub mod transport;
 
 pub use builder::ClientBuilder;
+pub use call::CallTool;
 pub use driver::Client;
 pub use error::ClientError;
 pub use handlers::{ElicitationHandler, SamplingHandler};
