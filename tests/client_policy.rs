@@ -94,30 +94,3 @@ async fn a_request_times_out_by_the_machines_deadline_and_is_forgotten() {
     );
     assert_eq!(client.pending_count(), 0);
 }
-
-#[tokio::test(start_paused = true)]
-async fn call_tool_takes_its_options_before_it_is_awaited() {
-    let client = Client::builder()
-        .call_policy(CallPolicy::new().retries(0))
-        .connect_in_process(registry(), "s")
-        .await
-        .unwrap();
-    let by_options = client
-        .call_tool("slow", json!({}))
-        .options(RequestOptions::new().timeout(Duration::from_secs(2)))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(by_options, ClientError::Timeout { after, .. } if after == Duration::from_secs(2)),
-        "{by_options}"
-    );
-    let by_timeout = client
-        .call_tool("slow", json!({}))
-        .timeout(Duration::from_secs(3))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(by_timeout, ClientError::Timeout { after, .. } if after == Duration::from_secs(3)),
-        "{by_timeout}"
-    );
-}

@@ -12,7 +12,6 @@
 #[cfg(feature = "client-auth")]
 pub mod auth;
 mod builder;
-mod call;
 mod driver;
 mod error;
 mod handlers;
@@ -31,7 +30,6 @@ mod stdio;
 pub mod transport;
 
 pub use builder::ClientBuilder;
-pub use call::CallTool;
 pub use driver::Client;
 pub use error::ClientError;
 pub use handlers::{ElicitationHandler, SamplingHandler};

@@ -14,7 +14,6 @@ use super::ClientError;
 use super::builder::ClientBuilder;
 use std::future::Future;
 
-use super::call::CallTool;
 use super::driver::{Client, Reply, invalidate_tool_cache, lock, parse};
 use super::machine::{ClientLifecycle, ClientStateError, ServerNotification};
 use super::machine::{ClientMachine, RequestSettings};
@@ -203,14 +202,18 @@ impl Client {
         Ok(page)
     }
 
-    /// Calls tool `name` with `arguments` (an object, or `null` for none): await it, or
-    /// give it options first (`.options(RequestOptions::new().timeout(..)).await`).
-    pub fn call_tool<'a>(&'a self, name: &'a str, arguments: Value) -> CallTool<'a> {
-        CallTool::new(self, name, arguments)
+    /// Calls tool `name` with `arguments` (an object, or `null` for none).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with(name, arguments, RequestOptions::default())
+            .await
     }
 
     /// [`call_tool`](Self::call_tool) with a timeout, cancellation, progress token or
-    /// [`CallPolicy`](super::CallPolicy) (the same as `call_tool(..).options(options)`).
+    /// [`CallPolicy`](super::CallPolicy).
     ///
     /// The policy (the options' or else the client's) runs first: its approval callback,
     /// then up to its retry count of further attempts for retryable failures, waiting its
