@@ -470,7 +470,7 @@ impl Client {
     pub(super) async fn call_with_input(
         &self,
         method_name: &'static str,
-        params: Map<String, Value>,
+        params: impl FnOnce() -> Map<String, Value> + Send,
         first: impl Fn(
             &mut ClientMachine,
             &RequestSettings,
@@ -479,8 +479,10 @@ impl Client {
         options: &RequestOptions,
         headers: Vec<(String, String)>,
     ) -> Result<Value, ClientError> {
-        // The first round by the machine's typed builder; later rounds echo the same params.
+        // The first round by the machine's typed builder; later rounds echo the same params
+        // (made only if the server asks for input).
         let (mut method, mut result) = self.call(options, headers.clone(), first).await?;
+        let params = std::cell::LazyCell::new(params);
         for _ in 0..16 {
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Ok(result);
@@ -498,7 +500,7 @@ impl Client {
                 responses.insert(key, answer);
             }
             let state = input.request_state;
-            let p = params.clone();
+            let p = (*params).clone();
             (method, result) = self
                 .call(options, headers.clone(), move |m, o, now| {
                     m.retry_with_input(

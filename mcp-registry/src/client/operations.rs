@@ -289,7 +289,13 @@ impl Client {
         };
         let build = |m: &mut ClientMachine, o: &RequestSettings, now| m.call_tool(&typed, o, now);
         let result = self
-            .call_with_input(method::TOOLS_CALL, to_map(&typed), build, options, headers)
+            .call_with_input(
+                method::TOOLS_CALL,
+                || to_map(&typed),
+                build,
+                options,
+                headers,
+            )
             .await?;
         parse(method::TOOLS_CALL, result)
     }
@@ -333,14 +339,13 @@ impl Client {
             name: name.to_owned(),
             arguments: Some(arguments).filter(|a| !a.is_empty()),
         };
-        let params = to_map(&typed);
         self.guarded(method::PROMPTS_GET, name, args, &options, |_| async {
             let build =
                 |m: &mut ClientMachine, o: &RequestSettings, now| m.get_prompt(&typed, o, now);
             let result = self
                 .call_with_input(
                     method::PROMPTS_GET,
-                    params.clone(),
+                    || to_map(&typed),
                     build,
                     &options,
                     Vec::new(),
@@ -400,8 +405,7 @@ impl Client {
             Value::Null,
             &options,
             |_| async {
-                let mut params = Map::new();
-                params.insert("uri".into(), Value::String(uri.to_owned()));
+                let params = || Map::from_iter([("uri".into(), Value::String(uri.to_owned()))]);
                 let build =
                     |m: &mut ClientMachine, o: &RequestSettings, now| m.read_resource(uri, o, now);
                 let result = self
