@@ -119,7 +119,7 @@ impl Registry {
 
     /// Starts one tool call: its scope, then the layer stack (when there is one) and the
     /// guarded run of its handler.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn invoke(
         &self,
         target: Target<'_>,
@@ -157,8 +157,8 @@ fn object_arguments(tool: &str, arguments: Value) -> Result<Map<String, Value>, 
 }
 
 /// The guarded run of `tool`'s handler in `scope`. Spawns nothing: the returned future runs
-/// the call.
-#[inline]
+/// the call. (Inlined, as is [`Registry::invoke`], so the context is written in place.)
+#[inline(always)]
 fn run(tool: &Tool, scope: Scope, arguments: Arguments<'_>) -> CallFuture {
     let Scope { ctx, guard } = scope;
     let names = ctx.names().clone();

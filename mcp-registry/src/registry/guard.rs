@@ -66,7 +66,7 @@ struct Running<T> {
 impl<T: Send + 'static> Guarded<T> {
     /// Makes the future with `make` (user code too: argument parsing, a closure's body) and
     /// holds it to `guard`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn start(guard: Guard, make: impl FnOnce() -> BoxFuture<'static, T>) -> Self {
         match std::panic::catch_unwind(AssertUnwindSafe(make)) {
             Ok(fut) => Guarded(State::Start(Running {
@@ -90,6 +90,7 @@ impl<T> Unpin for Guarded<T> {}
 impl<T: Send + 'static> Future for Guarded<T> {
     type Output = Result<T, Failure>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut self.get_mut().0;
         loop {
