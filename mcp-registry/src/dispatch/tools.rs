@@ -44,9 +44,8 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
     request.answer(page.map(|page| Body::Tools(Box::new(page))))
 }
 
-/// `tools/call`: the call started, to await. (Inlined into the router: the request is not
-/// moved on the way.)
-#[inline(always)]
+/// `tools/call`: the call started, to await.
+#[inline]
 pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
     let Routed {
         registry,
@@ -141,7 +140,6 @@ impl Dispatcher<'_> {
     }
 
     /// Starts a `tools/call`; with `retry`, in a round of a multi round-trip request.
-    #[inline]
     fn call_tool(
         &self,
         server: &Server,

@@ -94,31 +94,27 @@ impl<T: Send + 'static> Future for Guarded<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut self.get_mut().0;
         loop {
-            // Polled in place: only a run that waits is moved (into its box).
-            let polled = match this {
-                State::Start(run) => match run.fut.poll_unpin(cx) {
-                    Poll::Ready(caught) => Poll::Ready(caught_output(caught)),
+            match std::mem::replace(this, State::Done(None)) {
+                State::Start(mut run) => match run.fut.poll_unpin(cx) {
+                    Poll::Ready(caught) => return Poll::Ready(caught_output(caught)),
                     Poll::Pending if run.waits_for_input() => {
-                        Poll::Ready(Err(Failure::InputRequired))
+                        return Poll::Ready(Err(Failure::InputRequired));
                     }
-                    Poll::Pending => {
-                        // Polled again at once, as `Waiting`: that arms the timer.
-                        if let State::Start(run) = std::mem::replace(this, State::Done(None)) {
-                            *this = State::Waiting(Box::pin(run.wait()));
-                        }
-                        continue;
-                    }
+                    // Polled again at once, as `Waiting`: that arms the timer.
+                    Poll::Pending => *this = State::Waiting(Box::pin(run.wait())),
                 },
-                State::Waiting(fut) => std::task::ready!(fut.poll_unpin(cx)).into(),
+                State::Waiting(mut fut) => {
+                    let polled = fut.poll_unpin(cx);
+                    if polled.is_pending() {
+                        *this = State::Waiting(fut);
+                    }
+                    return polled;
+                }
                 // A resolved future never resolves again.
                 State::Done(failure) => {
-                    return failure
-                        .take()
-                        .map_or(Poll::Pending, |f| Poll::Ready(Err(f)));
+                    return failure.map_or(Poll::Pending, |f| Poll::Ready(Err(f)));
                 }
-            };
-            *this = State::Done(None);
-            return polled;
+            }
         }
     }
 }
