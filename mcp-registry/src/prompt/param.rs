@@ -2,7 +2,9 @@
 //! argument, read from the request's string arguments by name, or the request's context.
 
 use super::{PromptArguments, PromptError};
-use crate::tool::ToolContext;
+use std::any::type_name;
+
+use crate::tool::{MissingState, State, ToolContext};
 
 /// A type a `#[mcp_prompt]` function can take as a parameter: `String` (a required
 /// argument), `Option<String>` (an optional one), or [`ToolContext`] (the request's
@@ -88,4 +90,27 @@ pub trait PromptParamType {
 #[diagnostic::do_not_recommend]
 impl<T: PromptParam> PromptParamType for T {
     type Checked = T;
+}
+
+impl<T: Send + Sync + 'static> PromptParam for State<T> {
+    const REQUIRED: bool = false;
+    const ARGUMENT: bool = false;
+
+    /// Outside a request there is no host state.
+    fn from_arguments(_: &mut PromptArguments, _: &str) -> Result<Self, PromptError> {
+        Err(PromptError::Failed(
+            MissingState {
+                type_name: type_name::<T>(),
+            }
+            .to_string(),
+        ))
+    }
+
+    fn from_request(
+        ctx: &ToolContext,
+        _: &mut PromptArguments,
+        _: &str,
+    ) -> Result<Self, PromptError> {
+        Self::from_context(ctx).map_err(|e| PromptError::Failed(e.to_string()))
+    }
 }

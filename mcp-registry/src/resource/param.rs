@@ -5,6 +5,7 @@ use std::fmt::Display;
 use std::str::FromStr;
 
 use super::{ResourceError, ResourceRequest};
+use crate::tool::State;
 
 /// A type a `#[mcp_resource]` template function can take as a parameter: anything
 /// [`FromStr`] (`String`, integers, `uuid::Uuid`, your own types). A value that does not
@@ -63,4 +64,12 @@ pub trait ResourceParamType {
 #[diagnostic::do_not_recommend]
 impl<T: ResourceParam> ResourceParamType for T {
     type Checked = T;
+}
+
+impl<T: Send + Sync + 'static> ResourceParam for State<T> {
+    const VARIABLE: bool = false;
+
+    fn from_request(request: &ResourceRequest, _: &str) -> Result<Self, ResourceError> {
+        Self::from_context(&request.context()).map_err(|e| ResourceError::Failed(e.to_string()))
+    }
 }

@@ -7,10 +7,6 @@ use std::sync::Arc;
 
 use super::param::ToolParam;
 use super::{Arguments, ToolContext, ToolError};
-use crate::prompt::param::PromptParam;
-use crate::prompt::{PromptArguments, PromptError};
-use crate::resource::param::ResourceParam;
-use crate::resource::{ResourceError, ResourceRequest};
 use crate::schema::ObjectSchemaBuilder;
 
 /// Host state a `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]` function takes as a
@@ -98,36 +94,5 @@ impl<T: Send + Sync + 'static> ToolParam for State<T> {
 
     fn from_call(ctx: &ToolContext, _: &mut Arguments<'_>, _: &str) -> Result<Self, ToolError> {
         Self::from_context(ctx).map_err(|e| ToolError::Failed(e.to_string()))
-    }
-}
-
-impl<T: Send + Sync + 'static> PromptParam for State<T> {
-    const REQUIRED: bool = false;
-    const ARGUMENT: bool = false;
-
-    /// Outside a request there is no host state.
-    fn from_arguments(_: &mut PromptArguments, _: &str) -> Result<Self, PromptError> {
-        Err(PromptError::Failed(
-            MissingState {
-                type_name: type_name::<T>(),
-            }
-            .to_string(),
-        ))
-    }
-
-    fn from_request(
-        ctx: &ToolContext,
-        _: &mut PromptArguments,
-        _: &str,
-    ) -> Result<Self, PromptError> {
-        Self::from_context(ctx).map_err(|e| PromptError::Failed(e.to_string()))
-    }
-}
-
-impl<T: Send + Sync + 'static> ResourceParam for State<T> {
-    const VARIABLE: bool = false;
-
-    fn from_request(request: &ResourceRequest, _: &str) -> Result<Self, ResourceError> {
-        Self::from_context(&request.context()).map_err(|e| ResourceError::Failed(e.to_string()))
     }
 }

@@ -41,7 +41,8 @@ use serde_json::Value;
 
 use crate::dispatch::error_value;
 use crate::protocol::{ErrorCode, ErrorObject, RequestId};
-use crate::registry::Registry;
+use crate::registry::{CallOptions, Registry};
+use auth::AccessClaims;
 
 pub mod auth;
 mod checks;
@@ -199,4 +200,18 @@ fn log_refusal(status: StatusCode, message: &str) {
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The options of one call: the caller's claims, when authorized, for tools to read.
+fn call_options(caller: Option<AccessClaims>) -> CallOptions {
+    match caller {
+        Some(claims) => CallOptions::new().extension(claims),
+        None => CallOptions::new(),
+    }
+}
+
+/// The error code of a JSON-RPC error reply.
+fn reply_error_code(reply: &Value) -> Option<ErrorCode> {
+    let code = reply.get("error")?.get("code")?.as_i64()?;
+    i32::try_from(code).ok().map(ErrorCode)
 }

@@ -15,13 +15,14 @@ use super::checks::{
 };
 use super::sessions::{AppState, SessionSlot};
 use super::stream::respond;
-use super::{SESSION_HEADER, VERSION_HEADER, error_response, header_str, json_response};
+use super::{
+    SESSION_HEADER, VERSION_HEADER, call_options, error_response, header_str, json_response,
+};
 use crate::dispatch::{ServerSession, error_value, parse_error};
 use crate::protocol::{
     ErrorCode, META_PROTOCOL_VERSION, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId,
     method, require_modern_meta,
 };
-use crate::registry::CallOptions;
 
 pub(super) async fn handle_post(
     State(state): State<Arc<AppState>>,
@@ -138,14 +139,6 @@ fn called_tools(message: &Value) -> impl Iterator<Item = &str> {
         .filter_map(|m| m.get("params")?.get("name")?.as_str())
 }
 
-/// The options of one call: the caller's claims, when authorized, for tools to read.
-pub(super) fn call_options(caller: Option<AccessClaims>) -> CallOptions {
-    match caller {
-        Some(claims) => CallOptions::new().extension(claims),
-        None => CallOptions::new(),
-    }
-}
-
 /// The `params._meta` of a message.
 fn message_meta(message: &Value) -> Option<&Value> {
     message.get("params").and_then(|p| p.get("_meta"))
@@ -154,12 +147,6 @@ fn message_meta(message: &Value) -> Option<&Value> {
 /// Whether a message is a request (it has an `id` and a `method`).
 fn is_request(message: &Value) -> bool {
     message.get("id").is_some() && message.get("method").is_some()
-}
-
-/// The error code of a JSON-RPC error reply.
-pub(super) fn reply_error_code(reply: &Value) -> Option<ErrorCode> {
-    let code = reply.get("error")?.get("code")?.as_i64()?;
-    i32::try_from(code).ok().map(ErrorCode)
 }
 
 /// A POST in the 2026-07-28 shape (a version in `_meta`, or the 2026-07-28 version header):

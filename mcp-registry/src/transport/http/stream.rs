@@ -16,9 +16,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::auth::AccessClaims;
 use super::checks::{accepts, check_host_and_origin};
-use super::post::{call_options, reply_error_code};
 use super::sessions::AppState;
-use super::{SESSION_HEADER, error_response, header_str, json_response};
+use super::{
+    SESSION_HEADER, call_options, error_response, header_str, json_response, reply_error_code,
+};
 use crate::protocol::ErrorCode;
 use crate::registry::CallOptions;
 use crate::tool::NotificationSink;
