@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Answer, Body, Routed, Step, outcome, read_params};
+use super::{Answer, Body, Parts, Routed, Step, outcome, read_params};
 use crate::protocol::{ErrorObject, ProtocolVersion, method};
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, Registry};
@@ -15,23 +15,14 @@ pub(crate) fn complete(request: Routed<'_>, options: &mut CallOptions) -> Step {
     if !request.server.has_completions() {
         return request.not_found();
     }
-    let Routed {
+    let (parts, info) = request.split();
+    let Parts {
         registry,
         server,
-        id,
         params,
-        meta,
         version,
-        log_level,
         ..
-    } = request;
-    let info = RequestInfo {
-        id: Some(id),
-        protocol_version: version,
-        meta,
-        log_level,
-        ..RequestInfo::default()
-    };
+    } = parts;
     start(registry, &server, version, params, options, info)
         .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
 }

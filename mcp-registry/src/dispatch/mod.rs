@@ -67,6 +67,7 @@ use crate::protocol::{
     InputRequiredResult, LoggingLevel, META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra,
     ProtocolVersion, RequestId, ResultType,
 };
+use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, Registry};
 use crate::server::Server;
 use crate::tool::BoxFuture;
@@ -282,6 +283,40 @@ pub(crate) struct Routed<'a> {
     /// The level the message (or its session) asked for; `None`: the options' level.
     pub(crate) log_level: Option<Option<LoggingLevel>>,
     pub(crate) connection: Connection,
+}
+
+/// A routed request taken apart for a handler that runs a function: what stays with the
+/// handler, beside the [`RequestInfo`] the function's scope is built from.
+pub(crate) struct Parts<'a> {
+    pub(crate) registry: &'a Registry,
+    pub(crate) server: Server,
+    pub(crate) params: Map<String, Value>,
+    pub(crate) call_text: Option<CallText<'a>>,
+    pub(crate) era: Era,
+    pub(crate) version: Option<ProtocolVersion>,
+}
+
+impl<'a> Routed<'a> {
+    /// The request as its function's handler takes it.
+    #[inline(always)]
+    pub(crate) fn split(self) -> (Parts<'a>, RequestInfo) {
+        let info = RequestInfo {
+            id: Some(self.id),
+            protocol_version: self.version,
+            meta: self.meta,
+            log_level: self.log_level,
+            ..RequestInfo::default()
+        };
+        let parts = Parts {
+            registry: self.registry,
+            server: self.server,
+            params: self.params,
+            call_text: self.call_text,
+            era: self.era,
+            version: self.version,
+        };
+        (parts, info)
+    }
 }
 
 impl Routed<'_> {

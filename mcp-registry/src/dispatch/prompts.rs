@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::page::{Listing, Window};
 use super::{
-    Answer, Body, Connection, Dispatcher, Retry, Routed, Step, input_required, invalid_params,
-    outcome, read_params,
+    Answer, Body, Connection, Dispatcher, Parts, Retry, Routed, Step, input_required,
+    invalid_params, outcome, read_params,
 };
 use crate::protocol::{
     ErrorObject, GetPromptParams, GetPromptResult, ListPromptsParams, PromptsCapability,
@@ -154,26 +154,17 @@ pub(crate) fn list(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
 
 /// `prompts/get`: the rendering started, to await.
 pub(crate) fn get(request: Routed<'_>, options: &mut CallOptions) -> Step {
-    let Routed {
+    let (parts, mut info) = request.split();
+    let Parts {
         registry,
         server,
-        id,
         mut params,
-        meta,
         era,
-        version,
-        log_level,
         ..
-    } = request;
-    let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
-        Ok(prepared) => prepared,
+    } = parts;
+    let retry = match Retry::prepare(era, options, &mut params, &mut info) {
+        Ok(retry) => retry,
         Err(e) => return Step::Answered(Answer::Error(e)),
-    };
-    let info = RequestInfo {
-        id: Some(id),
-        protocol_version: version,
-        log_level,
-        ..info
     };
     Dispatcher::new(registry)
         .start_get_prompt(&server, params, options, info, retry)

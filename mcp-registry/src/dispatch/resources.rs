@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
 use super::read_params;
-use super::{Answer, Body, Connection, Dispatcher, Effect, Routed, Step, outcome};
+use super::{Answer, Body, Connection, Dispatcher, Effect, Parts, Routed, Step, outcome};
 use crate::protocol::{
     CacheHints, CacheScope, ErrorObject, ListResourcesParams, ProtocolVersion, ReadResourceParams,
     ReadResourceResult, ResourcesCapability, SubscribeParams, method,
@@ -165,23 +165,14 @@ pub(crate) fn list(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
 
 /// `resources/read`: the read started, to await.
 pub(crate) fn read(request: Routed<'_>, options: &mut CallOptions) -> Step {
-    let Routed {
+    let (parts, info) = request.split();
+    let Parts {
         registry,
         server,
-        id,
         params,
-        meta,
         version,
-        log_level,
         ..
-    } = request;
-    let info = RequestInfo {
-        id: Some(id),
-        protocol_version: version,
-        meta,
-        log_level,
-        ..RequestInfo::default()
-    };
+    } = parts;
     Dispatcher::new(registry)
         .start_read(&server, version, params, options, info)
         .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))

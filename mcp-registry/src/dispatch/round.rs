@@ -27,26 +27,23 @@ impl Retry {
     /// answers. 2026-07-28: a host's input handler answers only what the request's `_meta`
     /// declares; with none, asks end the request with `input_required` and this is the
     /// round the client's retry brings. Legacy: `None`, the session's handler answers.
-    /// The request's `_meta` (and, in 2026-07-28, the limited input handler) go into the
-    /// returned [`RequestInfo`]. (Inlined: what it returns is written in place.)
+    /// The limited input handler (2026-07-28) goes into `info`, whose `_meta` declares what
+    /// the client can answer.
     #[inline(always)]
     pub(crate) fn prepare(
         era: Era,
         options: &CallOptions,
         params: &mut Map<String, Value>,
-        meta: Option<Map<String, Value>>,
-    ) -> Result<(Option<Self>, RequestInfo), ErrorObject> {
-        let mut info = RequestInfo::default();
-        let retry = if !era.is_modern() {
-            None
-        } else if let Some(handler) = &options.input {
-            info.input = Some(declared_input(handler.clone(), meta.as_ref()));
-            None
-        } else {
-            Some(Self::take(params, meta.as_ref())?)
-        };
-        info.meta = meta;
-        Ok((retry, info))
+        info: &mut RequestInfo,
+    ) -> Result<Option<Self>, ErrorObject> {
+        if !era.is_modern() {
+            return Ok(None);
+        }
+        if let Some(handler) = &options.input {
+            info.input = Some(declared_input(handler.clone(), info.meta.as_ref()));
+            return Ok(None);
+        }
+        Self::take(params, info.meta.as_ref()).map(Some)
     }
 
     /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not

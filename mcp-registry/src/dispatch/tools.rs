@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
 use super::round::Retry;
-use super::{Answer, Body, Dispatcher, Outcome, Routed, Step, invalid_params, outcome};
+use super::{Answer, Body, Dispatcher, Outcome, Parts, Routed, Step, invalid_params, outcome};
 use crate::protocol::decode::{CallText, raw_kind};
 use crate::protocol::{
     CallToolResult, ElicitParams, ErrorCode, ErrorObject, META_SERVER_INFO, ProtocolVersion,
@@ -47,27 +47,18 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
 /// `tools/call`: the call started, to await.
 #[inline]
 pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
-    let Routed {
+    let (parts, mut info) = request.split();
+    let Parts {
         registry,
         server,
-        id,
         mut params,
         call_text,
-        meta,
         era,
         version,
-        log_level,
-        ..
-    } = request;
-    let (retry, info) = match Retry::prepare(era, options, &mut params, meta) {
-        Ok(prepared) => prepared,
+    } = parts;
+    let retry = match Retry::prepare(era, options, &mut params, &mut info) {
+        Ok(retry) => retry,
         Err(e) => return Step::Answered(Answer::Error(e)),
-    };
-    let info = RequestInfo {
-        id: Some(id),
-        protocol_version: version,
-        log_level,
-        ..info
     };
     let call = match call_text {
         Some(text) => call_from_text(text),
