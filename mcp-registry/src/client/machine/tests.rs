@@ -301,23 +301,24 @@ fn requests_need_a_ready_client() {
     );
 }
 
-#[test]
-fn every_operation_builds_its_request() {
-    let mut m = ready_legacy();
-    let now = Instant::now();
-    let opts = RequestSettings::default();
+/// One request of every operation, in the order `every_operation_builds_its_request` lists.
+fn every_request(
+    m: &mut ClientMachine,
+    opts: &RequestSettings,
+    now: Instant,
+) -> Vec<OutgoingRequest> {
     let call = CallToolParams {
         name: "add".into(),
         arguments: Some(json!({"a": 1}).as_object().unwrap().clone()),
         ..Default::default()
     };
-    let built = [
+    vec![
         m.ping(now).unwrap(),
         m.list_tools(Some("c1".into()), now).unwrap(),
-        m.call_tool(&call, &opts, now).unwrap(),
+        m.call_tool(&call, opts, now).unwrap(),
         m.list_resources(None, now).unwrap(),
         m.list_resource_templates(None, now).unwrap(),
-        m.read_resource("file:///a", &opts, now).unwrap(),
+        m.read_resource("file:///a", opts, now).unwrap(),
         m.subscribe("file:///a", now).unwrap(),
         m.unsubscribe("file:///a", now).unwrap(),
         m.list_prompts(None, now).unwrap(),
@@ -326,7 +327,7 @@ fn every_operation_builds_its_request() {
                 name: "p".into(),
                 arguments: None,
             },
-            &opts,
+            opts,
             now,
         )
         .unwrap(),
@@ -345,8 +346,16 @@ fn every_operation_builds_its_request() {
         m.set_logging_level(LoggingLevel::Info, now)
             .unwrap()
             .unwrap(),
-        m.request("x/custom", Some(Map::new()), &opts, now).unwrap(),
-    ];
+        m.request("x/custom", Some(Map::new()), opts, now).unwrap(),
+    ]
+}
+
+#[test]
+fn every_operation_builds_its_request() {
+    let mut m = ready_legacy();
+    let now = Instant::now();
+    let opts = RequestSettings::default();
+    let built = every_request(&mut m, &opts, now);
     let methods: Vec<&str> = built.iter().map(|r| r.method()).collect();
     assert_eq!(
         methods,
@@ -387,7 +396,11 @@ fn every_operation_builds_its_request() {
             .get("_meta")
             .is_none()
     );
-    // Notifications.
+}
+
+#[test]
+fn client_notifications_are_typed() {
+    let m = ready_legacy();
     assert_eq!(
         m.roots_list_changed().method,
         "notifications/roots/list_changed"
@@ -564,7 +577,11 @@ fn server_requests_and_notifications_are_typed() {
             ..
         })
     ));
+}
 
+#[test]
+fn server_notifications_are_typed() {
+    let mut m = ready_legacy();
     let note = |m: &mut ClientMachine, method: &str, params: Value| {
         m.handle(json!({"jsonrpc": "2.0", "method": method, "params": params}))
     };
