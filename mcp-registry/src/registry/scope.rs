@@ -59,13 +59,10 @@ impl Stack {
         }
     }
 
-    /// The stack of one request: the host's layers, the caller's own, then approval;
-    /// `None` when there are none (the request goes straight to its function).
-    #[inline]
+    /// The stack of one request with layers of its own: the host's layers, the caller's,
+    /// then approval.
+    #[cold]
     fn with(&self, call: Vec<Arc<dyn Layer>>) -> Option<Layers> {
-        if call.is_empty() {
-            return self.all.clone();
-        }
         let layers: Vec<_> = self
             .host
             .iter()
@@ -128,11 +125,13 @@ impl Registry {
 
     /// The layer stack of a request with `options`, when there is one (none: the request
     /// goes straight to its function).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn layers(&self, options: &mut CallOptions) -> Option<Layers> {
-        self.config()
-            .layers
-            .with(std::mem::take(&mut options.layers))
+        let stack = &self.config().layers;
+        if options.layers.is_empty() {
+            return stack.all.clone();
+        }
+        stack.with(std::mem::take(&mut options.layers))
     }
 }
 
