@@ -39,7 +39,7 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
         &request.server,
         request.version,
         &request.params,
-        options.listing_filter.as_ref(),
+        options.listing_filter(),
     );
     request.answer(page.map(|page| Body::Tools(Box::new(page))))
 }

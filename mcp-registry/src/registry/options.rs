@@ -27,14 +27,40 @@ pub struct CallOptions {
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) extensions: Extensions,
     pub(crate) meta: Option<Map<String, Value>>,
-    /// Which tools `tools/list` shows (a filtered view's), judged before pagination.
-    pub(crate) listing_filter: Option<ListingFilter>,
     /// The least severe level of the log messages sent to the notification sink.
     pub(crate) log_level: Option<LoggingLevel>,
     /// Who answers the tool's elicitation, sampling and roots requests.
     pub(crate) input: Option<Arc<dyn InputHandler>>,
+    /// What only some callers set, boxed: the options move on every call's path.
+    pub(crate) caller: Option<Box<CallerSettings>>,
+}
+
+/// The rarely set part of [`CallOptions`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CallerSettings {
+    /// Which tools `tools/list` shows (a filtered view's), judged before pagination.
+    pub(crate) listing_filter: Option<ListingFilter>,
     /// Layers for this request only, inside the registry's own.
     pub(crate) layers: Vec<Arc<dyn Layer>>,
+}
+
+impl CallOptions {
+    fn caller_mut(&mut self) -> &mut CallerSettings {
+        self.caller.get_or_insert_with(Default::default)
+    }
+
+    /// The listing filter a caller's view set, if any.
+    pub(crate) fn listing_filter(&self) -> Option<&ListingFilter> {
+        self.caller.as_ref()?.listing_filter.as_ref()
+    }
+
+    /// The layers of this request only, taken out (none: empty).
+    pub(crate) fn take_layers(&mut self) -> Vec<Arc<dyn Layer>> {
+        self.caller
+            .as_mut()
+            .map(|c| std::mem::take(&mut c.layers))
+            .unwrap_or_default()
+    }
 }
 
 /// A caller's own view of a registry (a [`FilteredRegistry`]'s): which tools `tools/list`
@@ -50,8 +76,9 @@ pub(crate) struct CallerView {
 
 impl CallerView {
     pub(crate) fn apply(&self, options: &mut CallOptions) {
-        options.listing_filter = Some(self.listing.clone());
-        options.layers.push(self.gate.clone());
+        let caller = options.caller_mut();
+        caller.listing_filter = Some(self.listing.clone());
+        caller.layers.push(self.gate.clone());
     }
 }
 
@@ -159,7 +186,7 @@ impl CallOptions {
     ///
     /// [`FilteredRegistry`]: crate::catalog::FilteredRegistry
     pub fn layer(mut self, layer: impl Layer) -> Self {
-        self.layers.push(Arc::new(layer));
+        self.caller_mut().layers.push(Arc::new(layer));
         self
     }
 

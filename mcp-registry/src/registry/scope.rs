@@ -128,10 +128,14 @@ impl Registry {
     #[inline(always)]
     pub(crate) fn layers(&self, options: &mut CallOptions) -> Option<Layers> {
         let stack = &self.config().layers;
-        if options.layers.is_empty() {
+        if options.caller.is_none() {
             return stack.all.clone();
         }
-        stack.with(std::mem::take(&mut options.layers))
+        let layers = options.take_layers();
+        if layers.is_empty() {
+            return stack.all.clone();
+        }
+        stack.with(layers)
     }
 }
 
