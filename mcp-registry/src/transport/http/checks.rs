@@ -6,6 +6,7 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 use serde_json::Value;
 
+use super::auth::AccessClaims;
 use super::sessions::AppState;
 use super::{VERSION_HEADER, error_response, header_str};
 use crate::protocol::ErrorCode;
@@ -250,4 +251,18 @@ pub(super) fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
             };
             matches && !refused
         })
+}
+
+/// What every request passes first: a due sweep of idle sessions, the Host and Origin
+/// checks, then authentication; `Err` is the refusal to send.
+pub(super) async fn admit(
+    state: &AppState,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Option<AccessClaims>, Response> {
+    state.sweep_if_due();
+    if let Some(denied) = check_host_and_origin(state, uri, headers) {
+        return Err(denied);
+    }
+    state.authenticate(headers).await
 }

@@ -10,10 +10,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::auth::AccessClaims;
-use super::checks::{
-    check_host_and_origin, check_modern_headers, check_param_headers, check_post_headers,
-};
-use super::sessions::{AppState, SessionSlot};
+use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
+use super::sessions::{AppState, SessionSlot, unknown_session};
 use super::stream::respond;
 use super::{
     SESSION_HEADER, VERSION_HEADER, call_options, error_response, header_str, json_response,
@@ -30,11 +28,7 @@ pub(super) async fn handle_post(
     headers: HeaderMap,
     request: Request,
 ) -> Response {
-    state.sweep_if_due();
-    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
-        return denied;
-    }
-    let caller = match state.authenticate(&headers).await {
+    let caller = match admit(&state, &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
@@ -308,14 +302,7 @@ async fn post_in_session(
         );
     };
     let Some(slot) = state.session(session_id, caller.as_ref()) else {
-        return error_response(
-            StatusCode::NOT_FOUND,
-            id,
-            ErrorCode::INVALID_REQUEST,
-            format!(
-                "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
-            ),
-        );
+        return unknown_session(id, session_id);
     };
     if !is_request(&message) {
         let _ = slot.session.handle(message).await;

@@ -5,14 +5,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::HttpConfig;
 use super::auth::AccessClaims;
+use super::{HttpConfig, error_response};
 use crate::dispatch::{Outgoing, ServerSession};
+use crate::protocol::ErrorCode;
 use crate::registry::Registry;
 
 /// How often, at most, requests sweep away idle legacy sessions.
@@ -188,4 +190,16 @@ impl AppState {
 /// Whether `caller` (the subject of its token; nobody without authorization) opened `slot`.
 fn owned_by(slot: &SessionSlot, caller: Option<&AccessClaims>) -> bool {
     slot.owner.as_deref() == caller.map(|c| c.subject.as_str())
+}
+
+/// 404 for a session id this server does not know.
+pub(super) fn unknown_session(id: Option<&Value>, session_id: &str) -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        id,
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
+        ),
+    )
 }

@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::auth::AccessClaims;
-use super::checks::{accepts, check_host_and_origin};
-use super::sessions::AppState;
+use super::checks::{accepts, admit};
+use super::sessions::{AppState, unknown_session};
 use super::{
     SESSION_HEADER, call_options, error_response, header_str, json_response, reply_error_code,
 };
@@ -107,11 +107,7 @@ pub(super) async fn handle_get(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    state.sweep_if_due();
-    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
-        return denied;
-    }
-    let caller = match state.authenticate(&headers).await {
+    let caller = match admit(&state, &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
@@ -131,14 +127,7 @@ pub(super) async fn handle_get(
         );
     }
     let Some(slot) = state.session(session_id, caller.as_ref()) else {
-        return error_response(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!(
-                "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
-            ),
-        );
+        return unknown_session(None, session_id);
     };
     // The newest GET gets the stream: a client that lost its stream (maybe without the
     // server noticing yet) opens it again, and the one it lost ends.
@@ -176,11 +165,7 @@ pub(super) async fn handle_delete(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    state.sweep_if_due();
-    if let Some(denied) = check_host_and_origin(&state, &uri, &headers) {
-        return denied;
-    }
-    let caller = match state.authenticate(&headers).await {
+    let caller = match admit(&state, &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
@@ -194,13 +179,6 @@ pub(super) async fn handle_delete(
     if state.end_session(session_id, caller.as_ref()) {
         StatusCode::OK.into_response()
     } else {
-        error_response(
-            StatusCode::NOT_FOUND,
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!(
-                "unknown session {session_id:?} (ended, expired or never opened); initialize a new one"
-            ),
-        )
+        unknown_session(None, session_id)
     }
 }
