@@ -13,7 +13,7 @@ use super::options::WithOptions;
 use super::scope::{RequestInfo, Scope, through_layers};
 use super::{CallOptions, Registry};
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
-use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceTemplate};
+use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceRequest, ResourceTemplate};
 use crate::server::Server;
 use crate::tool::{BoxFuture, CallNames, ToolContext};
 
@@ -153,59 +153,59 @@ pub struct ResourceTemplateDefinition {
     pub template: protocol::ResourceTemplateDescriptor,
 }
 
-/// What serves reading a URI: a resource at exactly that URI, or a template that makes it.
-enum Readable<'a> {
-    Resource(&'a Resource),
-    Template(&'a ResourceTemplate),
+/// What serves reading a URI: a resource at exactly that URI, or a template that makes it
+/// (with the request its match made). Owned (reference counts): it waits out the layers.
+enum Readable {
+    Resource(Resource),
+    Template(ResourceTemplate, Box<ResourceRequest>),
 }
 
-impl Readable<'_> {
+impl Readable {
     /// What reading `uri` from `server` would run: its exact resource, else the first
-    /// template that matches.
-    fn find<'s>(server: &'s Server, uri: &str) -> Option<Readable<'s>> {
+    /// template that matches (matched once).
+    fn find(server: &Server, uri: &str) -> Option<Readable> {
         if let Some(resource) = server.resource(uri) {
-            return Some(Readable::Resource(resource));
+            return Some(Readable::Resource(resource.clone()));
         }
-        server
-            .resource_templates()
-            .iter()
-            .find(|t| t.template().match_uri(uri).is_some())
-            .map(Readable::Template)
+        server.resource_templates().iter().find_map(|t| {
+            t.request_for(uri)
+                .map(|request| Readable::Template(t.clone(), Box::new(request)))
+        })
     }
 
     fn timeout(&self) -> Option<Duration> {
         match self {
             Readable::Resource(r) => r.timeout(),
-            Readable::Template(t) => t.timeout(),
+            Readable::Template(t, _) => t.timeout(),
         }
     }
 
-    fn start(&self, uri: &str, ctx: ToolContext) -> ResourceFuture {
+    fn start(self, ctx: ToolContext) -> ResourceFuture {
         match self {
             Readable::Resource(r) => r.read_in(Some(ctx)),
-            Readable::Template(t) => t.read_in(uri, &mut Some(ctx)).unwrap_or_else(|| {
-                Box::pin(std::future::ready(Err(ResourceError::NotFound(
-                    "the template no longer matches".to_owned(),
-                ))))
-            }),
+            Readable::Template(t, request) => t.read_request(*request, Some(ctx)),
         }
     }
 }
 
 /// Whether `server` has a resource at `uri` or a template that makes it.
 pub(crate) fn exists(server: &Server, uri: &str) -> bool {
-    Readable::find(server, uri).is_some()
+    server.resource(uri).is_some()
+        || server
+            .resource_templates()
+            .iter()
+            .any(|t| t.template().match_uri(uri).is_some())
 }
 
 /// The guarded run of reading `uri` in `scope`.
 fn run(
-    readable: &Readable<'_>,
+    readable: Readable,
     uri: Arc<str>,
     scope: Scope,
 ) -> BoxFuture<'static, Result<ReadResourceResult, ReadResourceError>> {
     let Scope { ctx, guard } = scope;
     let mut completion = ctx.completion();
-    let run = Guarded::start(guard, || readable.start(&uri, ctx));
+    let run = Guarded::start(guard, || readable.start(ctx));
     Box::pin(async move {
         let outcome = run.await;
         completion.complete();
@@ -352,7 +352,7 @@ impl Registry {
         });
         let scope = self.scope(names, options, info, readable.timeout());
         let Some(layers) = self.layers(options) else {
-            return run(&readable, uri, scope);
+            return run(readable, uri, scope);
         };
         let request = Request {
             kind: RequestKind::Resource,
@@ -360,20 +360,14 @@ impl Registry {
             arguments: Value::Null,
             context: scope.ctx,
         };
-        let (server, guard) = (server.clone(), scope.guard);
+        let guard = scope.guard;
         let request_uri = uri.to_string();
         let endpoint: Endpoint = Box::new(move |request: Request| {
-            let reading = match Readable::find(&server, &uri) {
-                Some(readable) => run(
-                    &readable,
-                    uri,
-                    Scope {
-                        ctx: request.context,
-                        guard,
-                    },
-                ),
-                None => Box::pin(std::future::ready(Err(ReadResourceError::not_found(&uri)))),
+            let scope = Scope {
+                ctx: request.context,
+                guard,
             };
+            let reading = run(readable, uri, scope);
             Box::pin(async move { Response::Resource(reading.await) })
         });
         let running = through_layers(&layers, request, endpoint);

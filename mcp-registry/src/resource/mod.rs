@@ -573,10 +573,19 @@ impl ResourceTemplate {
         uri: &str,
         ctx: &mut Option<crate::tool::ToolContext>,
     ) -> Option<ResourceFuture> {
-        self.request_for(uri).map(|mut request| {
-            request.context = RequestContext(ctx.take());
-            self.inner.handler.read(request)
-        })
+        self.request_for(uri)
+            .map(|request| self.read_request(request, ctx.take()))
+    }
+
+    /// Reads what `request` (made by [`request_for`](Self::request_for)) names, for a
+    /// request with context `ctx`.
+    pub(crate) fn read_request(
+        &self,
+        mut request: ResourceRequest,
+        ctx: Option<crate::tool::ToolContext>,
+    ) -> ResourceFuture {
+        request.context = RequestContext(ctx);
+        self.inner.handler.read(request)
     }
 }
 
