@@ -222,8 +222,9 @@ impl View {
 struct FilteredInner {
     registry: Registry,
     filter: ToolFilter,
-    /// The filter as dispatch applies it to `tools/list`.
-    listing: ListingFilter,
+    /// The filter as dispatch applies it to messages (`tools/list`, and a layer on calls),
+    /// built once; `None` when it allows everything.
+    caller_view: Option<CallerView>,
     changes: watch::Receiver<RegistryChange>,
     view: ArcSwapOption<View>,
 }
@@ -354,8 +355,11 @@ impl FilteredRegistry {
         FilteredRegistry {
             inner: Arc::new(FilteredInner {
                 registry,
+                caller_view: (!filter.is_allow_all()).then(|| CallerView {
+                    listing,
+                    gate: Arc::new(FilterGate(filter.clone())),
+                }),
                 filter,
-                listing,
                 changes,
                 view: ArcSwapOption::empty(),
             }),
@@ -455,10 +459,7 @@ impl FilteredRegistry {
 
     /// The filter as a caller's view of the registry; none when it allows everything.
     fn caller_view(&self) -> Option<CallerView> {
-        (!self.inner.filter.is_allow_all()).then(|| CallerView {
-            listing: self.inner.listing.clone(),
-            gate: Arc::new(FilterGate(self.inner.filter.clone())),
-        })
+        self.inner.caller_view.clone()
     }
 }
 

@@ -30,12 +30,6 @@ pub struct RegistryBuilder {
     servers: Vec<Server>,
 }
 
-impl std::fmt::Debug for dyn Layer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Layer")
-    }
-}
-
 impl RegistryBuilder {
     pub(super) fn new() -> Self {
         RegistryBuilder {

@@ -60,6 +60,12 @@ pub trait Layer: Send + Sync + 'static {
     fn call<'a>(&'a self, request: Request, next: Next) -> BoxFuture<'a, Response>;
 }
 
+impl fmt::Debug for dyn Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Layer")
+    }
+}
+
 /// A [`Layer`] from a closure taking the request and the rest of the stack.
 pub fn layer_fn<F, Fut>(f: F) -> impl Layer
 where
