@@ -211,6 +211,10 @@ impl<'r> Dispatcher<'r> {
             meta,
             era,
         } = request;
+        let era = match era {
+            Ok(era) => era,
+            Err(e) => return Step::Answered(Answer::Error(*e)),
+        };
         let server = match self.registry.enabled_server(server_name) {
             Ok(server) => server,
             Err(e) => {

@@ -395,7 +395,7 @@ impl ServerSession {
             // A batch too deep is refused whole (as its text would be), dropped flat.
             Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
             Value::Array(batch) => self.handle_batch(batch, options).await,
-            message => self.answer_to_value(self.respond(decode(message), options).await),
+            message => self.answer_value_of(decode(message), options).await,
         }
     }
 
@@ -437,22 +437,17 @@ impl ServerSession {
             let replies = futures_util::future::join_all(
                 batch
                     .into_iter()
-                    .map(|message| self.respond(decode(message), options.clone())),
+                    .map(|message| self.answer_value_of(decode(message), options.clone())),
             )
             .await;
-            let replies: Vec<Value> = replies
-                .into_iter()
-                .filter_map(|response| self.answer_to_value(response))
-                .collect();
+            let replies: Vec<Value> = replies.into_iter().flatten().collect();
             (!replies.is_empty()).then_some(Value::Array(replies))
         })
     }
 
-    fn answer_to_value(&self, response: Response) -> Option<Value> {
-        match response {
-            Response::Reply(reply) => reply,
-            Response::Answer(id, answer) => reply_value(Some(id), answer),
-        }
+    async fn answer_value_of(&self, message: Incoming<'_>, options: CallOptions) -> Option<Value> {
+        let (id, answer) = self.answer(message, options).await?;
+        reply_value(id, answer)
     }
 
     async fn answer_text(&self, text: &str, options: CallOptions) -> Option<String> {
@@ -466,38 +461,38 @@ impl ServerSession {
             }
             Err(e) => return Some(parse_error(e).to_string()),
         };
-        match self.respond(message, options).await {
-            Response::Reply(reply) => reply.map(|v| v.to_string()),
-            Response::Answer(id, answer) => reply_text(Some(id), answer),
-        }
+        let (id, answer) = self.answer(message, options).await?;
+        reply_text(id, answer)
     }
 
     /// The session's part of handling one message: its lifecycle, cancellation and
-    /// notifications. The registry's answer is left for the caller to write as a value or
-    /// as text.
-    async fn respond(&self, message: Incoming<'_>, options: CallOptions) -> Response {
+    /// notifications. The answer (`None`: nothing to send) is left for the caller to write
+    /// as a value or as text, or for a transport to map to its status.
+    pub(crate) async fn answer(
+        &self,
+        message: Incoming<'_>,
+        options: CallOptions,
+    ) -> Option<(Option<RequestId>, Answer)> {
         let request = match message {
-            Incoming::Invalid(Invalid { id, error }) => {
-                return Response::Reply(Some(error_value(id, error)));
-            }
-            Incoming::Silent => return Response::Reply(None),
+            Incoming::Invalid(Invalid { id, error }) => return Some((id, Answer::Error(error))),
+            Incoming::Silent => return None,
             Incoming::Response(response) => {
                 // Once shut down, the calls that asked are cancelled: nothing is delivered.
                 if self.lifecycle() != Lifecycle::ShuttingDown {
                     self.inner.requests.answer(response);
                 }
-                return Response::Reply(None);
+                return None;
             }
             Incoming::Notification(n) => {
                 self.on_notification(&n.method, &n.params);
-                return Response::Reply(None);
+                return None;
             }
             Incoming::Request(request) => request,
         };
-        let id = request.id.clone();
+        let id = Some(request.id.clone());
         let admitted_in = match self.admit(&request.method, &request.era) {
             Ok(lifecycle) => lifecycle,
-            Err(refusal) => return Response::Reply(Some(error_value(Some(id), refusal))),
+            Err(refusal) => return Some((id, Answer::Error(refusal))),
         };
         let client =
             (request.method == method::INITIALIZE).then(|| client_capabilities(&request.params));
@@ -506,16 +501,20 @@ impl ServerSession {
             None => answer,
             Some(effect) => self.apply(effect, &admitted_in, client, answer),
         };
-        Response::Answer(id, answer)
+        Some((id, answer))
     }
 
     /// The lifecycle gate: whether the session serves `method` in its current state. Returns
     /// the state it was admitted in.
-    fn admit(&self, method: &str, era: &Era) -> Result<Lifecycle, ErrorObject> {
+    fn admit(
+        &self,
+        method: &str,
+        era: &Result<Era, Box<ErrorObject>>,
+    ) -> Result<Lifecycle, ErrorObject> {
         // Only a legacy request goes through the handshake's gate. The others are served
         // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
         // version gets -32022, which a modern client's probe relies on).
-        let legacy = matches!(era, Era::Legacy(_));
+        let legacy = matches!(era, Ok(Era::Legacy(_)));
         let lifecycle = self.lifecycle();
         let refusal = match (&lifecycle, method, legacy) {
             (Lifecycle::ShuttingDown, "ping", _) => return Ok(lifecycle),
@@ -567,7 +566,7 @@ impl ServerSession {
         };
         // A legacy call asks the client with requests on the call's own stream.
         if request.method == method::TOOLS_CALL
-            && matches!(request.era, Era::Legacy(_))
+            && matches!(request.era, Ok(Era::Legacy(_)))
             && options.input.is_none()
             && let (Some(client), Some(sink)) = (client, &options.notifications)
         {
@@ -731,14 +730,6 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.session.in_flight().remove(&self.id);
     }
-}
-
-/// What [`ServerSession::respond`] leaves to its caller.
-enum Response {
-    /// The session answered by itself (`None`: nothing to send).
-    Reply(Option<Value>),
-    /// The registry's answer to the request with this id.
-    Answer(RequestId, Answer),
 }
 
 impl Lifecycle {

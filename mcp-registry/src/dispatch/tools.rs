@@ -60,7 +60,7 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
         Ok(retry) => retry,
         Err(e) => return Step::Answered(Answer::Error(e)),
     };
-    let call = match call_text {
+    let call = match &call_text {
         Some(text) => call_from_text(text),
         None => call_from_params(params),
     };
@@ -198,11 +198,12 @@ fn call_from_params(params: Map<String, Value>) -> Result<ToolCall<'static>, Err
 }
 
 /// A `tools/call`'s params as text: the arguments stay text for the tool to read.
-fn call_from_text(call: CallText<'_>) -> Result<ToolCall<'_>, ErrorObject> {
-    let Some(name) = call.name else {
+fn call_from_text<'a>(call: &'a CallText<'_>) -> Result<ToolCall<'a>, ErrorObject> {
+    let Some(name) = call.name.as_deref() else {
         return Err(name_missing());
     };
-    let arguments = match call.arguments {
+    let name = Cow::Borrowed(name);
+    let arguments = match call.arguments.as_deref() {
         None => Arguments::from(Map::new()),
         Some(raw) if raw.get() == "null" => Arguments::from(Map::new()),
         Some(raw) if raw.get().starts_with('{') => Arguments::text(raw.get()),

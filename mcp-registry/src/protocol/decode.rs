@@ -42,9 +42,109 @@ pub(crate) struct IncomingRequest<'a> {
     /// `params._meta`, when it is an object.
     pub(crate) meta: Option<Map<String, Value>>,
     /// How it is to be served, from the version `_meta` names: computed once, read by
-    /// dispatch, sessions and transports alike. (A version that cannot be served makes the
-    /// request [`Invalid`], answered with that error.)
-    pub(crate) era: Era,
+    /// dispatch, sessions and transports alike. `Err`: a version that cannot be served, the
+    /// error to answer with (kept beside the request so that a transport can still check
+    /// its headers against it first).
+    pub(crate) era: Result<Era, Box<ErrorObject>>,
+}
+
+impl Incoming<'_> {
+    /// The message with nothing borrowed from the text it was read from (a `tools/call`'s
+    /// name and arguments copied as text, not parsed), for a caller that answers it after
+    /// the text is gone.
+    pub(crate) fn into_owned(self) -> Incoming<'static> {
+        match self {
+            Incoming::Request(request) => Incoming::Request(request.into_owned()),
+            Incoming::Notification(n) => Incoming::Notification(n),
+            Incoming::Silent => Incoming::Silent,
+            Incoming::Response(r) => Incoming::Response(r),
+            Incoming::Invalid(i) => Incoming::Invalid(i),
+        }
+    }
+
+    /// The id a reply to this message goes under, when it is a request (or a request
+    /// refused with a readable id).
+    pub(crate) fn id(&self) -> Option<&RequestId> {
+        match self {
+            Incoming::Request(request) => Some(&request.id),
+            Incoming::Invalid(invalid) => invalid.id.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+impl IncomingRequest<'_> {
+    fn into_owned(self) -> IncomingRequest<'static> {
+        let IncomingRequest {
+            id,
+            method,
+            params,
+            call_text,
+            meta,
+            era,
+        } = self;
+        let call_text = call_text.map(|call| CallText {
+            name: call.name.map(|name| Cow::Owned(name.into_owned())),
+            arguments: call.arguments.map(|raw| Cow::Owned(raw.into_owned())),
+            meta: None,
+            retry: call.retry,
+        });
+        IncomingRequest {
+            id,
+            method: Cow::Owned(method.into_owned()),
+            params,
+            call_text,
+            meta,
+            era,
+        }
+    }
+
+    /// What the request names: `params.name` (a tool or a prompt) or `params.uri` (a
+    /// resource), when it is a string.
+    pub(crate) fn name(&self) -> Option<&str> {
+        if let Some(call) = &self.call_text {
+            return call.name.as_deref();
+        }
+        let key = if self.method == method::RESOURCES_READ {
+            "uri"
+        } else {
+            "name"
+        };
+        self.params.get(key).and_then(Value::as_str)
+    }
+
+    /// A `tools/call`'s arguments as a map (read from their text when the call came as
+    /// text); `None` when there are none or they are no object.
+    pub(crate) fn arguments(&self) -> Option<Cow<'_, Map<String, Value>>> {
+        match &self.call_text {
+            Some(call) => serde_json::from_str(call.arguments.as_deref()?.get())
+                .ok()
+                .map(Cow::Owned),
+            None => self
+                .params
+                .get("arguments")
+                .and_then(Value::as_object)
+                .map(Cow::Borrowed),
+        }
+    }
+
+    /// The protocol version `_meta` names, when it is a string.
+    pub(crate) fn protocol_version(&self) -> Option<&str> {
+        self.meta
+            .as_ref()?
+            .get(super::META_PROTOCOL_VERSION)?
+            .as_str()
+    }
+}
+
+impl IncomingNotification {
+    /// The protocol version `params._meta` names, when it is a string.
+    pub(crate) fn protocol_version(&self) -> Option<&str> {
+        self.params
+            .get("_meta")?
+            .get(super::META_PROTOCOL_VERSION)?
+            .as_str()
+    }
 }
 
 /// The members of a `tools/call`'s params that the call reads, as the text they came in:
@@ -54,7 +154,9 @@ pub(crate) struct CallText<'a> {
     /// Borrowed from the text unless it has escapes. (Anything but a string makes the
     /// message take the value path, which says what is wrong with it.)
     pub(crate) name: Option<Cow<'a, str>>,
-    pub(crate) arguments: Option<&'a RawValue>,
+    /// Borrowed from the text, or owned once the message outlives it
+    /// ([`Incoming::into_owned`]).
+    pub(crate) arguments: Option<Cow<'a, RawValue>>,
     meta: Option<&'a RawValue>,
     /// A 2026-07-28 retry's members: such a call takes the value path, which reads them.
     retry: bool,
@@ -92,7 +194,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for CallText<'a> {
                         }
                         "arguments" => {
                             once(&call.arguments, "arguments")?;
-                            call.arguments = Some(map.next_value()?);
+                            call.arguments = Some(Cow::Borrowed(map.next_value()?));
                         }
                         "_meta" => {
                             once(&call.meta, "_meta")?;
@@ -275,7 +377,7 @@ type RequestParts = (
     Cow<'static, str>,
     Map<String, Value>,
     Option<Map<String, Value>>,
-    Era,
+    Result<Era, Box<ErrorObject>>,
 );
 
 /// The rest of a request with a readable id.
@@ -314,9 +416,9 @@ fn request(
         }
     };
     let (meta, era) = match params.remove("_meta") {
-        None | Some(Value::Null) => (None, classify(&method, None)?),
+        None | Some(Value::Null) => (None, classify(&method, None).map_err(Box::new)),
         Some(Value::Object(meta)) => {
-            let era = classify(&method, Some(&meta))?;
+            let era = classify(&method, Some(&meta)).map_err(Box::new);
             (Some(meta), era)
         }
         Some(_) => return Err(meta_not_an_object()),
@@ -451,10 +553,7 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
             _ => return Some(invalid_request(id, meta_not_an_object())),
         },
     };
-    let era = match classify(method::TOOLS_CALL, meta.as_ref()) {
-        Ok(era) => era,
-        Err(error) => return Some(invalid_request(id, error)),
-    };
+    let era = classify(method::TOOLS_CALL, meta.as_ref()).map_err(Box::new);
     Some(Incoming::Request(IncomingRequest {
         id,
         method: Cow::Borrowed(method::TOOLS_CALL),

@@ -161,12 +161,12 @@ pub async fn serve_listener(
 }
 
 fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
+    text_response(status, body.to_string())
+}
+
+/// A response with JSON `text` as its body.
+fn text_response(status: StatusCode, text: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
 /// A refusal: the JSON-RPC error `code` with `message` (which says what to change), under
@@ -175,17 +175,14 @@ fn json_response(status: StatusCode, body: &Value) -> Response {
 /// debug, so that a misbehaving client cannot fill the log.
 fn error_response(
     status: StatusCode,
-    id: Option<&Value>,
+    id: Option<&RequestId>,
     code: ErrorCode,
     message: impl Into<String>,
 ) -> Response {
     let message = message.into();
     log_refusal(status, &message);
     let error = ErrorObject::new(code, message);
-    json_response(
-        status,
-        &error_value(id.and_then(RequestId::from_value), error),
-    )
+    json_response(status, &error_value(id.cloned(), error))
 }
 
 /// Logs a refusal at the level [`error_response`] describes.
@@ -208,10 +205,4 @@ fn call_options(caller: Option<AccessClaims>) -> CallOptions {
         Some(claims) => CallOptions::new().extension(claims),
         None => CallOptions::new(),
     }
-}
-
-/// The error code of a JSON-RPC error reply.
-fn reply_error_code(reply: &Value) -> Option<ErrorCode> {
-    let code = reply.get("error")?.get("code")?.as_i64()?;
-    i32::try_from(code).ok().map(ErrorCode)
 }

@@ -11,14 +11,14 @@ use std::time::Duration;
 use bytes::BytesMut;
 use futures_util::StreamExt as _;
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use crate::dispatch::{ServerSession, parse_error};
+use crate::dispatch::{ServerSession, parse_error, reply_text};
+use crate::protocol::decode::{Incoming, TextMessage, decode_text};
 use crate::protocol::method;
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
@@ -175,30 +175,62 @@ impl Running {
                 return;
             }
         };
-        let kind = kind_of(&message);
-        if kind == Kind::Other {
-            if let Some(reply) = self
-                .session
-                .handle_text(&message)
-                .options(CallOptions::new())
-                .await
-            {
-                let _ = self.out.send(reply);
+        // Decoded once: what the line is decides how it is served, and the session
+        // answers the decoded message.
+        let message = match decode_text(&message) {
+            Ok(TextMessage::One(message)) => message,
+            Ok(TextMessage::Batch(batch)) => return self.batch(batch).await,
+            Err(e) => {
+                let _ = self.out.send(parse_error(e).to_string());
+                return;
             }
-            return;
-        }
+        };
+        let stream = match &message {
+            Incoming::Request(request) => request.method == method::SUBSCRIPTIONS_LISTEN,
+            _ => {
+                // A notification, a response, or a refusal: applied (or answered) before the
+                // next line is read, so that state changes keep their order.
+                if let Some(reply) = answer(&self.session, message, CallOptions::new()).await {
+                    let _ = self.out.send(reply);
+                }
+                return;
+            }
+        };
+        // Answered while reading goes on, so after the line is gone: owned (a call's
+        // arguments copied as text, not parsed).
+        let message = message.into_owned();
         let session = self.session.clone();
         let out = self.out.clone();
         let options = CallOptions::new().notifications(self.notifications.clone());
         let task = async move {
-            if let Some(reply) = session.handle_text(&message).options(options).await {
+            if let Some(reply) = answer(&session, message, options).await {
                 let _ = out.send(reply);
             }
         };
-        match kind {
-            Kind::Stream => self.streams.spawn(task),
-            _ => self.calls.spawn(task),
+        if stream {
+            self.streams.spawn(task);
+        } else {
+            self.calls.spawn(task);
+        }
+    }
+
+    /// A batch: served while reading goes on when it holds a request (a session refuses it
+    /// unless its version has batches), applied before the next line otherwise.
+    async fn batch(&mut self, batch: Vec<Value>) {
+        let holds_request = batch.iter().any(|m| m.get("id").is_some());
+        let session = self.session.clone();
+        let out = self.out.clone();
+        let options = CallOptions::new().notifications(self.notifications.clone());
+        let task = async move {
+            if let Some(reply) = session.handle(Value::Array(batch)).options(options).await {
+                let _ = out.send(reply.to_string());
+            }
         };
+        if holds_request {
+            self.calls.spawn(task);
+        } else {
+            task.await;
+        }
     }
 
     /// The input has ended: no reply can come any more (tools waiting on the client stop
@@ -217,48 +249,14 @@ fn log_failed(joined: Result<(), tokio::task::JoinError>) {
     }
 }
 
-/// What a line holds, as far as the loop cares.
-#[derive(Debug, PartialEq, Eq)]
-enum Kind {
-    /// A request, or a batch holding one: answered while reading goes on.
-    Request,
-    /// A `subscriptions/listen` request: a stream, ended when the input ends.
-    Stream,
-    /// A notification, a response, or text that is no JSON-RPC message: applied, or refused,
-    /// before the next line is read.
-    Other,
-}
-
-/// What the message `text` is (a member `id` makes a request).
-fn kind_of(text: &str) -> Kind {
-    #[derive(Deserialize)]
-    struct Probe<'a> {
-        #[serde(default, deserialize_with = "present")]
-        id: Option<IgnoredAny>,
-        #[serde(default, borrow)]
-        method: Option<std::borrow::Cow<'a, str>>,
-    }
-    fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IgnoredAny>, D::Error> {
-        IgnoredAny::deserialize(d).map(Some)
-    }
-    if text.trim_start().starts_with('[') {
-        // A batch with elements that are no objects is refused element by element.
-        let holds_request = serde_json::from_str::<Vec<Probe<'_>>>(text)
-            .map_or(true, |batch| batch.iter().any(|probe| probe.id.is_some()));
-        return if holds_request {
-            Kind::Request
-        } else {
-            Kind::Other
-        };
-    }
-    match serde_json::from_str::<Probe<'_>>(text) {
-        Ok(Probe {
-            id: Some(_),
-            method,
-        }) if method.as_deref() == Some(method::SUBSCRIPTIONS_LISTEN) => Kind::Stream,
-        Ok(Probe { id: Some(_), .. }) => Kind::Request,
-        _ => Kind::Other,
-    }
+/// The session's answer to a decoded message, as text.
+async fn answer(
+    session: &ServerSession,
+    message: Incoming<'_>,
+    options: CallOptions,
+) -> Option<String> {
+    let (id, answer) = session.answer(message, options).await?;
+    reply_text(id, answer)
 }
 
 /// The -32700 for a line that is not UTF-8, worded as the JSON parser words it.

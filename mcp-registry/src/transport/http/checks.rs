@@ -4,13 +4,13 @@
 
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
-use serde_json::Value;
 
 use super::auth::AccessClaims;
 use super::sessions::AppState;
 use super::{VERSION_HEADER, error_response, header_str};
-use crate::protocol::ErrorCode;
+use crate::protocol::decode::{Incoming, IncomingRequest};
 use crate::protocol::headers::decode_header_value;
+use crate::protocol::{ErrorCode, method};
 use crate::registry::Registry;
 
 /// `Some(403 response)` when the request's `Host` or `Origin` is not allowed. The host is
@@ -65,19 +65,16 @@ fn check_origin(state: &AppState, headers: &HeaderMap) -> Option<Response> {
 /// Checks a 2026-07-28 `tools/call`'s `Mcp-Param-{Name}` headers against its arguments, for
 /// the parameters the tool annotates with `x-mcp-header`: each value the body has must come
 /// in its header, decoded equal (a header that cannot be decoded is refused too). A tool this
-/// server does not have is left to dispatch to refuse.
+/// server does not have is left to dispatch to refuse. The arguments are read only for a
+/// tool with such parameters.
 pub(super) fn check_param_headers(
     registry: &Registry,
     server: &str,
     headers: &HeaderMap,
-    message: &Value,
+    request: &IncomingRequest<'_>,
 ) -> Result<(), String> {
-    let Some(params) = message.get("params") else {
-        return Ok(());
-    };
-    let Some(tool) = params
-        .get("name")
-        .and_then(Value::as_str)
+    let Some(tool) = request
+        .name()
         .and_then(|name| Some(registry.server(server)?.tool(name)?.clone()))
     else {
         return Ok(());
@@ -87,11 +84,7 @@ pub(super) fn check_param_headers(
     if annotated.is_empty() {
         return Ok(());
     }
-    let empty = serde_json::Map::new();
-    let arguments = params
-        .get("arguments")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+    let arguments = request.arguments().unwrap_or_default();
     for param in annotated {
         let header = format!("mcp-param-{}", param.name());
         let sent = match headers.get(header.as_str()) {
@@ -106,7 +99,7 @@ pub(super) fn check_param_headers(
                 }
             },
         };
-        let body = param.value_in(arguments);
+        let body = param.value_in(&arguments);
         if sent != body {
             return Err(match (sent, body) {
                 (None, Some(_)) => {
@@ -125,16 +118,18 @@ pub(super) fn check_param_headers(
     Ok(())
 }
 
-/// Checks a modern request's mirrored headers against its body.
+/// Checks a modern message's mirrored headers against its decoded body: the version (in
+/// `_meta`), the method, and what a `tools/call`, `resources/read` or `prompts/get` names.
 pub(super) fn check_modern_headers(
     headers: &HeaderMap,
-    message: &Value,
+    message: &Incoming<'_>,
     version: Option<&str>,
 ) -> Result<(), String> {
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let (method, request) = match message {
+        Incoming::Request(request) => (&*request.method, Some(request)),
+        Incoming::Notification(n) => (n.method.as_str(), None),
+        _ => ("", None),
+    };
     match header_str(headers, VERSION_HEADER) {
         None => {
             return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned());
@@ -147,9 +142,8 @@ pub(super) fn check_modern_headers(
         }
         Some(_) => {}
     }
-    let is_request = message.get("id").is_some();
     match header_str(headers, "mcp-method") {
-        None if is_request => {
+        None if request.is_some() => {
             return Err("Header mismatch: the Mcp-Method header is missing".to_owned());
         }
         Some(h) if h != method => {
@@ -159,29 +153,30 @@ pub(super) fn check_modern_headers(
         }
         _ => {}
     }
-    if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
-        let params = message.get("params");
-        let body_name = params
-            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        match headers
-            .get("mcp-name")
-            .map(|v| v.to_str().ok().and_then(decode_header_value))
-        {
-            None => return Err("Header mismatch: the Mcp-Name header is missing".to_owned()),
-            Some(None) => {
-                return Err("Header mismatch: the Mcp-Name header is not valid".to_owned());
-            }
-            Some(Some(h)) if h != body_name => {
-                return Err(format!(
-                    "Header mismatch: Mcp-Name header value {h:?} does not match body value {body_name:?}"
-                ));
-            }
-            Some(Some(_)) => {}
-        }
+    if let Some(request) = request
+        && matches!(
+            method,
+            method::TOOLS_CALL | method::RESOURCES_READ | method::PROMPTS_GET
+        )
+    {
+        check_name_header(headers, request.name().unwrap_or_default())?;
     }
     Ok(())
+}
+
+/// The `Mcp-Name` header against what the body names.
+fn check_name_header(headers: &HeaderMap, body_name: &str) -> Result<(), String> {
+    match headers
+        .get("mcp-name")
+        .map(|v| v.to_str().ok().and_then(decode_header_value))
+    {
+        None => Err("Header mismatch: the Mcp-Name header is missing".to_owned()),
+        Some(None) => Err("Header mismatch: the Mcp-Name header is not valid".to_owned()),
+        Some(Some(h)) if h != body_name => Err(format!(
+            "Header mismatch: Mcp-Name header value {h:?} does not match body value {body_name:?}"
+        )),
+        Some(Some(_)) => Ok(()),
+    }
 }
 
 /// Checks a POST's headers (after `Host`, `Origin` and the token) before its body is read:

@@ -1,5 +1,6 @@
-//! `POST`: one JSON-RPC message (or a batch in a 2025-03-26 session), routed to a stateless
-//! 2026-07-28 answer, a new legacy session (`initialize`) or the session it names.
+//! `POST`: one JSON-RPC message (or a batch in a 2025-03-26 session), decoded once from the
+//! body's text, checked against the headers, and routed to a stateless 2026-07-28 answer, a
+//! new legacy session (`initialize`) or the session it names.
 
 use std::sync::{Arc, Mutex};
 
@@ -7,20 +8,22 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
 use super::sessions::{AppState, SessionSlot, unknown_session};
-use super::stream::respond;
+use super::stream::{Mode, Pending, respond};
 use super::{
     SESSION_HEADER, VERSION_HEADER, call_options, error_response, header_str, json_response,
+    text_response,
 };
-use crate::dispatch::{ServerSession, error_value, parse_error};
+use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
+use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
-    ErrorCode, META_PROTOCOL_VERSION, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId,
-    method, require_modern_meta,
+    ErrorCode, MODERN_VERSION, ProtocolEra, ProtocolVersion, method, require_modern_meta,
 };
+use crate::registry::CallOptions;
 
 pub(super) async fn handle_post(
     State(state): State<Arc<AppState>>,
@@ -39,51 +42,35 @@ pub(super) async fn handle_post(
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    let message: Value = match serde_json::from_slice(&body) {
-        Ok(m) => m,
-        Err(e) => {
-            super::log_refusal(
-                StatusCode::BAD_REQUEST,
-                &format!("the body is no JSON: {e}"),
-            );
-            return json_response(StatusCode::BAD_REQUEST, &parse_error(e));
+    let message = match decode_body(&body) {
+        Ok(message) => message,
+        Err(detail) => {
+            let detail = format!("the body is no JSON: {detail}");
+            super::log_refusal(StatusCode::BAD_REQUEST, &detail);
+            return json_response(StatusCode::BAD_REQUEST, &parse_error(detail));
         }
     };
     if let (Some(auth), Some(claims)) = (&state.config.auth, &caller)
-        && let Err(refusal) = auth.check_scopes(claims, called_tools(&message))
+        && let Err(refusal) = auth.check_scopes(claims, called_tools(&message).into_iter())
     {
         return auth.refuse(refusal);
     }
-    if message.is_array()
-        && let Some(slot) =
-            header_str(&headers, SESSION_HEADER).and_then(|id| state.session(id, caller.as_ref()))
-        && slot.session.accepts_batches()
+    let message = match message {
+        TextMessage::Batch(batch) => return post_batch(&state, &headers, batch, caller).await,
+        TextMessage::One(Incoming::Invalid(Invalid { id, error })) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                id.as_ref(),
+                error.code,
+                error.message,
+            );
+        }
+        TextMessage::One(message) => message,
+    };
+    if version_in_body(&message).is_some()
+        || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION)
     {
-        // A legacy session whose negotiated version has batches (2025-03-26) is served them.
-        return match slot
-            .session
-            .handle(message)
-            .options(call_options(caller))
-            .await
-        {
-            Some(reply) => json_response(StatusCode::OK, &reply),
-            None => StatusCode::ACCEPTED.into_response(),
-        };
-    }
-    if !message.is_object() {
-        return error_response(
-            StatusCode::BAD_REQUEST,
-            None,
-            ErrorCode::INVALID_REQUEST,
-            "the body must be one JSON-RPC message (an object); batches are accepted only in a session whose protocol version has them (2025-03-26)",
-        );
-    }
-    let body_version = message_meta(&message)
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    if body_version.is_some() || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION) {
-        post_modern(&state, &headers, message, body_version.as_deref(), caller).await
+        post_modern(&state, &headers, message, caller).await
     } else {
         post_legacy(&state, &headers, message, caller).await
     }
@@ -121,26 +108,74 @@ async fn read_body(state: &AppState, request: Request) -> Result<Bytes, Response
     }
 }
 
+/// The body decoded, once: the message (or batch) every later step reads; `Err` says why
+/// it is no JSON.
+fn decode_body(body: &[u8]) -> Result<TextMessage<'_>, String> {
+    let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
+    decode_text(text).map_err(|e| e.to_string())
+}
+
 /// The names of the tools a message (or a batch) calls.
-fn called_tools(message: &Value) -> impl Iterator<Item = &str> {
-    let messages = match message {
-        Value::Array(batch) => batch.as_slice(),
-        one => std::slice::from_ref(one),
+fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
+    match message {
+        TextMessage::One(Incoming::Request(request)) if request.method == method::TOOLS_CALL => {
+            request.name().into_iter().collect()
+        }
+        TextMessage::One(_) => Vec::new(),
+        TextMessage::Batch(batch) => batch
+            .iter()
+            .filter(|m| m.get("method").and_then(Value::as_str) == Some(method::TOOLS_CALL))
+            .filter_map(|m| m.get("params")?.get("name")?.as_str())
+            .collect(),
+    }
+}
+
+/// The `_meta` of a request or a notification.
+fn meta<'m>(message: &'m Incoming<'_>) -> Option<&'m Map<String, Value>> {
+    match message {
+        Incoming::Request(request) => request.meta.as_ref(),
+        Incoming::Notification(n) => n.params.get("_meta").and_then(Value::as_object),
+        _ => None,
+    }
+}
+
+/// The protocol version a message's `_meta` names.
+fn version_in_body<'m>(message: &'m Incoming<'_>) -> Option<&'m str> {
+    match message {
+        Incoming::Request(request) => request.protocol_version(),
+        Incoming::Notification(n) => n.protocol_version(),
+        _ => None,
+    }
+}
+
+/// A batch: served by a legacy session whose negotiated version has batches (2025-03-26),
+/// refused anywhere else.
+async fn post_batch(
+    state: &AppState,
+    headers: &HeaderMap,
+    batch: Vec<Value>,
+    caller: Option<AccessClaims>,
+) -> Response {
+    let Some(slot) = header_str(headers, SESSION_HEADER)
+        .and_then(|id| state.session(id, caller.as_ref()))
+        .filter(|slot| slot.session.accepts_batches())
+    else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            "the body must be one JSON-RPC message (an object); batches are accepted only in a session whose protocol version has them (2025-03-26)",
+        );
     };
-    messages
-        .iter()
-        .filter(|m| m.get("method").and_then(Value::as_str) == Some("tools/call"))
-        .filter_map(|m| m.get("params")?.get("name")?.as_str())
-}
-
-/// The `params._meta` of a message.
-fn message_meta(message: &Value) -> Option<&Value> {
-    message.get("params").and_then(|p| p.get("_meta"))
-}
-
-/// Whether a message is a request (it has an `id` and a `method`).
-fn is_request(message: &Value) -> bool {
-    message.get("id").is_some() && message.get("method").is_some()
+    match slot
+        .session
+        .handle(Value::Array(batch))
+        .options(call_options(caller))
+        .await
+    {
+        Some(reply) => json_response(StatusCode::OK, &reply),
+        None => StatusCode::ACCEPTED.into_response(),
+    }
 }
 
 /// A POST in the 2026-07-28 shape (a version in `_meta`, or the 2026-07-28 version header):
@@ -149,68 +184,56 @@ fn is_request(message: &Value) -> bool {
 async fn post_modern(
     state: &AppState,
     headers: &HeaderMap,
-    message: Value,
-    body_version: Option<&str>,
+    message: Incoming<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let id = message.get("id").cloned();
-    let checked =
-        check_modern_headers(headers, &message, body_version).and_then(|()| {
-            match message.get("method").and_then(Value::as_str) {
-                Some(method::TOOLS_CALL) => {
-                    check_param_headers(&state.registry, &state.server, headers, &message)
-                }
-                _ => Ok(()),
-            }
-        });
+    let version = version_in_body(&message);
+    let id = message.id();
+    let checked = check_modern_headers(headers, &message, version).and_then(|()| match &message {
+        Incoming::Request(request) if request.method == method::TOOLS_CALL => {
+            check_param_headers(&state.registry, &state.server, headers, request)
+        }
+        _ => Ok(()),
+    });
     if let Err(mismatch) = checked {
         return error_response(
             StatusCode::BAD_REQUEST,
-            id.as_ref(),
+            id,
             ErrorCode::HEADER_MISMATCH,
             mismatch,
         );
     }
-    let modern = body_version
+    let modern = version
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == ProtocolEra::Modern);
-    if (body_version.is_none() || modern)
-        && let Err(e) = require_modern_meta(message_meta(&message).and_then(Value::as_object))
+    if (version.is_none() || modern)
+        && let Err(e) = require_modern_meta(meta(&message))
     {
-        super::log_refusal(StatusCode::BAD_REQUEST, &e.message);
-        return json_response(
-            StatusCode::BAD_REQUEST,
-            &error_value(id.as_ref().and_then(RequestId::from_value), e),
-        );
+        return error_response(StatusCode::BAD_REQUEST, id, e.code, e.message);
     }
-    if !modern {
-        // Unknown versions get -32022; a legacy version in `_meta` is answered statelessly.
-        return match state
-            .registry
-            .handle_mcp_message(&state.server, message)
-            .options(call_options(caller))
-            .await
-        {
-            Some(reply) if reply.get("error").is_some() => {
-                json_response(StatusCode::BAD_REQUEST, &reply)
-            }
-            Some(reply) => json_response(StatusCode::OK, &reply),
-            None => StatusCode::ACCEPTED.into_response(),
-        };
-    }
-    if !is_request(&message) {
-        // Modern notifications carry no state to act on here.
+    let Incoming::Request(request) = message else {
+        // Notifications and responses carry no state to act on here.
         return StatusCode::ACCEPTED.into_response();
-    }
-    let registry = state.registry.clone();
-    let server = state.server.clone();
-    respond(true, caller, move |options| async move {
-        registry
-            .handle_mcp_message(&server, message)
-            .options(options)
-            .await
+    };
+    // Unknown versions get -32022 (`400`); a legacy version in `_meta` is answered
+    // statelessly.
+    let mode = if modern { Mode::Modern } else { Mode::Strict };
+    respond(mode, caller, |mut options| {
+        stateless(state, request, &mut options)
     })
     .await
+}
+
+/// A request answered by the registry alone, started here (what is left to await is
+/// `'static`, borrowing nothing from the body).
+fn stateless(state: &AppState, request: IncomingRequest<'_>, options: &mut CallOptions) -> Pending {
+    let started = Dispatcher::new(&state.registry).start_message(
+        &state.server,
+        Incoming::Request(request),
+        options,
+        Connection::default(),
+    );
+    Pending::of(started)
 }
 
 /// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
@@ -218,7 +241,7 @@ async fn post_modern(
 async fn post_legacy(
     state: &AppState,
     headers: &HeaderMap,
-    message: Value,
+    message: Incoming<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
     if let Some(v) = header_str(headers, VERSION_HEADER)
@@ -226,15 +249,16 @@ async fn post_legacy(
     {
         return error_response(
             StatusCode::BAD_REQUEST,
-            message.get("id"),
+            message.id(),
             ErrorCode::INVALID_REQUEST,
             format!("unsupported MCP-Protocol-Version {v:?}"),
         );
     }
-    if is_request(&message) && message.get("method").and_then(Value::as_str) == Some("initialize") {
-        post_initialize(state, message, caller).await
-    } else {
-        post_in_session(state, headers, message, caller).await
+    match message {
+        Incoming::Request(request) if request.method == method::INITIALIZE => {
+            post_initialize(state, request, caller).await
+        }
+        message => post_in_session(state, headers, message, caller).await,
     }
 }
 
@@ -242,24 +266,31 @@ async fn post_legacy(
 /// succeeds.
 async fn post_initialize(
     state: &AppState,
-    message: Value,
+    request: IncomingRequest<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let id = message.get("id").cloned();
+    let id = request.id.clone();
     if !state.config.legacy_sessions {
         return error_response(
             StatusCode::BAD_REQUEST,
-            id.as_ref(),
+            Some(&id),
             ErrorCode::INVALID_REQUEST,
             "this endpoint serves only protocol version 2026-07-28 (stateless); initialize is not supported",
         );
     }
     let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
-    let Some(reply) = session.handle(message).await else {
+    let answered = session
+        .answer(Incoming::Request(request), CallOptions::new())
+        .await;
+    let Some((reply_id, answer)) = answered else {
         return StatusCode::ACCEPTED.into_response();
     };
-    if reply.get("error").is_some() {
-        return json_response(StatusCode::OK, &reply);
+    let failed = matches!(answer, Answer::Error(_));
+    let Some(reply) = reply_text(reply_id, answer) else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    if failed {
+        return text_response(StatusCode::OK, reply);
     }
     let slot = SessionSlot {
         session,
@@ -270,7 +301,7 @@ async fn post_initialize(
     let Some(session_id) = state.open_session(slot) else {
         return error_response(
             StatusCode::SERVICE_UNAVAILABLE,
-            id.as_ref(),
+            Some(&id),
             ErrorCode::INTERNAL_ERROR,
             format!(
                 "too many open sessions (HttpConfig::max_sessions: {}); idle ones end after HttpConfig::session_idle_timeout, or use protocol version 2026-07-28 (stateless)",
@@ -278,7 +309,7 @@ async fn post_initialize(
             ),
         );
     };
-    let mut response = json_response(StatusCode::OK, &reply);
+    let mut response = text_response(StatusCode::OK, reply);
     if let Ok(v) = HeaderValue::from_str(&session_id) {
         response.headers_mut().insert(SESSION_HEADER, v);
     }
@@ -289,10 +320,10 @@ async fn post_initialize(
 async fn post_in_session(
     state: &AppState,
     headers: &HeaderMap,
-    message: Value,
+    message: Incoming<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let id = message.get("id");
+    let id = message.id();
     let Some(session_id) = header_str(headers, SESSION_HEADER) else {
         return error_response(
             StatusCode::BAD_REQUEST,
@@ -304,12 +335,17 @@ async fn post_in_session(
     let Some(slot) = state.session(session_id, caller.as_ref()) else {
         return unknown_session(id, session_id);
     };
-    if !is_request(&message) {
-        let _ = slot.session.handle(message).await;
+    if !matches!(message, Incoming::Request(_)) {
+        let _ = slot.session.answer(message, CallOptions::new()).await;
         return StatusCode::ACCEPTED.into_response();
     }
-    respond(false, caller, move |options| async move {
-        slot.session.handle(message).options(options).await
+    // The session answers after the body is gone: the message is made owned (a call's
+    // arguments copied as text, not parsed).
+    let message = message.into_owned();
+    respond(Mode::Session, caller, move |options| {
+        Pending::Later(Box::pin(async move {
+            slot.session.answer(message, options).await
+        }))
     })
     .await
 }

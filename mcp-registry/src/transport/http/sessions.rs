@@ -7,14 +7,13 @@ use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::AccessClaims;
 use super::{HttpConfig, error_response};
 use crate::dispatch::{Outgoing, ServerSession};
-use crate::protocol::ErrorCode;
+use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::Registry;
 
 /// How often, at most, requests sweep away idle legacy sessions.
@@ -193,7 +192,7 @@ fn owned_by(slot: &SessionSlot, caller: Option<&AccessClaims>) -> bool {
 }
 
 /// 404 for a session id this server does not know.
-pub(super) fn unknown_session(id: Option<&Value>, session_id: &str) -> Response {
+pub(super) fn unknown_session(id: Option<&RequestId>, session_id: &str) -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         id,

@@ -17,26 +17,75 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::auth::AccessClaims;
 use super::checks::{accepts, admit};
 use super::sessions::{AppState, unknown_session};
-use super::{
-    SESSION_HEADER, call_options, error_response, header_str, json_response, reply_error_code,
-};
-use crate::protocol::ErrorCode;
+use super::{SESSION_HEADER, call_options, error_response, header_str, text_response};
+use crate::dispatch::{Answer, Step, reply_text};
+use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
-use crate::tool::NotificationSink;
+use crate::tool::{BoxFuture, NotificationSink};
+
+/// A request's typed answer (`None`: nothing to send), and the id it goes under.
+type Answered = Option<(Option<RequestId>, Answer)>;
 
 enum Flow {
     Notification(Value),
-    Reply(Option<Value>),
+    Reply(Answered),
+}
+
+/// A request started: answered already, or its answer to await.
+pub(super) enum Pending {
+    Ready(Answered),
+    Later(BoxFuture<'static, Answered>),
+}
+
+impl Pending {
+    /// What starting a request in dispatch gave.
+    pub(super) fn of(started: Option<(Option<RequestId>, Step)>) -> Self {
+        match started {
+            None => Pending::Ready(None),
+            Some((id, Step::Answered(answer) | Step::Changed(answer, _))) => {
+                Pending::Ready(Some((id, answer)))
+            }
+            Some((id, step)) => {
+                Pending::Later(Box::pin(async move { Some((id, step.answer().await)) }))
+            }
+        }
+    }
+}
+
+/// How an answer's error maps to the HTTP status (a reply streamed as SSE is always `200`).
+#[derive(Clone, Copy)]
+pub(super) enum Mode {
+    /// 2026-07-28: an unknown method is `404`, a missing client capability `400`.
+    Modern,
+    /// A request in the 2026-07-28 shape that names another version: every error is `400`.
+    Strict,
+    /// A legacy session: errors travel in `200` replies.
+    Session,
+}
+
+impl Mode {
+    fn status(self, answer: &Answer) -> StatusCode {
+        let Answer::Error(error) = answer else {
+            return StatusCode::OK;
+        };
+        match (self, error.code) {
+            (Mode::Strict, _) => StatusCode::BAD_REQUEST,
+            (Mode::Modern, ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+            (Mode::Modern, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
+                StatusCode::BAD_REQUEST
+            }
+            _ => StatusCode::OK,
+        }
+    }
 }
 
 /// Runs one request, answering with JSON when the reply comes first, or with an SSE stream
 /// (notifications, then the reply) when a notification comes first. Dropping the response —
-/// the client going away — cancels the call. A modern unknown method is `404` (2026-07-28).
-/// The caller's claims, when authorized, go to the call's extensions.
-pub(super) async fn respond<F, Fut>(modern: bool, caller: Option<AccessClaims>, run: F) -> Response
+/// the client going away — cancels the call. The caller's claims, when authorized, go to the
+/// call's extensions. A request answered while it starts is answered without a task.
+pub(super) async fn respond<F>(mode: Mode, caller: Option<AccessClaims>, start: F) -> Response
 where
-    F: FnOnce(CallOptions) -> Fut,
-    Fut: Future<Output = Option<Value>> + Send + 'static,
+    F: FnOnce(CallOptions) -> Pending,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Flow>();
     let token = CancellationToken::new();
@@ -47,23 +96,25 @@ where
             let _ = tx.send(Flow::Notification(n));
         })
     };
-    let fut = run(call_options(caller).notifications(sink).cancellation(token));
-    tokio::spawn(async move {
-        let reply = fut.await;
-        let _ = tx.send(Flow::Reply(reply));
-    });
+    match start(call_options(caller).notifications(sink).cancellation(token)) {
+        Pending::Ready(answered) => {
+            let _ = tx.send(Flow::Reply(answered));
+        }
+        Pending::Later(answer) => {
+            tokio::spawn(async move {
+                let _ = tx.send(Flow::Reply(answer.await));
+            });
+        }
+    }
     match rx.recv().await {
         None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
-        Some(Flow::Reply(Some(reply))) => {
+        Some(Flow::Reply(Some((id, answer)))) => {
             drop(guard.disarm());
-            let status = match reply_error_code(&reply) {
-                Some(ErrorCode::METHOD_NOT_FOUND) if modern => StatusCode::NOT_FOUND,
-                Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY) if modern => {
-                    StatusCode::BAD_REQUEST
-                }
-                _ => StatusCode::OK,
-            };
-            json_response(status, &reply)
+            let status = mode.status(&answer);
+            match reply_text(id, answer) {
+                Some(reply) => text_response(status, reply),
+                None => StatusCode::ACCEPTED.into_response(),
+            }
         }
         Some(Flow::Notification(first)) => Sse::new(sse_stream(first, rx, guard))
             .keep_alive(KeepAlive::default())
@@ -85,14 +136,15 @@ fn sse_stream(
                 Ok(Event::default().event("message").data(n.to_string())),
                 (rx, guard),
             )),
-            Flow::Reply(reply) => {
+            Flow::Reply(answered) => {
                 // The call is over: ending the stream must not cancel anything.
                 if let Some(g) = guard {
                     g.disarm();
                 }
-                reply.map(|r| {
+                let (id, answer) = answered?;
+                reply_text(id, answer).map(|reply| {
                     (
-                        Ok(Event::default().event("message").data(r.to_string())),
+                        Ok(Event::default().event("message").data(reply)),
                         (rx, None),
                     )
                 })
