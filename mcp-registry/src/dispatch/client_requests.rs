@@ -35,11 +35,15 @@ impl ClientRequests {
     /// Hands a client's reply to the request waiting for it (a reply to nothing waiting,
     /// e.g. after a timeout, is dropped).
     pub(super) fn answer(&self, response: IncomingResponse) {
-        match self.waiting().remove(&response.id) {
+        let Some(id) = &response.id else {
+            tracing::debug!(error = ?response.error, "the client sent an error naming no request");
+            return;
+        };
+        match self.waiting().remove(id) {
             Some(waiting) => {
                 let _ = waiting.send(response);
             }
-            None => tracing::debug!(id = %response.id, "a reply to no request waiting for one"),
+            None => tracing::debug!(%id, "a reply to no request waiting for one"),
         }
     }
 }

@@ -52,6 +52,7 @@ impl Incoming<'_> {
     /// The message with nothing borrowed from the text it was read from (a `tools/call`'s
     /// name and arguments copied as text, not parsed), for a caller that answers it after
     /// the text is gone.
+    #[cfg(any(feature = "http", feature = "stdio"))]
     pub(crate) fn into_owned(self) -> Incoming<'static> {
         match self {
             Incoming::Request(request) => Incoming::Request(request.into_owned()),
@@ -64,6 +65,7 @@ impl Incoming<'_> {
 
     /// The id a reply to this message goes under, when it is a request (or a request
     /// refused with a readable id).
+    #[cfg(feature = "http")]
     pub(crate) fn id(&self) -> Option<&RequestId> {
         match self {
             Incoming::Request(request) => Some(&request.id),
@@ -74,6 +76,7 @@ impl Incoming<'_> {
 }
 
 impl IncomingRequest<'_> {
+    #[cfg(any(feature = "http", feature = "stdio"))]
     fn into_owned(self) -> IncomingRequest<'static> {
         let IncomingRequest {
             id,
@@ -101,6 +104,7 @@ impl IncomingRequest<'_> {
 
     /// What the request names: `params.name` (a tool or a prompt) or `params.uri` (a
     /// resource), when it is a string.
+    #[cfg(feature = "http")]
     pub(crate) fn name(&self) -> Option<&str> {
         if let Some(call) = &self.call_text {
             return call.name.as_deref();
@@ -115,6 +119,7 @@ impl IncomingRequest<'_> {
 
     /// A `tools/call`'s arguments as a map (read from their text when the call came as
     /// text); `None` when there are none or they are no object.
+    #[cfg(feature = "http")]
     pub(crate) fn arguments(&self) -> Option<Cow<'_, Map<String, Value>>> {
         match &self.call_text {
             Some(call) => serde_json::from_str(call.arguments.as_deref()?.get())
@@ -129,6 +134,7 @@ impl IncomingRequest<'_> {
     }
 
     /// The protocol version `_meta` names, when it is a string.
+    #[cfg(feature = "http")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
         self.meta
             .as_ref()?
@@ -139,6 +145,7 @@ impl IncomingRequest<'_> {
 
 impl IncomingNotification {
     /// The protocol version `params._meta` names, when it is a string.
+    #[cfg(feature = "http")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
         self.params
             .get("_meta")?
@@ -256,7 +263,9 @@ pub(crate) struct IncomingNotification {
 /// A response, taken apart: its id and its `result` or `error` member.
 #[derive(Debug)]
 pub(crate) struct IncomingResponse {
-    pub(crate) id: RequestId,
+    /// `None` only for an error that names no request (`"id": null`: the peer could not
+    /// read what it answers).
+    pub(crate) id: Option<RequestId>,
     pub(crate) result: Option<Value>,
     pub(crate) error: Option<Value>,
 }
@@ -333,8 +342,20 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
     // A response (no `method`; `result` or `error`) is never answered, whatever its id, and
     // neither is a notification (a `method` and no `id` member), even one that is invalid.
     if method.is_none() && (result.is_some() || error.is_some()) {
+        if !matches!(&jsonrpc, Some(Value::String(v)) if v == "2.0") {
+            return Incoming::Silent;
+        }
         return match id.as_ref().and_then(RequestId::from_value) {
-            Some(id) => Incoming::Response(IncomingResponse { id, result, error }),
+            Some(id) => Incoming::Response(IncomingResponse {
+                id: Some(id),
+                result,
+                error,
+            }),
+            None if error.is_some() => Incoming::Response(IncomingResponse {
+                id: None,
+                result: None,
+                error,
+            }),
             None => Incoming::Silent,
         };
     }

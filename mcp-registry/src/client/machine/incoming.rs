@@ -3,9 +3,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::protocol::decode::{self, IncomingResponse, Invalid, TextMessage, decode, decode_text};
 use crate::protocol::{
     DiscoverResult, ErrorCode, ErrorObject, Implementation, InitializeResult, META_SERVER_INFO,
-    ProtocolEra, ProtocolVersion, RequestId, UnsupportedVersionData, exceeds_max_depth, method,
+    ProtocolEra, ProtocolVersion, UnsupportedVersionData, method,
 };
 
 use super::*;
@@ -15,65 +16,62 @@ impl ClientMachine {
 
     /// Classifies a message given as JSON text. Never panics.
     pub fn handle_text(&mut self, text: &str) -> Incoming {
-        match serde_json::from_str::<Value>(text) {
-            Ok(value) => self.handle(value),
+        match decode_text(text) {
+            Ok(TextMessage::One(message)) => self.classify(message),
+            Ok(TextMessage::Batch(_)) => malformed("a JSON-RPC batch: a client is sent none"),
             Err(e) => Incoming::NotOurs(NotOurs::Malformed(format!("not JSON: {e}"))),
         }
     }
 
     /// Classifies one incoming message. Never panics, whatever the peer sent.
     pub fn handle(&mut self, message: Value) -> Incoming {
-        if exceeds_max_depth(&message) {
+        if message.is_array() {
             crate::protocol::drop_flat(message);
-            return malformed("the message nests too deeply");
+            return malformed("a JSON-RPC batch: a client is sent none");
         }
-        let Value::Object(mut map) = message else {
-            return malformed("a JSON-RPC message must be an object");
-        };
-        if map.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return malformed("`jsonrpc` must be \"2.0\"");
-        }
-        let id = map.remove("id");
-        match map.remove("method") {
-            Some(Value::String(method)) => {
-                let params = match map.remove("params") {
-                    None | Some(Value::Null) => Map::new(),
-                    Some(Value::Object(p)) => p,
-                    Some(_) => {
-                        return match id.as_ref().and_then(RequestId::from_value) {
-                            Some(id) => Incoming::Request(ServerRequest {
-                                id,
-                                kind: ServerRequestKind::Invalid {
-                                    error: ErrorObject::new(
-                                        ErrorCode::INVALID_PARAMS,
-                                        format!("`params` of {method} must be an object"),
-                                    ),
-                                    method,
-                                },
-                            }),
-                            None => malformed("`params` must be an object"),
-                        };
-                    }
-                };
-                match id {
-                    None => Incoming::Notification(notification(method, params)),
-                    Some(raw) => match RequestId::from_value(&raw) {
-                        Some(id) => Incoming::Request(ServerRequest {
-                            id,
-                            kind: server_request(method, params),
-                        }),
-                        None => malformed("a request id must be a string or an integer"),
-                    },
+        self.classify(decode(message))
+    }
+
+    /// A message decoded by the envelope decoder the server side uses
+    /// ([`crate::protocol::decode`]), sorted for the client.
+    fn classify(&mut self, message: decode::Incoming<'_>) -> Incoming {
+        match message {
+            decode::Incoming::Request(request) => {
+                let mut params = request.params;
+                if let Some(meta) = request.meta {
+                    params.insert("_meta".to_owned(), Value::Object(meta));
                 }
+                Incoming::Request(ServerRequest {
+                    id: request.id,
+                    kind: server_request(request.method.into_owned(), params),
+                })
             }
-            Some(_) => malformed("`method` must be a string"),
-            None => self.reply(id, map),
+            decode::Incoming::Notification(n) => {
+                Incoming::Notification(notification(n.method, n.params))
+            }
+            decode::Incoming::Response(response) => self.reply(response),
+            // A request whose params cannot be read is answered with the error, under its
+            // id; anything else unreadable is not ours.
+            decode::Incoming::Invalid(Invalid {
+                id: Some(id),
+                error,
+            }) if error.code == ErrorCode::INVALID_PARAMS => Incoming::Request(ServerRequest {
+                id,
+                kind: ServerRequestKind::Invalid {
+                    method: String::new(),
+                    error,
+                },
+            }),
+            decode::Incoming::Invalid(Invalid { error, .. }) => malformed(error.message),
+            decode::Incoming::Silent => {
+                malformed("an unreadable notification, or a response with no readable id")
+            }
         }
     }
 
-    fn reply(&mut self, id: Option<Value>, mut map: Map<String, Value>) -> Incoming {
-        let id = id.as_ref().and_then(RequestId::from_value);
-        if let Some(error) = map.remove("error") {
+    fn reply(&mut self, response: IncomingResponse) -> Incoming {
+        let IncomingResponse { id, result, error } = response;
+        if let Some(error) = error {
             let error = match serde_json::from_value::<ErrorObject>(error) {
                 Ok(e) => e,
                 Err(e) => return malformed(format!("unreadable `error`: {e}")),
@@ -100,7 +98,7 @@ impl ClientMachine {
                 error,
             };
         }
-        let Some(result) = map.remove("result") else {
+        let Some(result) = result else {
             return malformed("a message with no `method`, `result` or `error`");
         };
         let Some(id) = id else {
