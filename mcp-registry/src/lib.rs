@@ -46,6 +46,7 @@
 //! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
 //! | a message nested deeper than [`protocol::MAX_DEPTH`] levels | -32600 |
 //! | a response, or a notification (even a malformed one) | no reply |
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -108,3 +109,9 @@ pub mod __private {
     pub use crate::private_prompt::*;
     pub use crate::private_resource::*;
 }
+
+
+/// The crate's crates.io page (`README.md`), its code compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
