@@ -316,6 +316,42 @@ pub(crate) trait Outcome {
     }
 }
 
+/// The span of one request: `mcp.tool_call` or `mcp.request`, with the attributes
+/// OpenTelemetry's MCP conventions name (`otel.name` is `{method} {target}`); with the `otel`
+/// feature its context goes into the request's `_meta`.
+fn request_span(request: &Guarded<'_>) -> tracing::Span {
+    use tracing::field::Empty;
+    let name = format_args!("{} {}", request.method, request.name);
+    if request.method == method::TOOLS_CALL {
+        tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", otel.name = %name, otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, gen_ai.tool.name = %request.name, server = %request.server, tool = %request.name)
+    } else {
+        tracing::info_span!(target: "mcp_registry::client", "mcp.request", otel.name = %name, otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, server = %request.server, method = %request.method, name = %request.name)
+    }
+}
+
+/// Marks the current request span failed, with `error.type`.
+fn failed(error_type: &str) {
+    let span = tracing::Span::current();
+    span.record("error.type", error_type);
+    span.record("otel.status_code", "ERROR");
+}
+
+/// `error.type` for a request that failed: the JSON-RPC code, or what went wrong.
+fn error_type(error: &ClientError) -> String {
+    match error {
+        ClientError::Server { error, .. } => error.code.0.to_string(),
+        ClientError::Spawn { .. } => "spawn".into(),
+        ClientError::Transport(_) => "transport".into(),
+        ClientError::Closed(_) => "closed".into(),
+        ClientError::Handshake(_) => "handshake".into(),
+        ClientError::Timeout { .. } => "timeout".into(),
+        ClientError::Cancelled { .. } => "cancelled".into(),
+        ClientError::InvalidResult { .. } => "invalid_result".into(),
+        ClientError::State(_) => "state".into(),
+        ClientError::Denied { .. } => "denied".into(),
+    }
+}
+
 /// Runs `attempt` under `policy`: approval once, then attempts until one succeeds, fails for
 /// good, or the retries are spent (waiting the backoff, or the server's `Retry-After`,
 /// between them; `cancellation` ends a wait). One `tracing` span per request
@@ -331,11 +367,7 @@ where
     F: FnMut(Value) -> Fut,
     Fut: Future<Output = Result<T, ClientError>>,
 {
-    let span = if request.method == method::TOOLS_CALL {
-        tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", server = %request.server, tool = %request.name)
-    } else {
-        tracing::info_span!(target: "mcp_registry::client", "mcp.request", server = %request.server, method = %request.method, name = %request.name)
-    };
+    let span = request_span(&request);
     // The events' messages name what is wrapped: "tool call …" or "request …".
     let what = if request.method == method::TOOLS_CALL {
         "tool call"
@@ -370,6 +402,9 @@ where
             match attempt(arguments.clone()).await {
                 Ok(result) => {
                     let outcome = result.outcome();
+                    if outcome != "success" {
+                        failed(outcome);
+                    }
                     tracing::info!(target: "mcp_registry::client", outcome, attempt = number, duration_ms = elapsed(), "{what} finished");
                     return Ok(result);
                 }
@@ -385,6 +420,7 @@ where
                     number += 1;
                 }
                 Err(error) => {
+                    failed(&error_type(&error));
                     tracing::warn!(target: "mcp_registry::client", outcome = "failure", attempt = number, duration_ms = elapsed(), error = %error, "{what} failed");
                     return Err(error);
                 }

@@ -355,7 +355,7 @@ impl<'a, I: Input<'a>> Future for Handling<'a, I> {
                     };
                 }
                 State::Calling(id, call) => {
-                    let result = std::task::ready!(call.call.poll_unpin(cx));
+                    let result = std::task::ready!(call.poll(cx));
                     let reply = I::write(id.take(), call.finish(result));
                     this.state = State::Done;
                     return Poll::Ready(reply);

@@ -70,6 +70,7 @@ use crate::protocol::{
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, Registry};
 use crate::server::Server;
+use crate::telemetry;
 use crate::tool::BoxFuture;
 use round::Retry;
 use tools::ToolsPage;
@@ -195,8 +196,32 @@ impl<'r> Dispatcher<'r> {
     }
 
     /// Serves one decoded request up to the tool call to await, if any: everything but the
-    /// call runs here, synchronously, so what is awaited stays small.
+    /// call runs here, synchronously, so what is awaited stays small. The request has its
+    /// span (`telemetry`), entered while it runs, its outcome recorded when it is answered.
     pub(crate) fn start(
+        self,
+        server_name: &str,
+        request: IncomingRequest<'_>,
+        options: &mut CallOptions,
+        connection: Connection,
+    ) -> Step {
+        let span = telemetry::server_span(
+            server_name,
+            &request.method,
+            request.name(),
+            &request.id,
+            request.meta.as_ref(),
+        );
+        if span.is_disabled() {
+            return self.route(server_name, request, options, connection);
+        }
+        let step = span.in_scope(|| self.route(server_name, request, options, connection));
+        traced(step, span)
+    }
+
+    /// [`start`](Self::start) without the span.
+    #[inline(always)]
+    fn route(
         self,
         server_name: &str,
         request: IncomingRequest<'_>,
@@ -246,6 +271,43 @@ impl<'r> Dispatcher<'r> {
             connection,
         };
         route::route(routed, options)
+    }
+}
+
+/// `step` with `span` kept until it is answered, and its outcome recorded on it.
+#[cold]
+fn traced(step: Step, span: tracing::Span) -> Step {
+    use tracing::Instrument as _;
+    match step {
+        Step::Answered(answer) => {
+            record_outcome(&span, &answer);
+            Step::Answered(answer)
+        }
+        Step::Changed(answer, effect) => {
+            record_outcome(&span, &answer);
+            Step::Changed(answer, effect)
+        }
+        Step::Calling(mut call) => {
+            call.span = span;
+            Step::Calling(call)
+        }
+        Step::Waiting(answer) => Step::Waiting(Box::pin(async move {
+            let answer = answer.instrument(span.clone()).await;
+            record_outcome(&span, &answer);
+            answer
+        })),
+    }
+}
+
+/// Records on `span` how the request ended: a JSON-RPC error, or a tool's error result.
+pub(crate) fn record_outcome(span: &tracing::Span, answer: &Answer) {
+    match answer {
+        Answer::Error(error) => telemetry::record_error(span, error),
+        Answer::Result(Outcome {
+            body: Body::Call(result),
+            ..
+        }) if result.is_error == Some(true) => telemetry::record_tool_error(span),
+        _ => {}
     }
 }
 
@@ -371,7 +433,7 @@ impl Step {
         match self {
             Step::Answered(answer) | Step::Changed(answer, _) => answer,
             Step::Calling(mut call) => {
-                let result = (&mut call.call).await;
+                let result = std::future::poll_fn(|cx| call.poll(cx)).await;
                 call.finish(result)
             }
             Step::Waiting(answer) => answer.await,

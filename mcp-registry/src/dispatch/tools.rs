@@ -71,6 +71,7 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
             server,
             version,
             round,
+            span: tracing::Span::none(),
         }),
         Err(e) => Step::Answered(Answer::Error(e)),
     }
@@ -233,12 +234,35 @@ pub(crate) struct PendingCall {
     version: Option<ProtocolVersion>,
     /// 2026-07-28: the call's asks, when they end it with `input_required`.
     round: Option<Arc<Round>>,
+    /// The request's span (`Span::none()` when nobody traces), entered while the call is
+    /// polled.
+    pub(crate) span: tracing::Span,
 }
 
 impl PendingCall {
-    /// The answer to a call that ended with `result`.
+    /// Polls the call, inside its request's span.
+    #[inline]
+    pub(crate) fn poll(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<CallToolResult, CallError>> {
+        use futures_util::FutureExt as _;
+        let _entered = self.span.enter();
+        self.call.poll_unpin(cx)
+    }
+
+    /// The answer to a call that ended with `result` (recorded on its span).
     #[inline]
     pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
+        let answer = self.answer(result);
+        if !self.span.is_disabled() {
+            super::record_outcome(&self.span, &answer);
+        }
+        answer
+    }
+
+    #[inline]
+    fn answer(&self, result: Result<CallToolResult, CallError>) -> Answer {
         if let Some(answer) = self
             .round
             .as_deref()

@@ -104,7 +104,6 @@ impl IncomingRequest<'_> {
 
     /// What the request names: `params.name` (a tool or a prompt) or `params.uri` (a
     /// resource), when it is a string.
-    #[cfg(feature = "http")]
     pub(crate) fn name(&self) -> Option<&str> {
         if let Some(call) = &self.call_text {
             return call.name.as_deref();

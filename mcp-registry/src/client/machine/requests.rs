@@ -90,12 +90,15 @@ impl ClientMachine {
         self.next_id += 1;
         let mut params = params;
         let modern = modern_meta || self.era() == Some(ProtocolEra::Modern);
-        if modern || options.progress_token.is_some() {
+        // The caller's trace (feature `otel`), carried on: `traceparent`, `tracestate`.
+        let trace = crate::telemetry::current_trace_context();
+        if modern || options.progress_token.is_some() || !trace.is_empty() {
             let params = params.get_or_insert_with(Map::new);
             let mut meta = match params.remove("_meta") {
                 Some(Value::Object(meta)) => meta,
                 _ => Map::new(),
             };
+            meta.extend(trace);
             if let Some(token) = &options.progress_token {
                 meta.insert("progressToken".into(), token.clone());
             }

@@ -1,0 +1,153 @@
+//! Traces: one `tracing` span per request on each side, named and attributed as
+//! OpenTelemetry's semantic conventions for MCP say (`{method} {target}`, `mcp.method.name`,
+//! `gen_ai.tool.name`, `jsonrpc.request.id`, `error.type`), so a `tracing-opentelemetry`
+//! layer exports them as they are. With the `otel` feature, W3C trace context travels in
+//! `_meta` (`traceparent`, `tracestate`, `baggage`: SEP-414): the server's span continues the
+//! client's trace, and the client writes its span's context into every request it sends,
+//! through the process's OpenTelemetry propagator
+//! (`opentelemetry::global::set_text_map_propagator`).
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+use tracing::Span;
+use tracing::field::Empty;
+
+use crate::protocol::{ErrorObject, RequestId, method};
+
+/// The target of the server's request spans (filter on it to keep or drop them).
+pub const SERVER_TARGET: &str = "mcp_registry::server";
+
+/// `{method} {target}`: the span name the conventions ask for.
+struct SpanName<'a>(&'a str, Option<&'a str>);
+
+impl fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            Some(target) => write!(f, "{} {target}", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// The span of one request a server answers: a child of the trace the request's `_meta`
+/// carries, if any (feature `otel`). Disabled (and free) when no subscriber wants it.
+pub(crate) fn server_span(
+    server: &str,
+    method: &str,
+    target: Option<&str>,
+    id: &RequestId,
+    meta: Option<&Map<String, Value>>,
+) -> Span {
+    let span = tracing::info_span!(
+        target: SERVER_TARGET,
+        "mcp.server.request",
+        otel.name = %SpanName(method, target),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        mcp.server.name = server,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        mcp.resource.uri = Empty,
+        jsonrpc.request.id = %id,
+        error.type = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some(target) = target {
+        match method {
+            method::TOOLS_CALL => span.record("gen_ai.tool.name", target),
+            method::PROMPTS_GET => span.record("gen_ai.prompt.name", target),
+            method::RESOURCES_READ => span.record("mcp.resource.uri", target),
+            _ => &span,
+        };
+    }
+    #[cfg(feature = "otel")]
+    if let Some(meta) = meta {
+        otel::set_parent(&span, meta);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = meta;
+    span
+}
+
+/// Marks `span` failed with a JSON-RPC error (`error.type` is its code).
+pub(crate) fn record_error(span: &Span, error: &ErrorObject) {
+    if !span.is_disabled() {
+        span.record("error.type", error.code.0);
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// Marks `span` failed by a tool's own error result (`isError`).
+pub(crate) fn record_tool_error(span: &Span) {
+    if !span.is_disabled() {
+        span.record("error.type", "tool_error");
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The trace context of the current span, as the `_meta` members a request carries (empty
+/// without the `otel` feature, outside a span, or when the propagator writes nothing).
+pub(crate) fn current_trace_context() -> Map<String, Value> {
+    #[cfg(feature = "otel")]
+    {
+        otel::current()
+    }
+    #[cfg(not(feature = "otel"))]
+    {
+        Map::new()
+    }
+}
+
+#[cfg(feature = "otel")]
+mod otel {
+    use opentelemetry::propagation::{Extractor, Injector};
+    use serde_json::{Map, Value};
+    use tracing::Span;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    struct Reader<'a>(&'a Map<String, Value>);
+
+    impl Extractor for Reader<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key)?.as_str()
+        }
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(String::as_str).collect()
+        }
+    }
+
+    struct Writer<'a>(&'a mut Map<String, Value>);
+
+    impl Injector for Writer<'_> {
+        fn set(&mut self, key: &str, value: String) {
+            self.0.insert(key.to_owned(), Value::String(value));
+        }
+    }
+
+    /// Makes `span` continue the trace `meta` carries.
+    pub(super) fn set_parent(span: &Span, meta: &Map<String, Value>) {
+        if !meta.contains_key("traceparent") {
+            return;
+        }
+        let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&Reader(meta)));
+        let _ = span.set_parent(parent);
+    }
+
+    /// The current span's context as `_meta` members.
+    pub(super) fn current() -> Map<String, Value> {
+        let mut meta = Map::new();
+        let span = Span::current();
+        if span.is_disabled() {
+            return meta;
+        }
+        let context = span.context();
+        opentelemetry::global::get_text_map_propagator(|p| {
+            p.inject_context(&context, &mut Writer(&mut meta));
+        });
+        meta
+    }
+}
