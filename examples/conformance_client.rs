@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use mcp_registry::client::auth::{ClientCredentials, FollowRedirects, OAuth};
+use mcp_registry::client::auth::{
+    AuthError, ClientCredentials, EnterpriseIdp, FollowRedirects, OAuth, SigningKey, TokenSource,
+};
+use mcp_registry::client::transport::TransportError;
 use mcp_registry::client::{Client, ClientBuilder, ClientError};
 use mcp_registry::protocol::{ElicitAction, ElicitResult, ProtocolVersion, ToolDescriptor};
 use serde_json::{Map, Value, json};
@@ -72,12 +75,57 @@ fn oauth() -> OAuth {
     oauth
 }
 
+/// A string of `MCP_CONFORMANCE_CONTEXT`.
+fn context_str(name: &str) -> Result<String, AuthError> {
+    context()
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| AuthError::Authorization(format!("no {name} in MCP_CONFORMANCE_CONTEXT")))
+}
+
+/// A token source that hands out the context's `name`.
+fn context_token(name: &str) -> Result<TokenSource, AuthError> {
+    let token = context_str(name)?;
+    Ok(TokenSource::callback(move || {
+        let token = token.clone();
+        async move { Ok(token) }
+    }))
+}
+
+/// The authorization each `auth/` scenario calls for: the extensions' grants by name, DPoP
+/// where the scenario checks it, else the authorization code flow.
+fn scenario_oauth(scenario: &str) -> Result<OAuth, AuthError> {
+    let client = || context_str("client_id").map(ClientCredentials::new);
+    Ok(match scenario {
+        "auth/client-credentials-basic" => {
+            OAuth::client_credentials(client()?.secret(context_str("client_secret")?))
+        }
+        "auth/client-credentials-jwt" => {
+            let key = SigningKey::from_pkcs8_pem(&context_str("private_key_pem")?)?;
+            OAuth::client_credentials(client()?.private_key_jwt(key))
+        }
+        "auth/wif-jwt-bearer" => OAuth::workload_identity(client()?, context_token("valid_jwt")?),
+        "auth/enterprise-managed-authorization" => {
+            let idp = EnterpriseIdp::new(
+                context_str("idp_token_endpoint")?,
+                ClientCredentials::new(context_str("idp_client_id")?),
+                context_token("idp_id_token")?,
+            );
+            OAuth::enterprise_managed(client()?.secret(context_str("client_secret")?), idp)
+        }
+        "auth/dpop" | "auth/dpop-nonce" => oauth().dpop(SigningKey::generate()?),
+        _ => oauth(),
+    })
+}
+
 async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
     match scenario {
         // Authorization: connect (the server asks for a token), list the tools, call the
         // scenario's tool.
         s if s.starts_with("auth/") => {
-            let client = builder().oauth(oauth()).connect_http(url).await?;
+            let oauth = scenario_oauth(s).map_err(TransportError::from)?;
+            let client = builder().oauth(oauth).connect_http(url).await?;
             let tools = client.list_tools().await?;
             if tools.iter().any(|t| t.name == "test-tool") {
                 client.call_tool("test-tool", json!({})).await?;
