@@ -45,8 +45,11 @@ use crate::registry::{CallOptions, Registry};
 use auth::AccessClaims;
 
 pub mod auth;
+mod auth_wire;
 mod checks;
 mod config;
+#[cfg(feature = "http-dpop")]
+pub mod dpop;
 mod post;
 mod serve;
 mod sessions;
