@@ -47,6 +47,8 @@ struct Servers {
     nonce_challenges: usize,
     /// Refuse every token request with this error.
     refuse: Option<&'static str>,
+    /// `expires_in` of issued tokens (3600 unless set).
+    expires_in: Option<u64>,
 }
 
 type Shared = Arc<Mutex<Servers>>;
@@ -157,7 +159,8 @@ async fn token(State(s): State<Shared>, headers: HeaderMap, body: String) -> Res
     let access = format!("tok-{}", s.issued.len() + 1);
     let token_type = if jkt.is_some() { "DPoP" } else { "Bearer" };
     s.issued.insert(access.clone(), jkt);
-    axum::Json(json!({"access_token": access, "token_type": token_type, "expires_in": 3600}))
+    let expires_in = s.expires_in.unwrap_or(3600);
+    axum::Json(json!({"access_token": access, "token_type": token_type, "expires_in": expires_in}))
         .into_response()
 }
 
@@ -250,6 +253,34 @@ async fn client_credentials_with_a_secret_use_http_basic() {
     // RFC 6749 §2.3.1: form-encoded before Basic.
     let expected = format!("Basic {}", STANDARD.encode("svc+one:s3%3Acret"));
     assert_eq!(authorization.as_deref(), Some(expected.as_str()));
+}
+
+#[tokio::test]
+async fn an_expiring_client_credentials_token_is_renewed_before_it_is_sent() {
+    let (url, servers) = start(false).await;
+    // Inside the client's 30 s margin from the start: every request renews first.
+    servers.lock().unwrap().expires_in = Some(5);
+    let credentials = ClientCredentials::new("svc").secret("pw");
+    let client = Client::builder()
+        .oauth(OAuth::client_credentials(credentials))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    let after_connect = servers.lock().unwrap().requests.len();
+    client.list_tools().await.unwrap();
+    client.call_tool("echo", json!({})).await.unwrap();
+    client.close().await;
+    let s = servers.lock().unwrap();
+    assert!(
+        s.requests.len() >= after_connect + 2,
+        "renewed before each request: {} grants, {after_connect} after connecting",
+        s.requests.len()
+    );
+    assert!(
+        s.requests
+            .iter()
+            .all(|(f, _)| f["grant_type"] == "client_credentials")
+    );
 }
 
 #[tokio::test]

@@ -403,7 +403,8 @@ impl Authorizer {
         }
     }
 
-    /// Refreshes a token about to expire, with what the last authorization discovered; on
+    /// Refreshes a token about to expire (or, without a refresh token, makes a grant without
+    /// a user again), with what the last authorization discovered; on
     /// failure the old token is presented and a 401 leads to [`authorize`](Self::authorize).
     pub(crate) async fn refresh_if_expiring(&self) {
         let Some(tokens) = self.config.store.load(self.key()) else {
@@ -412,15 +413,28 @@ impl Authorizer {
         let expiring = tokens
             .expires_at
             .is_some_and(|at| at <= SystemTime::now() + EXPIRY_MARGIN);
-        let (Some(refresh), true) = (tokens.refresh_token.clone(), expiring) else {
+        // Without a refresh token, a grant without a user is simply made again.
+        let unattended = !matches!(self.config.grant, Grant::AuthorizationCode);
+        if !expiring || (tokens.refresh_token.is_none() && !unattended) {
             return;
-        };
+        }
         let state = self.state.lock().await;
         let latest = self.config.store.load(self.key());
         if latest.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token) {
             return; // refreshed meanwhile
         }
         let Some((resource, metadata)) = state.discovered.clone() else {
+            return;
+        };
+        let Some(refresh) = tokens.refresh_token.clone() else {
+            if let Some(credentials) = &self.config.credentials {
+                let renewed = self
+                    .unattended(credentials, &metadata, &resource, &tokens.scopes)
+                    .await;
+                if let Err(e) = renewed {
+                    tracing::debug!(error = %e, "renewing an expiring token failed");
+                }
+            }
             return;
         };
         let credentials = match (&self.config.credentials, &tokens.client) {
