@@ -67,7 +67,7 @@ impl TokenSource {
     /// Reads the token.
     pub async fn read(&self) -> Result<String, AuthError> {
         let token = match &self.0 {
-            Source::File(path) => std::fs::read_to_string(path).map_err(|e| {
+            Source::File(path) => tokio::fs::read_to_string(path).await.map_err(|e| {
                 AuthError::TokenSource(format!(
                     "reading {}: {e}; check the path and that this process may read it",
                     path.display()
