@@ -361,11 +361,12 @@ async fn nonces_are_issued_honoured_and_rotated() {
 
     let mut claims = Prover::claims(BOUND, "n-2");
     claims["nonce"] = json!(first);
+    let reply = call(&app, &dpop(BOUND), &[&prover.proof(&claims)]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     assert_eq!(
-        call(&app, &dpop(BOUND), &[&prover.proof(&claims)])
-            .await
-            .status,
-        StatusCode::OK
+        reply.nonce().as_deref(),
+        Some(first.as_str()),
+        "every response carries it"
     );
     let mut claims = Prover::claims(BOUND, "n-3");
     claims["nonce"] = json!("made-up");
@@ -380,6 +381,10 @@ async fn nonces_are_issued_honoured_and_rotated() {
     claims["iat"] = json!(NOW + 60);
     let reply = call(&app, &dpop(BOUND), &[&prover.proof(&claims)]).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let second = reply
+        .nonce()
+        .expect("the rotated nonce, handed out on success");
+    assert_ne!(second, first);
     clock.store(NOW + 120, Ordering::SeqCst);
     let mut claims = Prover::claims(BOUND, "n-5");
     claims["nonce"] = json!(first);
@@ -388,6 +393,7 @@ async fn nonces_are_issued_honoured_and_rotated() {
     reply.assert_refused("use_dpop_nonce");
     let third = reply.nonce().unwrap();
     assert_ne!(third, first);
+    assert_ne!(third, second);
     let mut claims = Prover::claims(BOUND, "n-6");
     claims["nonce"] = json!(third);
     claims["iat"] = json!(NOW + 120);

@@ -99,6 +99,24 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
             );
         }
     }
+    #[cfg(feature = "http-dpop")]
+    if let Some(dpop) = config
+        .auth
+        .as_ref()
+        .and_then(|a| a.dpop_settings())
+        .cloned()
+    {
+        // Every response carries the current DPoP nonce (none when nonces are off).
+        app = app.layer(axum::middleware::map_response(
+            move |mut response: Response| {
+                let dpop = dpop.clone();
+                async move {
+                    dpop.add_nonce(&mut response);
+                    response
+                }
+            },
+        ));
+    }
     app.layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state)
 }

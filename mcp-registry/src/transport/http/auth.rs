@@ -323,6 +323,12 @@ impl Auth {
         self
     }
 
+    /// The DPoP settings, when DPoP-bound tokens are taken.
+    #[cfg(feature = "http-dpop")]
+    pub(crate) fn dpop_settings(&self) -> Option<&super::dpop::Dpop> {
+        self.dpop.as_ref()
+    }
+
     /// The protected resource's identifier.
     pub fn resource(&self) -> &str {
         &self.resource

@@ -12,14 +12,16 @@
 //! as `Bearer` is refused.
 //!
 //! Refusals are `401` with `WWW-Authenticate: DPoP error="invalid_dpop_proof"` (and `algs`), or
-//! `error="use_dpop_nonce"` with the nonce to use in `DPoP-Nonce`.
+//! `error="use_dpop_nonce"` with the nonce to use in `DPoP-Nonce`; with nonces on, every
+//! response of the endpoint carries the current one.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::http::{HeaderMap, HeaderName};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -191,6 +193,20 @@ impl Dpop {
                 state.previous_nonce = old.map(|(n, _)| n);
                 Some(fresh)
             }
+        }
+    }
+
+    /// Puts the nonce to use next on `response` (RFC 9449 §9: any response may carry it), so
+    /// a client learns a rotated one without being refused first.
+    pub(crate) fn add_nonce(&self, response: &mut Response) {
+        if response.headers().contains_key(DPOP_NONCE) {
+            return;
+        }
+        if let Some(nonce) = self
+            .current_nonce()
+            .and_then(|n| HeaderValue::from_str(&n).ok())
+        {
+            response.headers_mut().insert(DPOP_NONCE, nonce);
         }
     }
 
