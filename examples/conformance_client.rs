@@ -119,19 +119,63 @@ fn scenario_oauth(scenario: &str) -> Result<OAuth, AuthError> {
     })
 }
 
-async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+/// Authorization: connect (the server asks for a token), list the tools, call the scenario's
+/// tool.
+async fn run_auth(scenario: &str, url: &str) -> Result<(), ClientError> {
+    let oauth = scenario_oauth(scenario).map_err(TransportError::from)?;
+    let client = builder().oauth(oauth).connect_http(url).await?;
+    let tools = client.list_tools().await?;
+    if tools.iter().any(|t| t.name == "test-tool") {
+        client.call_tool("test-tool", json!({})).await?;
+    }
+    client.close().await;
+    Ok(())
+}
+
+/// The HTTP header scenarios (SEP-2243): every tool, resource and prompt
+/// (`http-standard-headers`); the context's calls (`http-custom-headers`); the tools that
+/// remain once those with invalid `x-mcp-header` are left out (`http-invalid-tool-headers`).
+async fn run_headers(scenario: &str, url: &str) -> Result<(), ClientError> {
     match scenario {
-        // Authorization: connect (the server asks for a token), list the tools, call the
-        // scenario's tool.
-        s if s.starts_with("auth/") => {
-            let oauth = scenario_oauth(s).map_err(TransportError::from)?;
-            let client = builder().oauth(oauth).connect_http(url).await?;
-            let tools = client.list_tools().await?;
-            if tools.iter().any(|t| t.name == "test-tool") {
-                client.call_tool("test-tool", json!({})).await?;
+        "http-standard-headers" => {
+            let client = builder().connect_http(url).await?;
+            for tool in client.list_tools().await? {
+                client.call_tool(&tool.name, json!({})).await?;
+            }
+            for resource in client.list_resources().await? {
+                client.read_resource(&resource.uri).await?;
+            }
+            for prompt in client.list_prompts().await? {
+                client.get_prompt(&prompt.name, BTreeMap::new()).await?;
             }
             client.close().await;
         }
+        "http-custom-headers" => {
+            let client = builder().connect_http(url).await?;
+            client.list_tools().await?;
+            for (name, arguments) in context_tool_calls() {
+                client.call_tool(&name, arguments).await?;
+            }
+            client.close().await;
+        }
+        // http-invalid-tool-headers: the client leaves out tools with invalid x-mcp-header;
+        // call what remains.
+        _ => {
+            let client = builder().connect_http(url).await?;
+            for tool in client.list_tools().await? {
+                client
+                    .call_tool(&tool.name, sample_arguments(&tool))
+                    .await?;
+            }
+            client.close().await;
+        }
+    }
+    Ok(())
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+    match scenario {
+        s if s.starts_with("auth/") => run_auth(s, url).await?,
         "json-schema-ref-no-deref" => {
             let client = builder().connect_http(url).await?;
             client.list_tools().await?;
@@ -177,36 +221,8 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
                 .await?;
             client.close().await;
         }
-        "http-standard-headers" => {
-            let client = builder().connect_http(url).await?;
-            for tool in client.list_tools().await? {
-                client.call_tool(&tool.name, json!({})).await?;
-            }
-            for resource in client.list_resources().await? {
-                client.read_resource(&resource.uri).await?;
-            }
-            for prompt in client.list_prompts().await? {
-                client.get_prompt(&prompt.name, BTreeMap::new()).await?;
-            }
-            client.close().await;
-        }
-        "http-custom-headers" => {
-            let client = builder().connect_http(url).await?;
-            client.list_tools().await?;
-            for (name, arguments) in context_tool_calls() {
-                client.call_tool(&name, arguments).await?;
-            }
-            client.close().await;
-        }
-        "http-invalid-tool-headers" => {
-            // The client leaves out tools with invalid x-mcp-header; call what remains.
-            let client = builder().connect_http(url).await?;
-            for tool in client.list_tools().await? {
-                client
-                    .call_tool(&tool.name, sample_arguments(&tool))
-                    .await?;
-            }
-            client.close().await;
+        "http-standard-headers" | "http-custom-headers" | "http-invalid-tool-headers" => {
+            run_headers(scenario, url).await?
         }
         // initialize, tools_call, sse-retry and anything else: list the tools, call the first.
         _ => {
