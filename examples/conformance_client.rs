@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use mcp_registry::client::auth::{ClientCredentials, FollowRedirects, OAuth};
+use mcp_registry::client::auth::{
+    AuthError, ClientCredentials, EnterpriseIdp, FollowRedirects, OAuth, SigningKey, TokenSource,
+};
+use mcp_registry::client::transport::TransportError;
 use mcp_registry::client::{Client, ClientBuilder, ClientError};
 use mcp_registry::protocol::{ElicitAction, ElicitResult, ProtocolVersion, ToolDescriptor};
 use serde_json::{Map, Value, json};
@@ -72,18 +75,107 @@ fn oauth() -> OAuth {
     oauth
 }
 
-async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+/// A string of `MCP_CONFORMANCE_CONTEXT`.
+fn context_str(name: &str) -> Result<String, AuthError> {
+    context()
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| AuthError::Authorization(format!("no {name} in MCP_CONFORMANCE_CONTEXT")))
+}
+
+/// A token source that hands out the context's `name`.
+fn context_token(name: &str) -> Result<TokenSource, AuthError> {
+    let token = context_str(name)?;
+    Ok(TokenSource::callback(move || {
+        let token = token.clone();
+        async move { Ok(token) }
+    }))
+}
+
+/// The authorization each `auth/` scenario calls for: the extensions' grants by name, DPoP
+/// where the scenario checks it, else the authorization code flow.
+fn scenario_oauth(scenario: &str) -> Result<OAuth, AuthError> {
+    let client = || context_str("client_id").map(ClientCredentials::new);
+    Ok(match scenario {
+        "auth/client-credentials-basic" => {
+            OAuth::client_credentials(client()?.secret(context_str("client_secret")?))
+        }
+        "auth/client-credentials-jwt" => {
+            let key = SigningKey::from_pkcs8_pem(&context_str("private_key_pem")?)?;
+            OAuth::client_credentials(client()?.private_key_jwt(key))
+        }
+        "auth/wif-jwt-bearer" => OAuth::workload_identity(client()?, context_token("valid_jwt")?),
+        "auth/enterprise-managed-authorization" => {
+            let idp = EnterpriseIdp::new(
+                context_str("idp_token_endpoint")?,
+                ClientCredentials::new(context_str("idp_client_id")?),
+                context_token("idp_id_token")?,
+            );
+            OAuth::enterprise_managed(client()?.secret(context_str("client_secret")?), idp)
+        }
+        "auth/dpop" | "auth/dpop-nonce" => oauth().dpop(SigningKey::generate()?),
+        _ => oauth(),
+    })
+}
+
+/// Authorization: connect (the server asks for a token), list the tools, call the scenario's
+/// tool.
+async fn run_auth(scenario: &str, url: &str) -> Result<(), ClientError> {
+    let oauth = scenario_oauth(scenario).map_err(TransportError::from)?;
+    let client = builder().oauth(oauth).connect_http(url).await?;
+    let tools = client.list_tools().await?;
+    if tools.iter().any(|t| t.name == "test-tool") {
+        client.call_tool("test-tool", json!({})).await?;
+    }
+    client.close().await;
+    Ok(())
+}
+
+/// The HTTP header scenarios (SEP-2243): every tool, resource and prompt
+/// (`http-standard-headers`); the context's calls (`http-custom-headers`); the tools that
+/// remain once those with invalid `x-mcp-header` are left out (`http-invalid-tool-headers`).
+async fn run_headers(scenario: &str, url: &str) -> Result<(), ClientError> {
     match scenario {
-        // Authorization: connect (the server asks for a token), list the tools, call the
-        // scenario's tool.
-        s if s.starts_with("auth/") => {
-            let client = builder().oauth(oauth()).connect_http(url).await?;
-            let tools = client.list_tools().await?;
-            if tools.iter().any(|t| t.name == "test-tool") {
-                client.call_tool("test-tool", json!({})).await?;
+        "http-standard-headers" => {
+            let client = builder().connect_http(url).await?;
+            for tool in client.list_tools().await? {
+                client.call_tool(&tool.name, json!({})).await?;
+            }
+            for resource in client.list_resources().await? {
+                client.read_resource(&resource.uri).await?;
+            }
+            for prompt in client.list_prompts().await? {
+                client.get_prompt(&prompt.name, BTreeMap::new()).await?;
             }
             client.close().await;
         }
+        "http-custom-headers" => {
+            let client = builder().connect_http(url).await?;
+            client.list_tools().await?;
+            for (name, arguments) in context_tool_calls() {
+                client.call_tool(&name, arguments).await?;
+            }
+            client.close().await;
+        }
+        // http-invalid-tool-headers: the client leaves out tools with invalid x-mcp-header;
+        // call what remains.
+        _ => {
+            let client = builder().connect_http(url).await?;
+            for tool in client.list_tools().await? {
+                client
+                    .call_tool(&tool.name, sample_arguments(&tool))
+                    .await?;
+            }
+            client.close().await;
+        }
+    }
+    Ok(())
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+    match scenario {
+        s if s.starts_with("auth/") => run_auth(s, url).await?,
         "json-schema-ref-no-deref" => {
             let client = builder().connect_http(url).await?;
             client.list_tools().await?;
@@ -129,36 +221,8 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
                 .await?;
             client.close().await;
         }
-        "http-standard-headers" => {
-            let client = builder().connect_http(url).await?;
-            for tool in client.list_tools().await? {
-                client.call_tool(&tool.name, json!({})).await?;
-            }
-            for resource in client.list_resources().await? {
-                client.read_resource(&resource.uri).await?;
-            }
-            for prompt in client.list_prompts().await? {
-                client.get_prompt(&prompt.name, BTreeMap::new()).await?;
-            }
-            client.close().await;
-        }
-        "http-custom-headers" => {
-            let client = builder().connect_http(url).await?;
-            client.list_tools().await?;
-            for (name, arguments) in context_tool_calls() {
-                client.call_tool(&name, arguments).await?;
-            }
-            client.close().await;
-        }
-        "http-invalid-tool-headers" => {
-            // The client leaves out tools with invalid x-mcp-header; call what remains.
-            let client = builder().connect_http(url).await?;
-            for tool in client.list_tools().await? {
-                client
-                    .call_tool(&tool.name, sample_arguments(&tool))
-                    .await?;
-            }
-            client.close().await;
+        "http-standard-headers" | "http-custom-headers" | "http-invalid-tool-headers" => {
+            run_headers(scenario, url).await?
         }
         // initialize, tools_call, sse-retry and anything else: list the tools, call the first.
         _ => {

@@ -40,6 +40,8 @@ struct Auth {
     unauthorized: usize,
     /// Valid tokens are refused as lacking scope `admin`.
     forbid: bool,
+    /// A 2025-03-26 server: no metadata documents, no `resource_metadata` in challenges.
+    legacy: bool,
 }
 
 type Shared = Arc<Mutex<Auth>>;
@@ -74,7 +76,13 @@ fn form(s: &str) -> HashMap<String, String> {
 }
 
 async fn resource_metadata(State(auth): State<Shared>) -> Response {
-    let base = auth.lock().unwrap().base.clone();
+    let (base, legacy) = {
+        let auth = auth.lock().unwrap();
+        (auth.base.clone(), auth.legacy)
+    };
+    if legacy {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     axum::Json(json!({
         "resource": format!("{base}/mcp"),
         "authorization_servers": [base],
@@ -84,7 +92,13 @@ async fn resource_metadata(State(auth): State<Shared>) -> Response {
 }
 
 async fn server_metadata(State(auth): State<Shared>) -> Response {
-    let base = auth.lock().unwrap().base.clone();
+    let (base, legacy) = {
+        let auth = auth.lock().unwrap();
+        (auth.base.clone(), auth.legacy)
+    };
+    if legacy {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     axum::Json(json!({
         "issuer": base,
         "authorization_endpoint": format!("{base}/authorize"),
@@ -163,7 +177,7 @@ async fn gate(
     request: Request,
     next: Next,
 ) -> Response {
-    let (valid, base, forbid) = {
+    let (valid, base, forbid, legacy) = {
         let auth = auth.lock().unwrap();
         let presented = headers
             .get(header::AUTHORIZATION)
@@ -173,6 +187,7 @@ async fn gate(
             presented.is_some_and(|t| auth.valid.contains(t)),
             auth.base.clone(),
             auth.forbid,
+            auth.legacy,
         )
     };
     if valid && forbid {
@@ -189,9 +204,13 @@ async fn gate(
         return next.run(request).await;
     }
     auth.lock().unwrap().unauthorized += 1;
-    let challenge = format!(
-        r#"Bearer error="invalid_token", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
-    );
+    let challenge = if legacy {
+        r#"Bearer error="invalid_token""#.to_owned()
+    } else {
+        format!(
+            r#"Bearer error="invalid_token", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
+        )
+    };
     Response::builder()
         .status(StatusCode::UNAUTHORIZED)
         .header(header::WWW_AUTHENTICATE, challenge)
@@ -280,6 +299,26 @@ async fn discovery_registration_pkce_and_token() {
     assert_eq!(tokens.access_token, "access-1");
     assert_eq!(tokens.issuer, base);
     assert_eq!(tokens.scopes, ["mcp"]);
+}
+
+#[tokio::test]
+async fn a_2025_03_26_server_without_metadata_gets_the_default_endpoints() {
+    let (base, auth) = start(None).await;
+    auth.lock().unwrap().legacy = true;
+    let url = format!("{base}/mcp");
+    let client = Client::builder()
+        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
+        .connect_http(&url)
+        .await
+        .unwrap();
+    client.list_tools().await.unwrap();
+    client.close().await;
+    let auth = auth.lock().unwrap();
+    // /register, /authorize and /token at the MCP URL's origin, PKCE all the same.
+    assert_eq!(auth.registrations, 1);
+    assert_eq!(auth.authorize_requests, 1);
+    assert_eq!(auth.grants, ["authorization_code"]);
+    assert_eq!(auth.pkce_ok, [true]);
 }
 
 #[tokio::test]

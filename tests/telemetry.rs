@@ -52,6 +52,8 @@ async fn finished(exporter: &InMemorySpanExporter, count: usize) -> Vec<SpanData
 
 #[tokio::test]
 async fn a_call_is_one_trace_from_client_to_server() {
+    // One test in this binary: `set_default` is per thread, and a test without a subscriber
+    // running beside it could leave the spans' call sites cached as unwanted.
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
@@ -109,10 +111,8 @@ async fn a_call_is_one_trace_from_client_to_server() {
     assert!(matches!(server_failed.status, Status::Error { .. }));
     let client_failed = named(&spans, "tools/call divide", SpanKind::Client);
     assert!(matches!(client_failed.status, Status::Error { .. }));
-}
 
-#[tokio::test]
-async fn a_traceparent_without_a_subscriber_changes_nothing() {
+    // A request from another process's trace (`_meta.traceparent`) continues that trace.
     let registry = Registry::from_servers([math_server()]);
     let reply = registry
         .handle_mcp_message(
@@ -124,4 +124,11 @@ async fn a_traceparent_without_a_subscriber_changes_nothing() {
         .await
         .unwrap();
     assert_eq!(reply["result"]["structuredContent"]["value"], 2);
+    let spans = finished(&exporter, 6).await;
+    let foreign = spans
+        .iter()
+        .find(|s| s.span_context.trace_id().to_string() == "0af7651916cd43dd8448eb211c80319c")
+        .expect("the server's span in the caller's trace");
+    assert_eq!(foreign.parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert_eq!(foreign.span_kind, SpanKind::Server);
 }

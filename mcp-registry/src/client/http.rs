@@ -179,20 +179,20 @@ impl Shared {
         if let Some(v) = version.and_then(|v| HeaderValue::try_from(v).ok()) {
             headers.insert(VERSION, v);
         }
-        if let Some(bearer) = self.bearer() {
-            headers.insert(AUTHORIZATION, bearer);
-        }
+        self.present(&mut headers, "GET");
         headers
     }
 
-    /// `Bearer <token>` when authorized (marked sensitive: never logged).
-    fn bearer(&self) -> Option<HeaderValue> {
+    /// Puts the access token into `headers` when authorized (`Authorization`, marked
+    /// sensitive: never logged; with a DPoP proof for `method` when the token is bound).
+    /// Returns the token presented.
+    #[cfg_attr(not(feature = "client-auth"), allow(clippy::unused_self))]
+    fn present(&self, headers: &mut HeaderMap, method: &str) -> Option<String> {
         #[cfg(feature = "client-auth")]
-        if let Some(token) = self.auth.as_ref().and_then(|a| a.bearer()) {
-            let mut value = HeaderValue::try_from(format!("Bearer {token}")).ok()?;
-            value.set_sensitive(true);
-            return Some(value);
+        if let Some(auth) = &self.auth {
+            return auth.present(headers, method);
         }
+        let _ = (headers, method);
         None
     }
 
@@ -267,10 +267,7 @@ impl Shared {
         loop {
             // A token replaces the caller's own `Authorization` header (if any); without one
             // theirs goes out.
-            let bearer = self.bearer();
-            if let Some(bearer) = &bearer {
-                headers.insert(AUTHORIZATION, bearer.clone());
-            }
+            let presented = self.present(&mut headers, "POST");
             let response = self
                 .http
                 .post(self.url.clone())
@@ -284,14 +281,10 @@ impl Shared {
                 let challenge = super::auth::Challenge::of(response.status(), response.headers());
                 match challenge {
                     Some(challenge) => {
-                        let presented = bearer
-                            .as_ref()
-                            .and_then(|b| b.to_str().ok())
-                            .and_then(|b| b.strip_prefix("Bearer "));
-                        auth.authorize(&challenge, presented).await?;
+                        auth.authorize(&challenge, presented.as_deref()).await?;
                         continue;
                     }
-                    None if bearer.is_some() => auth.accepted(),
+                    None if presented.is_some() => auth.accepted(response.headers()),
                     None => {}
                 }
             }
@@ -532,9 +525,7 @@ impl Transport for HttpTransport {
             if let Some(session) = session {
                 let mut headers = shared.headers.clone();
                 headers.insert(SESSION, session);
-                if let Some(bearer) = shared.bearer() {
-                    headers.insert(AUTHORIZATION, bearer);
-                }
+                shared.present(&mut headers, "DELETE");
                 let _ = shared
                     .http
                     .delete(shared.url.clone())

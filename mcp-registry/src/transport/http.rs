@@ -45,8 +45,11 @@ use crate::registry::{CallOptions, Registry};
 use auth::AccessClaims;
 
 pub mod auth;
+mod auth_wire;
 mod checks;
 mod config;
+#[cfg(feature = "http-dpop")]
+pub mod dpop;
 mod post;
 mod serve;
 mod sessions;
@@ -95,6 +98,24 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
                 get(handle_metadata).options(|| async { auth::metadata_preflight() }),
             );
         }
+    }
+    #[cfg(feature = "http-dpop")]
+    if let Some(dpop) = config
+        .auth
+        .as_ref()
+        .and_then(|a| a.dpop_settings())
+        .cloned()
+    {
+        // Every response carries the current DPoP nonce (none when nonces are off).
+        app = app.layer(axum::middleware::map_response(
+            move |mut response: Response| {
+                let dpop = dpop.clone();
+                async move {
+                    dpop.add_nonce(&mut response);
+                    response
+                }
+            },
+        ));
     }
     app.layer(DefaultBodyLimit::max(config.max_body_bytes))
         .with_state(state)

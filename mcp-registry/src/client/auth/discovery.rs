@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::AuthError;
 
-/// The auth-params of the `Bearer` challenge in a `WWW-Authenticate` value (RFC 9110 §11.6.1):
+/// The auth-params of the `Bearer` (or `DPoP`) challenge in a `WWW-Authenticate` value (RFC 9110 §11.6.1):
 /// names lowercased, quoted strings unescaped. `None` when there is no Bearer challenge.
 pub(crate) fn bearer_params(header: &str) -> Option<HashMap<String, String>> {
     let mut chars = header.chars().peekable();
@@ -65,8 +65,8 @@ pub(crate) fn bearer_params(header: &str) -> Option<HashMap<String, String>> {
                 params.insert(token.to_ascii_lowercase(), value);
             }
         } else {
-            // A new challenge's scheme.
-            in_bearer = token.eq_ignore_ascii_case("bearer");
+            // A new challenge's scheme: Bearer, or DPoP (RFC 9449 §7.1) with the same params.
+            in_bearer = token.eq_ignore_ascii_case("bearer") || token.eq_ignore_ascii_case("dpop");
             found |= in_bearer;
         }
     }
@@ -87,7 +87,9 @@ pub(crate) struct ResourceMetadata {
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct ServerMetadata {
     pub issuer: String,
-    pub authorization_endpoint: String,
+    /// Absent at a server that offers no authorization code flow (client credentials only).
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
     pub token_endpoint: String,
     #[serde(default)]
     pub registration_endpoint: Option<String>,
@@ -101,6 +103,35 @@ pub(crate) struct ServerMetadata {
     pub authorization_response_iss_parameter_supported: Option<bool>,
     #[serde(default)]
     pub client_id_metadata_document_supported: Option<bool>,
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+}
+
+impl ServerMetadata {
+    /// The 2025-03-26 defaults of a server without metadata: `/authorize`, `/token` and
+    /// `/register` at the authorization base URL (the MCP URL without its path).
+    pub(crate) fn defaults(base: &str) -> Self {
+        ServerMetadata {
+            issuer: base.to_owned(),
+            authorization_endpoint: Some(format!("{base}/authorize")),
+            token_endpoint: format!("{base}/token"),
+            registration_endpoint: Some(format!("{base}/register")),
+            scopes_supported: None,
+            // 2025-03-26 makes PKCE mandatory: S256 is assumed.
+            code_challenge_methods_supported: Some(vec!["S256".into()]),
+            token_endpoint_auth_methods_supported: None,
+            authorization_response_iss_parameter_supported: None,
+            client_id_metadata_document_supported: None,
+            dpop_signing_alg_values_supported: None,
+        }
+    }
+
+    /// Whether DPoP-bound tokens can be had with an ES256 key.
+    pub(crate) fn supports_dpop(&self) -> bool {
+        self.dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"))
+    }
 }
 
 /// The well-known protected resource metadata URLs for `server`: path-inserted, then root.
@@ -247,7 +278,7 @@ pub(crate) async fn server_metadata(
                 });
             }
             let endpoints = [
-                Some(&metadata.authorization_endpoint),
+                metadata.authorization_endpoint.as_ref(),
                 Some(&metadata.token_endpoint),
                 metadata.registration_endpoint.as_ref(),
             ];
@@ -262,6 +293,27 @@ pub(crate) async fn server_metadata(
         issuer: issuer.to_owned(),
         tried,
     })
+}
+
+/// Discovery for a server without protected resource metadata (MCP 2025-03-26): the
+/// resource is the MCP URL and its authorization server sits at the URL's origin, described
+/// by RFC 8414 metadata there or, without any, by the default endpoints.
+pub(crate) async fn legacy_discovery(
+    http: &reqwest::Client,
+    server: &Url,
+) -> Result<(ResourceMetadata, ServerMetadata), AuthError> {
+    let base = server.origin().ascii_serialization();
+    let resource = ResourceMetadata {
+        resource: server.to_string(),
+        authorization_servers: vec![base.clone()],
+        scopes_supported: None,
+    };
+    let metadata = match server_metadata(http, &base).await {
+        Ok(metadata) => metadata,
+        Err(AuthError::ServerMetadataNotFound { .. }) => ServerMetadata::defaults(&base),
+        Err(e) => return Err(e),
+    };
+    Ok((resource, metadata))
 }
 
 #[cfg(test)]

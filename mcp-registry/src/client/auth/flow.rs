@@ -2,20 +2,23 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use oauth2::basic::{BasicClient, BasicTokenResponse};
 use oauth2::{
-    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
-    EndpointSet, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
-    TokenResponse, TokenUrl,
+    AsyncHttpClient, AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken,
+    EndpointNotSet, EndpointSet, HttpClientError, HttpRequest, HttpResponse, PkceCodeChallenge,
+    RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
-use reqwest::header::{HeaderMap, WWW_AUTHENTICATE};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 use serde_json::{Value, json};
 
 use super::discovery::{self, ResourceMetadata, ServerMetadata};
+use super::dpop::{DPOP, Dpop};
+use super::grant::{self, Grant, GrantContext};
 use super::{AuthError, ClientCredentials, OAuth, TokenEndpointAuthMethod, Tokens};
 
 /// What the MCP server asked for: a 401 (no or a bad token) or a 403 `insufficient_scope`,
@@ -25,6 +28,10 @@ pub(crate) struct Challenge {
     step_up: bool,
     scope: Option<String>,
     resource_metadata: Option<String>,
+    /// A DPoP `use_dpop_nonce` error (RFC 9449 §9): retry with the response's `DPoP-Nonce`.
+    use_dpop_nonce: bool,
+    /// The response's headers (its `DPoP-Nonce`).
+    headers: HeaderMap,
 }
 
 impl Challenge {
@@ -52,6 +59,8 @@ impl Challenge {
             step_up,
             scope: params.remove("scope").filter(|s| !s.trim().is_empty()),
             resource_metadata: params.remove("resource_metadata"),
+            use_dpop_nonce: params.get("error").is_some_and(|e| e == "use_dpop_nonce"),
+            headers: headers.clone(),
         })
     }
 }
@@ -69,6 +78,8 @@ pub(crate) struct Authorizer {
     state: tokio::sync::Mutex<State>,
     /// Authorizations since a request was last accepted.
     refused: AtomicUsize,
+    /// The DPoP key and nonces, when DPoP is configured.
+    dpop: Option<Dpop>,
 }
 
 #[derive(Default)]
@@ -121,6 +132,7 @@ impl Authorizer {
             .build()
             .unwrap_or_default();
         Authorizer {
+            dpop: config.dpop_key.clone().map(Dpop::new),
             config,
             server,
             http,
@@ -133,23 +145,52 @@ impl Authorizer {
         self.server.as_str()
     }
 
-    /// The access token to present, if any.
-    pub(crate) fn bearer(&self) -> Option<String> {
-        self.config.store.load(self.key()).map(|t| t.access_token)
+    /// Puts the access token (if any) into `headers` for a `method` request to the MCP
+    /// server: `Authorization: Bearer`, or `Authorization: DPoP` with a fresh proof for a
+    /// DPoP-bound token. Returns the token presented.
+    pub(crate) fn present(&self, headers: &mut HeaderMap, method: &str) -> Option<String> {
+        let tokens = self.config.store.load(self.key())?;
+        let (scheme, proof) = match (&self.dpop, tokens.dpop_bound) {
+            (Some(dpop), true) => {
+                let proof = dpop.header(method, &self.server, Some(&tokens.access_token));
+                match proof {
+                    Ok(proof) => ("DPoP", Some(proof)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no DPoP proof could be made");
+                        return None;
+                    }
+                }
+            }
+            _ => ("Bearer", None),
+        };
+        let mut value = HeaderValue::try_from(format!("{scheme} {}", tokens.access_token)).ok()?;
+        value.set_sensitive(true);
+        headers.insert(AUTHORIZATION, value);
+        if let Some(proof) = proof {
+            headers.insert(DPOP, proof);
+        }
+        Some(tokens.access_token)
     }
 
-    /// A request carrying `presented` was accepted: the refusals in a row start over.
-    pub(crate) fn accepted(&self) {
+    /// A request was accepted (its response `headers`): the refusals in a row start over,
+    /// and a new DPoP nonce is kept.
+    pub(crate) fn accepted(&self, headers: &HeaderMap) {
         self.refused.store(0, Ordering::Relaxed);
+        if let Some(dpop) = &self.dpop {
+            dpop.remember_nonce(&self.server, headers);
+        }
     }
 
     /// Answers `challenge` to a request that carried `presented`: afterwards the request is
-    /// retried with [`bearer`](Self::bearer).
+    /// retried with [`present`](Self::present).
     pub(crate) async fn authorize(
         &self,
         challenge: &Challenge,
         presented: Option<&str>,
     ) -> Result<(), AuthError> {
+        if let Some(outcome) = self.nonce_retry(challenge) {
+            return outcome;
+        }
         let mut state = self.state.lock().await;
         let current = self.config.store.load(self.key());
         if current.as_ref().map(|t| t.access_token.as_str()) != presented && current.is_some() {
@@ -162,31 +203,7 @@ impl Authorizer {
                 attempts: attempts - 1,
             });
         }
-        let resource = discovery::resource_metadata(
-            &self.http,
-            &self.server,
-            challenge.resource_metadata.as_deref(),
-        )
-        .await?;
-        if !discovery::resource_covers(&resource.resource, &self.server) {
-            return Err(AuthError::ResourceMismatch {
-                expected: self.server.to_string(),
-                found: resource.resource,
-            });
-        }
-        let issuer = resource
-            .authorization_servers
-            .first()
-            .cloned()
-            .ok_or(AuthError::NoAuthorizationServer)?;
-        let metadata = discovery::server_metadata(&self.http, &issuer).await?;
-        if !metadata
-            .code_challenge_methods_supported
-            .as_ref()
-            .is_some_and(|m| m.iter().any(|m| m == "S256"))
-        {
-            return Err(AuthError::PkceUnsupported { issuer });
-        }
+        let (resource, metadata) = self.discover(challenge).await?;
         if let Some(tokens) = &current
             && tokens.issuer == metadata.issuer
             && let Some(client) = &tokens.client
@@ -199,13 +216,27 @@ impl Authorizer {
         }
         state.discovered = Some((resource.clone(), metadata.clone()));
         let credentials = self.credentials(&mut state, &metadata).await?;
+        if !matches!(self.config.grant, Grant::AuthorizationCode) {
+            let scopes = self.scopes(&mut state, challenge, &resource, &metadata);
+            return self
+                .unattended(&credentials, &metadata, &resource, &scopes)
+                .await;
+        }
+        if !metadata
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"))
+        {
+            return Err(AuthError::PkceUnsupported {
+                issuer: metadata.issuer,
+            });
+        }
         let client = self.client(&credentials, &metadata)?;
-
         if !challenge.step_up
             && let Some(tokens) = current.filter(|t| t.issuer == metadata.issuer)
             && let Some(refresh) = tokens.refresh_token.clone()
         {
-            match self
+            let refreshed = self
                 .refresh(
                     &client,
                     &credentials,
@@ -214,19 +245,166 @@ impl Authorizer {
                     refresh,
                     &tokens.scopes,
                 )
-                .await
-            {
+                .await;
+            match refreshed {
                 Ok(()) => return Ok(()),
                 Err(e) => tracing::debug!(error = %e, "refresh failed; authorizing anew"),
             }
         }
-
         let scopes = self.scopes(&mut state, challenge, &resource, &metadata);
         self.authorization_code(&client, &credentials, &metadata, &resource, scopes)
             .await
     }
 
-    /// Refreshes a token about to expire, with what the last authorization discovered; on
+    /// A DPoP `use_dpop_nonce` challenge is no refusal of the token: the proof lacked the
+    /// server's current nonce. `Some(Ok)` to retry with the new one.
+    fn nonce_retry(&self, challenge: &Challenge) -> Option<Result<(), AuthError>> {
+        let dpop = self.dpop.as_ref().filter(|_| challenge.use_dpop_nonce)?;
+        if dpop.remember_nonce(&self.server, &challenge.headers) {
+            return Some(Ok(()));
+        }
+        Some(Err(AuthError::Authorization(
+            "the MCP server asks for a DPoP nonce without handing out a new one".into(),
+        )))
+    }
+
+    /// The protected resource and its authorization server: from the resource's metadata
+    /// (RFC 9728), else as MCP 2025-03-26 had it (the MCP server's origin).
+    async fn discover(
+        &self,
+        challenge: &Challenge,
+    ) -> Result<(ResourceMetadata, ServerMetadata), AuthError> {
+        let from_challenge = challenge.resource_metadata.as_deref();
+        let resource =
+            match discovery::resource_metadata(&self.http, &self.server, from_challenge).await {
+                Ok(resource) => resource,
+                Err(AuthError::ResourceMetadataNotFound { tried }) => {
+                    tracing::debug!(
+                        ?tried,
+                        "no protected resource metadata: 2025-03-26 discovery"
+                    );
+                    return discovery::legacy_discovery(&self.http, &self.server).await;
+                }
+                Err(e) => return Err(e),
+            };
+        if !discovery::resource_covers(&resource.resource, &self.server) {
+            return Err(AuthError::ResourceMismatch {
+                expected: self.server.to_string(),
+                found: resource.resource,
+            });
+        }
+        let issuer = resource
+            .authorization_servers
+            .first()
+            .cloned()
+            .ok_or(AuthError::NoAuthorizationServer)?;
+        let metadata = discovery::server_metadata(&self.http, &issuer).await?;
+        Ok((resource, metadata))
+    }
+
+    /// The DPoP state to use with `metadata`'s server: when configured and supported there.
+    fn dpop_for(&self, metadata: &ServerMetadata) -> Option<&Dpop> {
+        self.dpop.as_ref().filter(|_| metadata.supports_dpop())
+    }
+
+    /// A grant without a user (client credentials, workload identity, enterprise-managed).
+    async fn unattended(
+        &self,
+        credentials: &ClientCredentials,
+        metadata: &ServerMetadata,
+        resource: &ResourceMetadata,
+        scopes: &[String],
+    ) -> Result<(), AuthError> {
+        let method = credentials
+            .auth_method
+            .unwrap_or_else(|| preferred_method(metadata, credentials.client_secret.is_some()));
+        let dpop = self.dpop_for(metadata);
+        let cx = GrantContext {
+            http: &self.http,
+            credentials,
+            method,
+            metadata,
+            resource,
+            scopes,
+            dpop,
+        };
+        let response = grant::obtain(&self.config.grant, &cx)
+            .await
+            .map_err(|e| match e {
+                AuthError::TokenExchange(why) => {
+                    AuthError::TokenExchange(format!("{} grant: {why}", self.config.grant.name()))
+                }
+                e => e,
+            })?;
+        let dpop_bound = dpop.is_some() && is_dpop(response.token_type.as_deref());
+        self.config.store.save(
+            self.key(),
+            Tokens {
+                dpop_bound,
+                expires_at: response.expires_at(),
+                scopes: response
+                    .scope
+                    .as_deref()
+                    .map(split_scopes)
+                    .unwrap_or_else(|| scopes.to_vec()),
+                access_token: response.access_token,
+                refresh_token: response.refresh_token,
+                issuer: metadata.issuer.clone(),
+                client: Some(credentials.clone()),
+            },
+        );
+        Ok(())
+    }
+
+    /// The HTTP client of the oauth2 crate's token requests to `metadata`'s server.
+    fn token_http<'a>(&'a self, metadata: &ServerMetadata) -> TokenHttp<'a> {
+        TokenHttp {
+            authorizer: self,
+            dpop: self.dpop_for(metadata),
+        }
+    }
+
+    /// The oauth2 crate's token requests (code exchange, refresh), with a DPoP proof when
+    /// `dpop`, retried once with the server's nonce on `use_dpop_nonce` (RFC 9449 §8).
+    async fn token_call(
+        &self,
+        request: HttpRequest,
+        dpop: Option<&Dpop>,
+    ) -> Result<HttpResponse, HttpClientError<reqwest::Error>> {
+        let Some(dpop) = dpop else {
+            return self.http.call(request).await;
+        };
+        let (parts, body) = request.into_parts();
+        let url = Url::parse(&parts.uri.to_string())
+            .map_err(|e| HttpClientError::Other(format!("token endpoint: {e}")))?;
+        let mut retried = false;
+        loop {
+            let mut request = HttpRequest::new(body.clone());
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.headers_mut() = parts.headers.clone();
+            let proof = dpop
+                .header(parts.method.as_str(), &url, None)
+                .map_err(|e| HttpClientError::Other(e.to_string()))?;
+            request.headers_mut().insert(DPOP, proof);
+            let response = self.http.call(request).await?;
+            let new_nonce = dpop.remember_nonce(&url, response.headers());
+            let asks_nonce = response.status() == StatusCode::BAD_REQUEST
+                && serde_json::from_slice::<Value>(response.body())
+                    .ok()
+                    .is_some_and(|v| {
+                        v.get("error").and_then(Value::as_str) == Some("use_dpop_nonce")
+                    });
+            if !retried && new_nonce && asks_nonce {
+                retried = true;
+                continue;
+            }
+            return Ok(response);
+        }
+    }
+
+    /// Refreshes a token about to expire (or, without a refresh token, makes a grant without
+    /// a user again), with what the last authorization discovered; on
     /// failure the old token is presented and a 401 leads to [`authorize`](Self::authorize).
     pub(crate) async fn refresh_if_expiring(&self) {
         let Some(tokens) = self.config.store.load(self.key()) else {
@@ -235,15 +413,28 @@ impl Authorizer {
         let expiring = tokens
             .expires_at
             .is_some_and(|at| at <= SystemTime::now() + EXPIRY_MARGIN);
-        let (Some(refresh), true) = (tokens.refresh_token.clone(), expiring) else {
+        // Without a refresh token, a grant without a user is simply made again.
+        let unattended = !matches!(self.config.grant, Grant::AuthorizationCode);
+        if !expiring || (tokens.refresh_token.is_none() && !unattended) {
             return;
-        };
+        }
         let state = self.state.lock().await;
         let latest = self.config.store.load(self.key());
         if latest.as_ref().map(|t| &t.access_token) != Some(&tokens.access_token) {
             return; // refreshed meanwhile
         }
         let Some((resource, metadata)) = state.discovered.clone() else {
+            return;
+        };
+        let Some(refresh) = tokens.refresh_token.clone() else {
+            if let Some(credentials) = &self.config.credentials {
+                let renewed = self
+                    .unattended(credentials, &metadata, &resource, &tokens.scopes)
+                    .await;
+                if let Err(e) = renewed {
+                    tracing::debug!(error = %e, "renewing an expiring token failed");
+                }
+            }
             return;
         };
         let credentials = match (&self.config.credentials, &tokens.client) {
@@ -366,7 +557,13 @@ impl Authorizer {
         let method = credentials
             .auth_method
             .unwrap_or_else(|| preferred_method(metadata, credentials.client_secret.is_some()));
-        let auth_url = AuthUrl::new(metadata.authorization_endpoint.clone())
+        let endpoint = metadata.authorization_endpoint.clone().ok_or_else(|| {
+            AuthError::Http(format!(
+                "{} names no authorization_endpoint",
+                metadata.issuer
+            ))
+        })?;
+        let auth_url = AuthUrl::new(endpoint)
             .map_err(|e| AuthError::Http(format!("invalid authorization_endpoint: {e}")))?;
         let token_url = TokenUrl::new(metadata.token_endpoint.clone())
             .map_err(|e| AuthError::Http(format!("invalid token_endpoint: {e}")))?;
@@ -417,7 +614,8 @@ impl Authorizer {
             .scopes_supported
             .as_ref()
             .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
-        if offline && !scopes.iter().any(|s| s == "offline_access") {
+        let code_flow = matches!(self.config.grant, Grant::AuthorizationCode);
+        if code_flow && offline && !scopes.iter().any(|s| s == "offline_access") {
             scopes.push("offline_access".into());
         }
         state.requested = Some((metadata.issuer.clone(), scopes.clone()));
@@ -473,7 +671,7 @@ impl Authorizer {
             .exchange_code(AuthorizationCode::new(code.clone()))
             .set_pkce_verifier(verifier)
             .add_extra_param("resource", resource.resource.clone())
-            .request_async(&self.http)
+            .request_async(&self.token_http(metadata))
             .await
             .map_err(|e| AuthError::TokenExchange(token_error(e)))?;
         self.save(&response, credentials, metadata, &scopes, None);
@@ -493,7 +691,7 @@ impl Authorizer {
         let response = client
             .exchange_refresh_token(&token)
             .add_extra_param("resource", resource.resource.clone())
-            .request_async(&self.http)
+            .request_async(&self.token_http(metadata))
             .await
             .map_err(|e| AuthError::Refresh(token_error(e)))?;
         self.save(&response, credentials, metadata, scopes, Some(refresh));
@@ -508,7 +706,9 @@ impl Authorizer {
         requested: &[String],
         previous_refresh: Option<String>,
     ) {
+        let token_type = response.token_type().as_ref();
         let tokens = Tokens {
+            dpop_bound: self.dpop_for(metadata).is_some() && is_dpop(Some(token_type)),
             access_token: response.access_token().secret().clone(),
             refresh_token: response
                 .refresh_token()
@@ -524,6 +724,26 @@ impl Authorizer {
         };
         self.config.store.save(self.key(), tokens);
     }
+}
+
+/// The oauth2 crate's HTTP client for token requests: ours, with DPoP when on.
+struct TokenHttp<'a> {
+    authorizer: &'a Authorizer,
+    dpop: Option<&'a Dpop>,
+}
+
+impl<'c> AsyncHttpClient<'c> for TokenHttp<'_> {
+    type Error = HttpClientError<reqwest::Error>;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, Self::Error>> + Send + 'c>>;
+
+    fn call(&'c self, request: HttpRequest) -> Self::Future {
+        Box::pin(self.authorizer.token_call(request, self.dpop))
+    }
+}
+
+/// Whether a `token_type` is `DPoP` (compared without case, RFC 9449 §5).
+fn is_dpop(token_type: Option<&str>) -> bool {
+    token_type.is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
 }
 
 /// The token endpoint auth method to use (or register) with `metadata`'s server.

@@ -33,7 +33,11 @@
 //! Secrets (tokens, client secrets, PKCE verifiers) never appear in `Debug` output or logs.
 
 mod discovery;
+mod dpop;
 mod flow;
+mod grant;
+mod jose;
+mod token;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -43,6 +47,10 @@ use std::time::{Duration, SystemTime};
 use crate::tool::BoxFuture;
 
 pub(crate) use flow::{Authorizer, Challenge};
+pub use grant::{EnterpriseIdp, TokenSource};
+pub use jose::SigningKey;
+
+use grant::Grant;
 
 /// Why authorization failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -138,6 +146,15 @@ pub enum AuthError {
     /// A metadata or registration request could not be made.
     #[error("HTTP: {0}")]
     Http(String),
+    /// A signing key (`private_key_jwt`, DPoP) could not be read or used.
+    #[error("signing key: {0}")]
+    Key(String),
+    /// A workload or ID token could not be read from its [`TokenSource`].
+    #[error("token source: {0}")]
+    TokenSource(String),
+    /// The enterprise IdP refused the token exchange (or answered with no ID-JAG).
+    #[error("enterprise IdP token exchange failed: {0}")]
+    IdentityProvider(String),
 }
 
 /// How the client authenticates at the token endpoint.
@@ -150,6 +167,9 @@ pub enum TokenEndpointAuthMethod {
     ClientSecretPost,
     /// A public client: `client_id` in the body, no secret.
     None,
+    /// A JWT signed with the client's key (RFC 7523 §2.2): see
+    /// [`ClientCredentials::private_key_jwt`].
+    PrivateKeyJwt,
 }
 
 impl TokenEndpointAuthMethod {
@@ -159,6 +179,7 @@ impl TokenEndpointAuthMethod {
             TokenEndpointAuthMethod::ClientSecretBasic => "client_secret_basic",
             TokenEndpointAuthMethod::ClientSecretPost => "client_secret_post",
             TokenEndpointAuthMethod::None => "none",
+            TokenEndpointAuthMethod::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
@@ -168,17 +189,19 @@ impl TokenEndpointAuthMethod {
             "client_secret_basic" => Some(TokenEndpointAuthMethod::ClientSecretBasic),
             "client_secret_post" => Some(TokenEndpointAuthMethod::ClientSecretPost),
             "none" => Some(TokenEndpointAuthMethod::None),
+            "private_key_jwt" => Some(TokenEndpointAuthMethod::PrivateKeyJwt),
             _ => None,
         }
     }
 }
 
-/// A client ID, with its secret when confidential: pre-registered, or what registration
-/// returned. `Debug` leaves the secret out.
+/// A client ID, with its secret or signing key when confidential: pre-registered, or what
+/// registration returned. `Debug` leaves the secret out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ClientCredentials {
     pub(crate) client_id: String,
     pub(crate) client_secret: Option<String>,
+    pub(crate) signing_key: Option<SigningKey>,
     pub(crate) auth_method: Option<TokenEndpointAuthMethod>,
 }
 
@@ -188,8 +211,17 @@ impl ClientCredentials {
         ClientCredentials {
             client_id: client_id.into(),
             client_secret: None,
+            signing_key: None,
             auth_method: None,
         }
+    }
+
+    /// Authenticates with JWTs signed by `key` (`private_key_jwt`, RFC 7523 §2.2; the
+    /// public key registered with the authorization server beforehand).
+    pub fn private_key_jwt(mut self, key: SigningKey) -> Self {
+        self.signing_key = Some(key);
+        self.auth_method = Some(TokenEndpointAuthMethod::PrivateKeyJwt);
+        self
     }
 
     /// The client secret (a confidential client).
@@ -220,6 +252,10 @@ impl fmt::Debug for ClientCredentials {
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| "[redacted]"),
             )
+            .field(
+                "signing_key",
+                &self.signing_key.as_ref().map(|_| "[redacted]"),
+            )
             .field("auth_method", &self.auth_method)
             .finish()
     }
@@ -228,8 +264,11 @@ impl fmt::Debug for ClientCredentials {
 /// Tokens for one MCP server. `Debug` leaves the tokens out.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Tokens {
-    /// The access token, sent as `Authorization: Bearer`.
+    /// The access token, sent as `Authorization: Bearer` (or `DPoP` when bound).
     pub access_token: String,
+    /// Whether the token is bound to the client's DPoP key (`token_type` `DPoP`): sent as
+    /// `Authorization: DPoP` with a proof.
+    pub dpop_bound: bool,
     /// The refresh token, when the server issued one.
     pub refresh_token: Option<String>,
     /// When the access token expires, when the server said.
@@ -246,6 +285,7 @@ impl fmt::Debug for Tokens {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tokens")
             .field("access_token", &"[redacted]")
+            .field("dpop_bound", &self.dpop_bound)
             .field(
                 "refresh_token",
                 &self.refresh_token.as_ref().map(|_| "[redacted]"),
@@ -410,6 +450,8 @@ pub struct OAuth {
     pub(crate) credentials: Option<ClientCredentials>,
     pub(crate) client_metadata_url: Option<String>,
     pub(crate) max_authorizations: usize,
+    pub(crate) grant: Grant,
+    pub(crate) dpop_key: Option<SigningKey>,
 }
 
 impl fmt::Debug for OAuth {
@@ -420,6 +462,8 @@ impl fmt::Debug for OAuth {
             .field("credentials", &self.credentials)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("max_authorizations", &self.max_authorizations)
+            .field("grant", &self.grant.name())
+            .field("dpop", &self.dpop_key.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -436,7 +480,85 @@ impl OAuth {
             credentials: None,
             client_metadata_url: None,
             max_authorizations: 3,
+            grant: Grant::AuthorizationCode,
+            dpop_key: None,
         }
+    }
+
+    /// Authorization without a user (no redirect, no handler).
+    fn unattended(grant: Grant, credentials: ClientCredentials) -> Self {
+        let no_user = |_url: String| async {
+            Err(AuthError::Authorization(
+                "this client authorizes without a user".into(),
+            ))
+        };
+        OAuth {
+            grant,
+            credentials: Some(credentials),
+            ..OAuth::new("", no_user)
+        }
+    }
+
+    /// The client credentials grant (the OAuth client credentials extension): a
+    /// pre-registered client authenticating with its secret (`client_secret_basic`, or
+    /// `client_secret_post` when set or the only one offered) or its signing key
+    /// ([`ClientCredentials::private_key_jwt`]). No user, no registration.
+    ///
+    /// ```
+    /// use mcp_registry::client::auth::{ClientCredentials, OAuth, SigningKey};
+    /// let with_secret = OAuth::client_credentials(ClientCredentials::new("svc").secret("s3cret"));
+    /// let key = SigningKey::generate()?; // registered with the authorization server
+    /// let with_key = OAuth::client_credentials(ClientCredentials::new("svc").private_key_jwt(key));
+    /// # let _ = (with_secret, with_key);
+    /// # Ok::<(), mcp_registry::client::auth::AuthError>(())
+    /// ```
+    pub fn client_credentials(credentials: ClientCredentials) -> Self {
+        Self::unattended(Grant::ClientCredentials, credentials)
+    }
+
+    /// Workload identity federation: the JWT bearer grant (RFC 7523 §2.1) with the
+    /// workload's own identity token (read from `token` for every grant) as the assertion,
+    /// for the client `client` registered to trust that workload's issuer. A refused
+    /// assertion fails the request: it is not retried, nor another grant tried.
+    ///
+    /// ```
+    /// use mcp_registry::client::auth::{ClientCredentials, OAuth, TokenSource};
+    /// let oauth = OAuth::workload_identity(
+    ///     ClientCredentials::new("my-workload"),
+    ///     TokenSource::file("/var/run/secrets/tokens/mcp-token"),
+    /// );
+    /// # let _ = oauth;
+    /// ```
+    pub fn workload_identity(client: ClientCredentials, token: TokenSource) -> Self {
+        Self::unattended(Grant::WorkloadIdentity(token), client)
+    }
+
+    /// Enterprise-managed authorization (SEP-990): the user's ID token is exchanged at the
+    /// enterprise IdP for an ID-JAG naming the MCP server's authorization server and
+    /// resource, which `client` (registered with that authorization server) presents in
+    /// the JWT bearer grant.
+    ///
+    /// ```
+    /// use mcp_registry::client::auth::{ClientCredentials, EnterpriseIdp, OAuth, TokenSource};
+    /// let idp = EnterpriseIdp::new(
+    ///     "https://idp.example.com/oauth2/token",
+    ///     ClientCredentials::new("mcp-client-at-idp"),
+    ///     TokenSource::env("SSO_ID_TOKEN"),
+    /// );
+    /// let oauth = OAuth::enterprise_managed(ClientCredentials::new("mcp-client").secret("s3cret"), idp);
+    /// # let _ = oauth;
+    /// ```
+    pub fn enterprise_managed(client: ClientCredentials, idp: EnterpriseIdp) -> Self {
+        Self::unattended(Grant::Enterprise(Box::new(idp)), client)
+    }
+
+    /// Binds tokens to `key` with DPoP (RFC 9449) when the authorization server supports
+    /// it (`dpop_signing_alg_values_supported` lists ES256): a proof on every token request
+    /// and every request to the MCP server, the servers' nonces honoured. Keep the key with
+    /// the tokens ([`SigningKey::to_pkcs8_der`]): a bound token is useless without it.
+    pub fn dpop(mut self, key: SigningKey) -> Self {
+        self.dpop_key = Some(key);
+        self
     }
 
     /// The `client_name` registered (dynamic registration).
@@ -481,6 +603,7 @@ mod tests {
         let credentials = ClientCredentials::new("id-1").secret("s3cret-client");
         let tokens = Tokens {
             access_token: "s3cret-access".into(),
+            dpop_bound: false,
             refresh_token: Some("s3cret-refresh".into()),
             expires_at: None,
             scopes: vec!["mcp".into()],

@@ -8,8 +8,9 @@
 //!   `/.well-known/oauth-protected-resource` and at the path-suffixed form for the endpoint
 //!   (`/.well-known/oauth-protected-resource/mcp`), open to any origin (CORS `*`);
 //! - takes an access token only from the `Authorization: Bearer` header (never the query
-//!   string), hands it to your [`TokenValidator`], and checks that the claims name the
-//!   configured resource as audience (RFC 8707) and have not expired;
+//!   string; `Authorization: DPoP` with a proof under [`Auth::dpop`], feature `http-dpop`),
+//!   hands it to your [`TokenValidator`], and checks that the claims name the configured
+//!   resource as audience (RFC 8707) and have not expired;
 //! - answers a missing, invalid, expired or foreign token with `401` and
 //!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"` (plus `error="invalid_token"`
 //!   when a token was presented), and a token without the required scopes, or without the
@@ -29,6 +30,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
+use super::auth_wire::{auth_body, quotable, same_resource, split_resource};
 use crate::tool::BoxFuture;
 
 /// The well-known path of RFC 9728 protected resource metadata.
@@ -83,6 +85,10 @@ pub struct AccessClaims {
     pub audience: Vec<String>,
     /// When the token stops being valid (`exp`); `None` for a token that does not expire.
     pub expires_at: Option<SystemTime>,
+    /// The thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449 §6): such a
+    /// token is taken only as `Authorization: DPoP` with a proof by that key (feature
+    /// `http-dpop`), never as a bearer token.
+    pub dpop_jkt: Option<String>,
     /// Any other claims the validator wants tools to see.
     pub extra: Map<String, Value>,
 }
@@ -117,6 +123,12 @@ impl AccessClaims {
     /// When the token expires.
     pub fn with_expiry(mut self, at: SystemTime) -> Self {
         self.expires_at = Some(at);
+        self
+    }
+
+    /// The thumbprint of the DPoP key the token is bound to (its `cnf.jkt`).
+    pub fn with_dpop_jkt(mut self, jkt: impl Into<String>) -> Self {
+        self.dpop_jkt = Some(jkt.into());
         self
     }
 
@@ -216,6 +228,8 @@ pub struct Auth {
     tool_scopes: HashMap<String, Vec<String>>,
     resource_name: Option<String>,
     validator: Arc<dyn TokenValidator>,
+    #[cfg(feature = "http-dpop")]
+    dpop: Option<super::dpop::Dpop>,
 }
 
 impl fmt::Debug for Auth {
@@ -251,6 +265,8 @@ impl Auth {
             tool_scopes: HashMap::new(),
             resource_name: None,
             validator: Arc::new(validator),
+            #[cfg(feature = "http-dpop")]
+            dpop: None,
         })
     }
 
@@ -299,6 +315,20 @@ impl Auth {
         self
     }
 
+    /// Takes DPoP-bound tokens (RFC 9449; feature `http-dpop`): see
+    /// [`dpop`](super::dpop). The metadata then lists `dpop_signing_alg_values_supported`.
+    #[cfg(feature = "http-dpop")]
+    pub fn dpop(mut self, dpop: super::dpop::Dpop) -> Self {
+        self.dpop = Some(dpop);
+        self
+    }
+
+    /// The DPoP settings, when DPoP-bound tokens are taken.
+    #[cfg(feature = "http-dpop")]
+    pub(crate) fn dpop_settings(&self) -> Option<&super::dpop::Dpop> {
+        self.dpop.as_ref()
+    }
+
     /// The protected resource's identifier.
     pub fn resource(&self) -> &str {
         &self.resource
@@ -323,6 +353,11 @@ impl Auth {
         if let Some(name) = &self.resource_name {
             doc["resource_name"] = json!(name);
         }
+        #[cfg(feature = "http-dpop")]
+        if let Some(dpop) = &self.dpop {
+            doc["dpop_signing_alg_values_supported"] = json!(dpop.algorithms());
+            doc["dpop_bound_access_tokens_required"] = json!(dpop.is_required());
+        }
         doc
     }
 
@@ -342,9 +377,14 @@ impl Auth {
         paths
     }
 
-    /// The claims of the request's bearer token, or why it is refused.
-    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<AccessClaims, Refusal> {
-        let token = match bearer_token(headers) {
+    /// The claims of the request's access token, or why it is refused; `method` is the
+    /// request's (a DPoP proof names it).
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        method: &str,
+    ) -> Result<AccessClaims, Refusal> {
+        let (token, scheme) = match bearer_token(headers, self.takes_dpop()) {
             Presented::None => return Err(Refusal::NoToken),
             Presented::Malformed => {
                 tracing::debug!("malformed Authorization header refused");
@@ -352,9 +392,9 @@ impl Auth {
                     "The Authorization header is malformed",
                 ));
             }
-            Presented::Token(token) => token,
+            Presented::Token(token, scheme) => (token, scheme),
         };
-        let claims = match self.validator.validate(token).await {
+        let claims = match self.validator.validate(token.clone()).await {
             Ok(claims) => claims,
             Err(AuthError::Unavailable(reason)) => {
                 tracing::warn!(%reason, "access token validation unavailable");
@@ -377,8 +417,54 @@ impl Auth {
             tracing::debug!(subject = %claims.subject, "access token refused: expired");
             return Err(Refusal::InvalidToken(describe(&AuthError::Expired)));
         }
+        self.check_binding(headers, method, &token, scheme, &claims)?;
         self.check_scopes(&claims, std::iter::empty())?;
         Ok(claims)
+    }
+
+    fn takes_dpop(&self) -> bool {
+        #[cfg(feature = "http-dpop")]
+        return self.dpop.is_some();
+        #[cfg(not(feature = "http-dpop"))]
+        false
+    }
+
+    /// A DPoP-bound token needs the DPoP scheme and a valid proof by its key; a bearer token
+    /// is refused where only bound ones are taken.
+    #[cfg_attr(not(feature = "http-dpop"), allow(unused_variables))]
+    fn check_binding(
+        &self,
+        headers: &HeaderMap,
+        method: &str,
+        token: &BearerToken,
+        scheme: Scheme,
+        claims: &AccessClaims,
+    ) -> Result<(), Refusal> {
+        #[cfg(feature = "http-dpop")]
+        if let Some(dpop) = &self.dpop {
+            return match scheme {
+                Scheme::Dpop => dpop
+                    .verify(
+                        headers,
+                        method,
+                        &self.resource,
+                        token.secret(),
+                        claims.dpop_jkt.as_deref(),
+                    )
+                    .map_err(Refusal::Dpop),
+                Scheme::Bearer if dpop.is_required() => {
+                    Err(Refusal::Dpop(super::dpop::DpopRefusal::Required))
+                }
+                Scheme::Bearer if claims.dpop_jkt.is_some() => Err(Refusal::Dpop(
+                    super::dpop::DpopRefusal::InvalidProof(BOUND_AS_BEARER),
+                )),
+                Scheme::Bearer => Ok(()),
+            };
+        }
+        if claims.dpop_jkt.is_some() {
+            return Err(Refusal::InvalidToken(BOUND_AS_BEARER));
+        }
+        Ok(())
     }
 
     /// `Err(403 insufficient_scope)` when `claims` lack a scope the request needs: the
@@ -418,8 +504,14 @@ impl Auth {
             Refusal::Unavailable => tracing::warn!(
                 "MCP over HTTP: refused: the token validator could not decide (503); check that it can reach its issuer"
             ),
+            #[cfg(feature = "http-dpop")]
+            Refusal::Dpop(refusal) => {
+                tracing::info!("MCP over HTTP: refused: DPoP (401): {:?}", refusal.error())
+            }
         }
         match refusal {
+            #[cfg(feature = "http-dpop")]
+            Refusal::Dpop(refusal) => self.refuse_dpop(&refusal),
             Refusal::NoToken => self.unauthorized(None),
             Refusal::InvalidToken(description) => self.unauthorized(Some(description)),
             Refusal::InsufficientScope(scope) => {
@@ -443,6 +535,31 @@ impl Auth {
                 "The access token could not be validated now; retry later",
             ),
         }
+    }
+
+    /// `401` with the DPoP challenge (and the nonce to use, when nonces are on).
+    #[cfg(feature = "http-dpop")]
+    fn refuse_dpop(&self, refusal: &super::dpop::DpopRefusal) -> Response {
+        let Some(dpop) = &self.dpop else {
+            return self.unauthorized(None);
+        };
+        let challenge = dpop.challenge(refusal, &quotable(&self.metadata_url()));
+        let (error, description) = refusal.error();
+        let mut response = auth_body(
+            StatusCode::UNAUTHORIZED,
+            Some(challenge),
+            error.unwrap_or("invalid_token"),
+            description,
+        );
+        if let Some(nonce) = dpop
+            .current_nonce()
+            .and_then(|n| HeaderValue::from_str(&n).ok())
+        {
+            response
+                .headers_mut()
+                .insert(super::dpop::DPOP_NONCE, nonce);
+        }
+        response
     }
 
     /// `401` with the challenge: `error="invalid_token"` when a token was presented
@@ -482,9 +599,23 @@ impl Auth {
     }
 }
 
+/// What a bound token presented as a bearer token is told.
+const BOUND_AS_BEARER: &str =
+    "The access token is DPoP-bound: present it as Authorization: DPoP with a proof";
+
+/// How the token was presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
+}
+
 /// Why a request is refused, before it becomes a response.
 #[derive(Debug)]
 pub(crate) enum Refusal {
+    /// A DPoP proof refused, a nonce asked for, or a bearer token where DPoP is required.
+    #[cfg(feature = "http-dpop")]
+    Dpop(super::dpop::DpopRefusal),
     /// No bearer token: `401` without an error code.
     NoToken,
     /// A token that is malformed, invalid, expired or foreign: `401 invalid_token`.
@@ -505,40 +636,16 @@ fn describe(error: &AuthError) -> &'static str {
     }
 }
 
-/// An OAuth-style error response: `{"error", "error_description"}` with the challenge.
-fn auth_body(
-    status: StatusCode,
-    challenge: Option<String>,
-    error: &str,
-    description: &str,
-) -> Response {
-    let body = json!({"error": error, "error_description": description}).to_string();
-    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
-    if let Some(value) = challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
-}
-
-/// `text` with what cannot stand in a quoted-string of a challenge (RFC 6750 §3: `"`, `\`,
-/// control and non-ASCII characters) left out.
-fn quotable(text: &str) -> String {
-    text.chars()
-        .filter(|c| matches!(c, ' ' | '!' | '#'..='[' | ']'..='~'))
-        .collect()
-}
-
 enum Presented {
     None,
     Malformed,
-    Token(BearerToken),
+    Token(BearerToken, Scheme),
 }
 
-/// The request's bearer token: only from the `Authorization` header, never the query string
-/// (MCP forbids tokens in URIs). Another scheme (`Basic`) counts as no token.
-fn bearer_token(headers: &HeaderMap) -> Presented {
+/// The request's access token: only from the `Authorization` header, never the query string
+/// (MCP forbids tokens in URIs). `Bearer`, or `DPoP` when `dpop` (RFC 9449 §7.1); another
+/// scheme (`Basic`) counts as no token.
+fn bearer_token(headers: &HeaderMap, dpop: bool) -> Presented {
     let mut values = headers.get_all(header::AUTHORIZATION).iter();
     let Some(value) = values.next() else {
         return Presented::None;
@@ -551,9 +658,13 @@ fn bearer_token(headers: &HeaderMap) -> Presented {
     };
     let value = value.trim();
     let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if dpop && scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
         return Presented::None;
-    }
+    };
     let token = token.trim();
     // RFC 6750 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
     let body = token.trim_end_matches('=');
@@ -562,44 +673,9 @@ fn bearer_token(headers: &HeaderMap) -> Presented {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b));
     if valid {
-        Presented::Token(BearerToken(token.to_owned()))
+        Presented::Token(BearerToken(token.to_owned()), scheme)
     } else {
         Presented::Malformed
-    }
-}
-
-/// `(scheme://authority lowercased, path-and-query)` of an absolute http(s) URL without a
-/// fragment; the path is `""` for the root.
-fn split_resource(resource: &str) -> Option<(String, String)> {
-    let (scheme, rest) = resource.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    if !matches!(scheme.as_str(), "http" | "https") || resource.contains('#') {
-        return None;
-    }
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    if authority.is_empty() || authority.contains('@') {
-        return None;
-    }
-    let path = if path == "/" { "" } else { path };
-    Some((
-        format!("{scheme}://{}", authority.to_ascii_lowercase()),
-        path.to_owned(),
-    ))
-}
-
-/// Whether two resource identifiers name the same resource: scheme and host compared without
-/// case, a trailing slash ignored (MCP: servers should accept both forms).
-fn same_resource(a: &str, b: &str) -> bool {
-    let canonical = |r: &str| {
-        split_resource(r).map(|(origin, path)| {
-            let path = path.strip_suffix('/').unwrap_or(&path).to_owned();
-            (origin, path)
-        })
-    };
-    match (canonical(a), canonical(b)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
     }
 }
 
@@ -682,36 +758,24 @@ mod tests {
     }
 
     #[test]
-    fn resources_compare_without_case_or_trailing_slash() {
-        assert!(same_resource(
-            "HTTPS://MCP.example.com/mcp/",
-            "https://mcp.example.com/mcp"
-        ));
-        assert!(!same_resource(
-            "https://mcp.example.com/MCP",
-            "https://mcp.example.com/mcp"
-        ));
-        assert!(!same_resource(
-            "https://other.example.com/mcp",
-            "https://mcp.example.com/mcp"
-        ));
-    }
-
-    #[test]
     fn bearer_tokens_come_only_from_the_authorization_header() {
         let with = |v: &str| {
             let mut h = HeaderMap::new();
             h.insert(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
-            bearer_token(&h)
+            bearer_token(&h, false)
         };
         assert!(
-            matches!(with("Bearer abc.DEF-_~+/=="), Presented::Token(t) if t.secret() == "abc.DEF-_~+/==")
+            matches!(with("Bearer abc.DEF-_~+/=="), Presented::Token(t, Scheme::Bearer) if t.secret() == "abc.DEF-_~+/==")
         );
-        assert!(matches!(with("bearer abc"), Presented::Token(_)));
+        assert!(matches!(with("bearer abc"), Presented::Token(..)));
+        assert!(matches!(with("DPoP abc"), Presented::None));
         assert!(matches!(with("Basic abc"), Presented::None));
         assert!(matches!(with("Bearer "), Presented::Malformed));
         assert!(matches!(with("Bearer a b"), Presented::Malformed));
-        assert!(matches!(bearer_token(&HeaderMap::new()), Presented::None));
+        assert!(matches!(
+            bearer_token(&HeaderMap::new(), false),
+            Presented::None
+        ));
     }
 
     #[test]

@@ -249,9 +249,10 @@ pub(super) fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
 }
 
 /// What every request passes first: a due sweep of idle sessions, the Host and Origin
-/// checks, then authentication; `Err` is the refusal to send.
+/// checks, then authentication (of a `method` request); `Err` is the refusal to send.
 pub(super) async fn admit(
     state: &AppState,
+    method: &str,
     uri: &Uri,
     headers: &HeaderMap,
 ) -> Result<Option<AccessClaims>, Response> {
@@ -259,5 +260,5 @@ pub(super) async fn admit(
     if let Some(denied) = check_host_and_origin(state, uri, headers) {
         return Err(denied);
     }
-    state.authenticate(headers).await
+    state.authenticate(headers, method).await
 }

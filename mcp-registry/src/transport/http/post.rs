@@ -31,7 +31,7 @@ pub(super) async fn handle_post(
     headers: HeaderMap,
     request: Request,
 ) -> Response {
-    let caller = match admit(&state, &uri, &headers).await {
+    let caller = match admit(&state, "POST", &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };

@@ -156,9 +156,10 @@ impl AppState {
     pub(super) async fn authenticate(
         &self,
         headers: &HeaderMap,
+        method: &str,
     ) -> Result<Option<AccessClaims>, Response> {
         match &self.config.auth {
-            Some(auth) => match auth.authenticate(headers).await {
+            Some(auth) => match auth.authenticate(headers, method).await {
                 Ok(claims) => Ok(Some(claims)),
                 Err(refusal) => Err(auth.refuse(refusal)),
             },

@@ -159,7 +159,7 @@ pub(super) async fn handle_get(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let caller = match admit(&state, &uri, &headers).await {
+    let caller = match admit(&state, "GET", &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
@@ -217,7 +217,7 @@ pub(super) async fn handle_delete(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let caller = match admit(&state, &uri, &headers).await {
+    let caller = match admit(&state, "DELETE", &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
