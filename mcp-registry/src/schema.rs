@@ -11,6 +11,7 @@
 //! Schemas are generated once per Rust type and cached for the life of the process, so building
 //! many tools over the same types, or listing tools, never regenerates a schema.
 
+pub(crate) mod coerce;
 pub mod formats;
 pub(crate) mod locate;
 

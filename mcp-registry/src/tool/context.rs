@@ -167,6 +167,8 @@ pub(crate) struct CallScope {
     /// 2026-07-28 without an input handler: the run's asks and the answers the request
     /// carries.
     pub(crate) round: Option<Arc<Round>>,
+    /// Whether scalars sent as strings are read as the schema's number, integer or boolean.
+    pub(crate) lenient_scalars: bool,
 }
 
 /// Where a call's log messages go: the client asked for this level and listens.
@@ -200,6 +202,8 @@ pub struct ToolContext {
     pub(super) round: Option<Arc<Round>>,
     /// The key of this context's asks in an `input_required` result.
     pub(super) input_key: Option<Arc<str>>,
+    /// [`RegistryBuilder::lenient_scalars`](crate::RegistryBuilder::lenient_scalars).
+    pub(super) lenient_scalars: bool,
 }
 
 fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
@@ -242,7 +246,14 @@ impl ToolContext {
             input: scope.input,
             round: scope.round,
             input_key: None,
+            lenient_scalars: scope.lenient_scalars,
         }
+    }
+
+    /// Whether this call reads scalars sent as strings as the schema's number, integer or
+    /// boolean.
+    pub(crate) fn lenient_scalars(&self) -> bool {
+        self.lenient_scalars
     }
 
     /// A context for calling a tool function directly (in tests): no request, no progress
@@ -263,6 +274,7 @@ impl ToolContext {
             log_level: None,
             input: None,
             round: None,
+            lenient_scalars: true,
         })
     }
 
