@@ -196,13 +196,21 @@ fn scope(server: &ServerInput, krate: &Path) -> TokenStream {
 
 /// The expression building the `Server`: the builder with its metadata, prompts and
 /// resources, finished with the tools (and the attached items, if the server has a slice).
-fn build(server: &ServerInput, name: &str, krate: &Path) -> TokenStream {
+fn build(
+    server: &ServerInput,
+    name: &str,
+    krate: &Path,
+    state: Option<TokenStream>,
+) -> TokenStream {
     let [tools, prompts, resources] = lists(server);
     let version = match &server.version {
         Some(v) => quote!(#v),
         None => quote!(::core::env!("CARGO_PKG_VERSION")),
     };
     let mut builder = quote!(#krate::Server::builder(#name).version(#version));
+    if let Some(state) = state {
+        builder.extend(quote!(.shared_extension(#state)));
+    }
     if let Some(t) = &server.title {
         builder.extend(quote!(.title(#t)));
     }
@@ -245,7 +253,7 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
         checks.push(list.annotated_checks(&name, &krate));
         checks.push(list.duplicate_check(&name, &krate));
     }
-    let build = build(server, &name, &krate);
+    let build = build(server, &name, &krate, None);
     let body = quote! {
         static __MCP_SERVER: #krate::__private::ServerCell = #krate::__private::ServerCell::new();
         __MCP_SERVER.get(|| #build)
@@ -295,6 +303,25 @@ pub(crate) fn server(server: &ServerInput) -> TokenStream {
             #submit
         };
     }
+}
+
+/// `#[mcp_server]`'s server: the checks `server!` makes of its name (its items' names were
+/// checked by the attribute), and the body of its `server()`, which builds the server with
+/// `state` (an `Arc` of the struct) attached. Built on each call: each value is a server.
+pub(crate) fn method_server(
+    server: &ServerInput,
+    state: TokenStream,
+) -> (TokenStream, TokenStream) {
+    let krate = server.krate();
+    let name = server
+        .name
+        .as_ref()
+        .map(syn::LitStr::value)
+        .unwrap_or_default();
+    let scope = scope(server, &krate);
+    let check = server_name_check(&krate, server.name.as_ref());
+    let build = build(server, &name, &krate, Some(state));
+    (quote!(const _: () = { #check };), quote!({ #scope #build }))
 }
 
 /// The program-wide unique name of a server's distributed slice.

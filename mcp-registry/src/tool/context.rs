@@ -39,8 +39,13 @@ impl Extensions {
 
     /// Adds (or replaces) the value of type `T`.
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.insert_shared(Arc::new(value));
+    }
+
+    /// [`insert`](Self::insert) with a value already shared.
+    pub fn insert_shared<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
         let map = self.map.get_or_insert_with(Default::default);
-        Arc::make_mut(map).insert(TypeId::of::<T>(), Arc::new(value));
+        Arc::make_mut(map).insert(TypeId::of::<T>(), value);
     }
 
     /// Builder form of [`insert`](Self::insert).
@@ -141,12 +146,15 @@ pub(crate) struct ProgressState {
     completed: AtomicBool,
 }
 
-/// The names a call's context reports: one shared allocation per (server, tool), built with
-/// the server, so a call clones one reference count instead of two names.
+/// The names a call's context reports, and its server's host state: one shared allocation per
+/// (server, tool), built with the server, so a call clones one reference count instead of
+/// two names and a map.
 #[derive(Debug)]
 pub(crate) struct CallNames {
     pub(crate) tool: Arc<str>,
     pub(crate) server: Arc<str>,
+    /// The server's [`extension`](crate::ServerBuilder::extension)s.
+    pub(crate) state: Extensions,
 }
 
 /// Everything a call's context is made of; the call path builds one per call.
@@ -263,6 +271,7 @@ impl ToolContext {
             names: Arc::new(CallNames {
                 tool: tool.into(),
                 server: server.into(),
+                state: Extensions::new(),
             }),
             request_id: None,
             meta: None,
@@ -323,18 +332,20 @@ impl ToolContext {
         progress_token(self.meta.as_deref()?)
     }
 
-    /// A value the host attached (per call first, then per registry).
+    /// A value the host attached (per call first, then per server, then per registry).
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.call_extensions
             .get::<T>()
+            .or_else(|| self.names.state.get::<T>())
             .or_else(|| self.registry_extensions.get::<T>())
     }
 
-    /// The host state of type `T`, shared (per call first, then per registry): what a
+    /// The host state of type `T`, shared (per call, per server, then per registry): what a
     /// [`State`](super::State) parameter gets.
     pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.call_extensions
             .get_shared::<T>()
+            .or_else(|| self.names.state.get_shared::<T>())
             .or_else(|| self.registry_extensions.get_shared::<T>())
     }
 
