@@ -52,15 +52,21 @@ pub(crate) fn mcp_server(args: TokenStream, input: TokenStream) -> TokenStream {
     }
     let self_ty = (*item.self_ty).clone();
     let mut methods = Vec::new();
+    let mut marked = false;
     for member in &mut item.items {
         if let ImplItem::Fn(method) = member
             && let Some(found) = Method::take(method, &mut errors)
         {
-            methods.push(found);
+            marked = true;
+            // A method with the wrong receiver or not `async` is reported once, here: no
+            // function stands for it, which would only add rustc's errors to ours.
+            if check_method(found.kind, &found.sig, &mut errors) {
+                methods.push(found);
+            }
         }
     }
     check_unique_names(&methods, &mut errors);
-    if methods.is_empty() {
+    if !marked {
         errors.at(
             Span::call_site(),
             "#[mcp_server] needs at least one method marked `#[tool]`, `#[prompt]` or `#[resource(uri = \"..\")]`",
@@ -78,14 +84,16 @@ pub(crate) fn mcp_server(args: TokenStream, input: TokenStream) -> TokenStream {
             Kind::Resource => resources.push(path),
         }
     }
-    let errors = errors.to_compile_errors();
     if !errors.is_empty() {
-        return quote!(#item #generated #errors);
+        // Stand-ins, so code calling `into_server()` adds no errors of its own.
+        let errors = errors.to_compile_errors();
+        let stubs = server_fns(&server, &self_ty, None);
+        return quote!(#item #generated #errors #stubs);
     }
     server.tools = (!tools.is_empty()).then_some(tools);
     server.prompts = (!prompts.is_empty()).then_some(prompts);
     server.resources = (!resources.is_empty()).then_some(resources);
-    let server_fns = server_fns(&server, &self_ty);
+    let server_fns = server_fns(&server, &self_ty, Some(()));
     quote!(#item #generated #server_fns)
 }
 
@@ -197,7 +205,6 @@ impl Method {
         }
         method.attrs = kept;
         let (kind, args) = found?;
-        check_method(kind, &method.sig, errors);
         let attrs = method.attrs.clone();
         let mut params = Vec::new();
         for input in &mut method.sig.inputs {
@@ -350,8 +357,9 @@ fn marker_word(kind: Kind) -> &'static str {
     }
 }
 
-/// A marked method takes `&self` (the struct is shared between calls) and is `async`.
-fn check_method(kind: Kind, sig: &syn::Signature, errors: &mut Errors) {
+/// A marked method takes `&self` (the struct is shared between calls) and is `async`;
+/// whether it does.
+fn check_method(kind: Kind, sig: &syn::Signature, errors: &mut Errors) -> bool {
     let marker = marker_word(kind);
     match sig.receiver() {
         None => errors.spanned(
@@ -361,7 +369,7 @@ fn check_method(kind: Kind, sig: &syn::Signature, errors: &mut Errors) {
                 kind.attribute()
             ),
         ),
-        Some(r) if r.reference.is_none() || r.mutability.is_some() || r.colon_token.is_some() => {
+        Some(r) if !shared_receiver(sig) => {
             errors.spanned(
                 r,
                 format_args!(
@@ -379,6 +387,13 @@ fn check_method(kind: Kind, sig: &syn::Signature, errors: &mut Errors) {
             ),
         );
     }
+    shared_receiver(sig) && sig.asyncness.is_some()
+}
+
+/// Whether the method takes `&self`.
+fn shared_receiver(sig: &syn::Signature) -> bool {
+    sig.receiver()
+        .is_some_and(|r| r.reference.is_some() && r.mutability.is_none() && r.colon_token.is_none())
 }
 
 /// Two items of one kind with one name (or URI) are refused on the second.
@@ -390,12 +405,15 @@ fn check_unique_names(methods: &[Method], errors: &mut Errors) {
             .iter()
             .find(|(kind, other, _)| *kind == method.kind && *other == name);
         if let Some((_, _, by)) = first {
+            let (what, fix) = match method.kind {
+                Kind::Resource => ("URI", "give one another URI"),
+                _ => ("name", "rename one (`name = \"..\"`)"),
+            };
             errors.at(
                 span,
                 format_args!(
-                    "{} `{name}` is already the {} of method `{by}`: names must be unique within a server; rename one (`name = \"..\"`)",
+                    "{} `{name}` is already the {what} of method `{by}`: it must be unique within a server; {fix}",
                     method.kind.noun(),
-                    if method.kind == Kind::Resource { "URI" } else { "name" },
                 ),
             );
         } else {
@@ -420,15 +438,22 @@ impl VisitMut for ReplaceSelf<'_> {
     }
 }
 
-/// `value.into_server()` and `Arc::new(value).server()`, and `server!`'s checks of the name.
-fn server_fns(server: &ServerInput, self_ty: &Type) -> TokenStream {
+/// `value.into_server()` and `Arc::new(value).server()`, and `server!`'s checks of the name;
+/// stand-ins for them when the server has mistakes (`built` is `None`).
+fn server_fns(server: &ServerInput, self_ty: &Type, built: Option<()>) -> TokenStream {
     let krate = server.krate();
     let name = server
         .name
         .as_ref()
         .map(syn::LitStr::value)
         .unwrap_or_default();
-    let (checks, body) = crate::expand::method_server(server, quote!(self));
+    let (checks, body) = match built {
+        Some(()) => crate::expand::method_server(server, quote!(self)),
+        None => (
+            TokenStream::new(),
+            quote!(::core::unreachable!("this server failed to compile")),
+        ),
+    };
     let doc = format!(
         "The `{name}` MCP server: this value's `#[tool]`, `#[prompt]` and `#[resource]` methods, sharing it as their state."
     );
