@@ -331,6 +331,11 @@ claude_code_leg() {
     wait "$standin_pid" 2>/dev/null || true
     grep -E '^# (check|timing)' "$LOGS/claude_code_host.log" || true
     grep -E '^standin: (FAIL|turn|[0-9]+ checks)' "$LOGS/messages-api-standin.log" || true
+    # The CLI's stderr is in the host's log: a schema its validator does not know fails the leg.
+    if grep -i 'unknown format' "$LOGS/claude_code_host.log"; then
+        echo "the Claude Code CLI warned about a schema format (above)"
+        status=1
+    fi
     echo "host exit status $status (log: $LOGS/claude_code_host.log; model requests: $dir/requests.jsonl)"
     ((status == 0)) && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$dir/verdict.json"
 }
