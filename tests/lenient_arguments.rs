@@ -193,3 +193,20 @@ async fn arguments_still_text_in_a_message_are_read_leniently_too() {
     let reply: Value = serde_json::from_str(&reply).unwrap();
     assert_eq!(reply["result"]["isError"], true, "{reply}");
 }
+
+#[tokio::test]
+async fn a_call_through_layers_is_read_by_the_same_setting() {
+    use mcp_registry::layer::layer_fn;
+    let server = || Server::builder("s").tool(search::tool()).build().unwrap();
+    let pass = || layer_fn(|request, next| next.run(request));
+    let lenient = Registry::builder().server(server()).layer(pass()).build();
+    let read = call(&lenient, "search", as_strings()).await.unwrap();
+    assert_eq!(read, read_back());
+    let strict = Registry::builder()
+        .server(server())
+        .layer(pass())
+        .lenient_scalars(false)
+        .build();
+    let error = call(&strict, "search", as_strings()).await.unwrap_err();
+    assert!(error.to_string().contains("field `limit`"), "{error}");
+}
