@@ -22,14 +22,18 @@
 #   5. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
 #      of examples/claude_code_host, its servers in-process through ControlRouter, the model
 #      played offline by tests/e2e/messages_api_standin.py (ANTHROPIC_BASE_URL on loopback,
-#      HOME a scratch directory under target/e2e, so no user config is read or written).
+#      HOME a scratch directory under target/e2e, so no user config is read or written);
+#   6. the TypeScript MCP SDK's client (npm `@modelcontextprotocol/sdk`, pinned) over stdio
+#      against examples/stdio_server: every listed schema compiled by the SDK's own validator
+#      (Ajv with ajv-formats, as Claude Code and the Inspector run it) without a word logged,
+#      so no "unknown format" (tests/e2e/sdk_schemas.cjs).
 #
 # Installs everything it needs under target/e2e/ (nothing lands in the repository), needs only
 # bash, python3 (with venv), npm (any Node) and cargo. Loopback only (the npm and PyPI installs
 # aside); every wait is bounded.
 # Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
 # Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION,
-#         EVERYTHING_VERSION, FASTMCP_VERSION, E2E_SKIP_BUILD=1.
+#         EVERYTHING_VERSION, FASTMCP_VERSION, TS_SDK_VERSION, E2E_SKIP_BUILD=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -61,6 +65,8 @@ CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.330}
 FASTMCP_VERSION=${FASTMCP_VERSION:-3.4.10}
 # The reference MCP server the hub example mounts; bump deliberately.
 EVERYTHING_VERSION=${EVERYTHING_VERSION:-2026.8.31}
+# The TypeScript SDK whose validator checks the listed schemas; bump deliberately.
+TS_SDK_VERSION=${TS_SDK_VERSION:-1.32.2}
 EXAMPLES=${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PYTHONUNBUFFERED=1
@@ -182,6 +188,17 @@ if [[ $(cat "$EVERYTHING_DIR/.version" 2>/dev/null) != "$EVERYTHING_VERSION" || 
     timeout 600 npm install --prefix "$EVERYTHING_DIR" --no-save --loglevel=error \
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
     echo "$EVERYTHING_VERSION" >"$EVERYTHING_DIR/.version"
+fi
+
+step "install: @modelcontextprotocol/sdk@$TS_SDK_VERSION (the TypeScript SDK's client and validator)"
+TS_SDK_DIR=$TOOLS/ts-sdk
+if [[ $(cat "$TS_SDK_DIR/.version" 2>/dev/null) != "$TS_SDK_VERSION" || ! -d $TS_SDK_DIR/node_modules/@modelcontextprotocol/sdk ]]; then
+    rm -rf "$TS_SDK_DIR"
+    mkdir -p "$TS_SDK_DIR"
+    echo '{"private": true}' >"$TS_SDK_DIR/package.json"
+    timeout 600 npm install --prefix "$TS_SDK_DIR" --no-save --loglevel=error \
+        "@modelcontextprotocol/sdk@$TS_SDK_VERSION"
+    echo "$TS_SDK_VERSION" >"$TS_SDK_DIR/.version"
 fi
 
 step "install: Claude Code CLI @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
@@ -354,6 +371,11 @@ claude_code_leg() {
     wait "$standin_pid" 2>/dev/null || true
     grep -E '^# (check|timing)' "$LOGS/claude_code_host.log" || true
     grep -E '^standin: (FAIL|turn|[0-9]+ checks)' "$LOGS/messages-api-standin.log" || true
+    # The CLI's stderr is in the host's log: a schema its validator does not know fails the leg.
+    if grep -i 'unknown format' "$LOGS/claude_code_host.log"; then
+        echo "the Claude Code CLI warned about a schema format (above)"
+        status=1
+    fi
     echo "host exit status $status (log: $LOGS/claude_code_host.log; model requests: $dir/requests.jsonl)"
     ((status == 0)) && python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["ok"] else 1)' "$dir/verdict.json"
 }

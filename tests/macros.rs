@@ -935,7 +935,7 @@ async fn parameters_read_from_text_answer_as_parameters_read_from_a_value() {
     let bad = registry
         .handle_mcp_text(
             "macros-geometry",
-            r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "distance", "arguments": {"from": {"x": 0, "yPos": 0}, "to": {"x": "3", "yPos": 4}}}}"#,
+            r#"{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "distance", "arguments": {"from": {"x": 0, "yPos": 0}, "to": {"x": "three", "yPos": 4}}}}"#,
         )
         .await
         .unwrap();

@@ -8,6 +8,7 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
+mod methods;
 mod uri;
 mod valid;
 
@@ -242,6 +243,81 @@ pub fn mcp_prompt(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
     annotate(Kind::Resource, args, input)
+}
+
+/// Tools, prompts and resources as methods of a struct, the struct being their host state:
+/// `#[mcp_server]` on its impl block, `#[tool]`, `#[prompt]` or `#[resource(uri = "..")]` on
+/// the methods that are items.
+///
+/// ```
+/// use std::sync::Mutex;
+/// use mcp_registry::{mcp_server, Registry};
+/// use serde_json::json;
+///
+/// #[derive(Default)]
+/// struct Notes {
+///     notes: Mutex<Vec<String>>,
+/// }
+///
+/// #[mcp_server(name = "notes", version = "1.0.0")]
+/// impl Notes {
+///     /// Add a note.
+///     ///
+///     /// # Arguments
+///     /// * `text` - what to remember
+///     #[tool]
+///     async fn add(&self, text: String) -> String {
+///         let mut notes = self.notes.lock().unwrap();
+///         notes.push(text);
+///         format!("{} notes", notes.len())
+///     }
+///
+///     /// Every note, one a line.
+///     #[resource(uri = "notes://all", mime_type = "text/plain")]
+///     async fn all(&self) -> String {
+///         self.notes.lock().unwrap().join("\n")
+///     }
+///
+///     /// Summarize the notes.
+///     #[prompt]
+///     async fn summary(&self) -> String {
+///         format!("Summarize: {}", self.notes.lock().unwrap().join("; "))
+///     }
+///
+///     /// Not an item: an ordinary method.
+///     fn count(&self) -> usize {
+///         self.notes.lock().unwrap().len()
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let registry = Registry::builder().server(Notes::default().into_server()).build();
+/// let added = registry.call_tool_by_name("add", json!({"text": "milk"})).await.unwrap();
+/// assert_eq!(added.first_text(), Some("1 notes"));
+/// # }
+/// ```
+///
+/// **The server.** `value.into_server()` (or `Arc::new(value).server()`, keeping an `Arc` to
+/// reach the value from the host too) builds the `Server` to register: its name is `name = ".."`
+/// (default: the type's name in snake case), `version` (default: the crate's), `title`,
+/// `instructions` and `crate` as for `server!`. The value is shared (`Arc<Self>`) by every
+/// call; put what changes behind a `Mutex` or an atomic. Each value makes its own server, so
+/// two values registered under two names are two servers with their own state. The server
+/// carries the value (`ServerBuilder::shared_extension`), so it reaches its methods wherever
+/// the server is registered, mounted or moved.
+///
+/// **Methods.** An item method is an `async fn` taking `&self`, then parameters exactly as a
+/// `#[mcp_tool]` (`#[mcp_prompt]`, `#[mcp_resource]`) function takes them, with the same
+/// attributes (`#[tool(read_only, timeout = "5s")]`, `#[resource(template = "notes://{id}")]`),
+/// doc comments and `#[arg(..)]`s, and the same schemas and messages: each becomes a hidden free
+/// function with `&self` replaced by a `State<Self>` parameter, run through that attribute's own
+/// code. Methods without a marker stay ordinary methods. Mistakes are compile errors on the
+/// offending token: a marked method without `&self` or not `async`, two items of one name (or
+/// URI), a generic or trait impl.
+#[proc_macro_attribute]
+pub fn mcp_server(args: TokenStream, input: TokenStream) -> TokenStream {
+    methods::mcp_server(args.into(), input.into()).into()
 }
 
 /// Groups tools, prompts and resources into a named, versioned MCP server and submits it to the process-wide

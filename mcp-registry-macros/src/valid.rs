@@ -62,19 +62,19 @@ struct Reasons {
 fn reasons(kind: Kind) -> Reasons {
     match kind {
         Kind::Tool => Reasons {
-            receiver: "a tool is a free function; move it out of the impl block and pass the value it needs as a parameter",
+            receiver: "a tool is a free function; move it out of the impl block and pass the value it needs as a parameter, or make the impl `#[mcp_server]` and mark the method `#[tool]`",
             generic: ": the schema of every parameter must be known when the tool is defined",
             unsafety: ": a client calls them with any arguments",
             too_many: "; group related ones in a struct deriving `Deserialize` and `JsonSchema`",
         },
         Kind::Prompt => Reasons {
-            receiver: "a prompt is a free function; move it out of the impl block",
+            receiver: "a prompt is a free function; move it out of the impl block, or make the impl `#[mcp_server]` and mark the method `#[prompt]`",
             generic: ": their arguments must be known when the prompt is defined",
             unsafety: ": a client calls them with any arguments",
             too_many: "",
         },
         Kind::Resource => Reasons {
-            receiver: "a resource is a free function; move it out of the impl block",
+            receiver: "a resource is a free function; move it out of the impl block, or make the impl `#[mcp_server]` and mark the method `#[resource(uri = \"..\")]`",
             generic: "",
             unsafety: "",
             too_many: "",

@@ -94,7 +94,7 @@ pub use tool::{
     ToolContext, ToolError, run_blocking,
 };
 
-pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_tool, server};
+pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_server, mcp_tool, server};
 
 /// Items the macros expand to. Not public API: no stability guarantees.
 #[doc(hidden)]

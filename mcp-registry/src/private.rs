@@ -333,8 +333,50 @@ fn finish_server(server: Result<Server, ServerBuildError>) -> Server {
     }
 }
 
+/// What `server!` finds under a listed path that names no type: a function without
+/// `#[mcp_tool]` (or `#[mcp_prompt]`, `#[mcp_resource]`), whose name lives in the value
+/// namespace only. `server!` imports each path under a hidden name over a fallback to this
+/// type, so such a path reaches this one instead of failing with rustc's "expected type,
+/// found function"; its key is [`NOT_ANNOTATED`], which `server!` refuses at compile time
+/// with a message that says which attribute to add. Never built.
+pub struct NotAnnotated;
+
+/// The key of [`NotAnnotated`]: no tool or prompt name, URI or URI template is empty.
+pub const NOT_ANNOTATED: &str = "";
+
+/// Whether a listed item's key is [`NOT_ANNOTATED`]: the item is a function without the
+/// attribute.
+pub const fn is_not_annotated(key: &str) -> bool {
+    key.is_empty()
+}
+
+impl ToolItem for NotAnnotated {
+    const NAME: &'static str = NOT_ANNOTATED;
+
+    fn tool() -> Tool {
+        unreachable!("server! refuses a function without #[mcp_tool] at compile time")
+    }
+}
+
+impl crate::private_prompt::PromptItem for NotAnnotated {
+    const NAME: &'static str = NOT_ANNOTATED;
+
+    fn prompt() -> crate::prompt::Prompt {
+        unreachable!("server! refuses a function without #[mcp_prompt] at compile time")
+    }
+}
+
+impl crate::private_resource::ResourceItem for NotAnnotated {
+    const KEY: &'static str = NOT_ANNOTATED;
+
+    fn add_to(_: ServerBuilder) -> ServerBuilder {
+        unreachable!("server! refuses a function without #[mcp_resource] at compile time")
+    }
+}
+
 /// The index of the first name equal to an earlier one (for `server!`'s compile-time
-/// check that tool names are unique).
+/// check that tool names are unique); functions without the attribute
+/// ([`NOT_ANNOTATED`]) are reported on their own and never count as duplicates.
 ///
 /// Runs in constant evaluation, where every step is interpreted: names are hashed once
 /// and compared as hashes (one step a pair), and only equal hashes compare the strings.
@@ -349,7 +391,7 @@ pub const fn first_duplicate<const N: usize>(names: [&str; N]) -> Option<usize> 
     while i < N {
         let mut j = 0;
         while j < i {
-            if hashes[i] == hashes[j] && str_eq(names[i], names[j]) {
+            if hashes[i] == hashes[j] && !is_not_annotated(names[i]) && str_eq(names[i], names[j]) {
                 return Some(i);
             }
             j += 1;

@@ -4,10 +4,15 @@
 //! MCP clients cannot resolve), root `type: "object"`, no root `title` or `$schema` (MCP
 //! defaults input schemas to 2020-12). A recursive type cannot be inlined: it keeps a `$ref`
 //! into `$defs` at the root, which is valid 2020-12 and what the 2026-07-28 spec allows.
+//! No `format` outside the ones every client's validator knows ([`formats::KNOWN`]):
+//! schemars's `uint64`, `int32`, `double`, ... are taken out, an integer keeping its range
+//! (`minimum: 0` for an unsigned one).
 //!
 //! Schemas are generated once per Rust type and cached for the life of the process, so building
 //! many tools over the same types, or listing tools, never regenerates a schema.
 
+pub(crate) mod coerce;
+pub mod formats;
 pub(crate) mod locate;
 
 use std::any::TypeId;
@@ -40,9 +45,11 @@ static CACHE: LazyLock<RwLock<HashMap<TypeId, Cached>>> = LazyLock::new(Default:
 
 /// The project's generator settings.
 pub fn settings() -> SchemaSettings {
-    SchemaSettings::draft2020_12().with(|s| {
-        s.inline_subschemas = true;
-    })
+    SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+        })
+        .with_transform(formats::transform())
 }
 
 /// A fresh generator with the project's settings (for building object schemas property by
@@ -198,6 +205,8 @@ impl ObjectSchemaBuilder {
         required: bool,
         mut schema: Value,
     ) -> &mut Self {
+        // `subschema_for` leaves the generator's transforms to its caller.
+        formats::apply(&mut schema);
         if let (Some(d), Value::Object(m)) = (description, &mut schema) {
             // A `$ref`-only schema keeps its description beside the reference (valid 2020-12).
             m.insert("description".to_owned(), Value::from(d));

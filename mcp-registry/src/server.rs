@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::prompt::Prompt;
 use crate::protocol::{self, CacheHints, CacheScope, ProtocolVersion};
 use crate::resource::{Resource, ResourceTemplate};
-use crate::tool::{CallNames, Tool};
+use crate::tool::{CallNames, Extensions, Tool};
 
 mod listing;
 
@@ -110,6 +110,8 @@ struct ServerInner {
     index: foldhash::HashMap<Arc<str>, usize>,
     /// Each tool's call names (server and tool), in `tools` order, shared by every call.
     names: Vec<Arc<CallNames>>,
+    /// The server's own host state ([`ServerBuilder::extension`]).
+    extensions: Extensions,
     listing: ToolListing,
     /// Sorted by name.
     prompts: Vec<Prompt>,
@@ -181,6 +183,7 @@ impl Server {
             remote: None,
             list_cache: None,
             read_cache: None,
+            extensions: Extensions::new(),
         }
     }
 
@@ -254,6 +257,11 @@ impl Server {
     }
 
     /// The call names of each tool, in [`tools`](Self::tools) order.
+    /// The server's own host state ([`ServerBuilder::extension`]).
+    pub(crate) fn extensions(&self) -> &Extensions {
+        &self.inner.extensions
+    }
+
     pub(crate) fn call_names(&self) -> &[Arc<CallNames>] {
         &self.inner.names
     }
@@ -423,6 +431,7 @@ pub struct ServerBuilder {
     remote: Option<Arc<dyn RemoteLink>>,
     list_cache: Option<CacheHints>,
     read_cache: Option<CacheHints>,
+    extensions: Extensions,
 }
 
 /// Caching hints from a duration (milliseconds, saturating) and a scope.
@@ -447,6 +456,7 @@ impl fmt::Debug for ServerBuilder {
             .field("remote", &self.remote.as_ref().map(|r| r.state()))
             .field("list_cache", &self.list_cache)
             .field("read_cache", &self.read_cache)
+            .field("extensions", &self.extensions)
             .finish()
     }
 }
@@ -544,6 +554,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Attaches a value this server's tools, prompts and resources read through
+    /// [`State`](crate::State) and [`ToolContext::get`](crate::ToolContext::get), wherever the
+    /// server is registered: a call's own value of the type comes first, then the server's,
+    /// then the registry's ([`RegistryBuilder::extension`](crate::RegistryBuilder::extension)).
+    /// `#[mcp_server]` attaches its struct here.
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// [`extension`](Self::extension) with a value already shared.
+    pub fn shared_extension<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.extensions.insert_shared(value);
+        self
+    }
+
     /// Marks the server as mounted from a remote MCP server.
     pub(crate) fn remote(mut self, link: Arc<dyn RemoteLink>) -> Self {
         self.remote = Some(link);
@@ -580,7 +606,7 @@ impl ServerBuilder {
             });
         }
         let name: Arc<str> = self.name.as_str().into();
-        let names = call_names(&tools, &name);
+        let names = call_names(&tools, &name, &self.extensions);
         let version = self
             .version
             .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned());
@@ -598,6 +624,7 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 index: positions(&tools, Tool::shared_name),
                 names,
+                extensions: self.extensions,
                 listing: ToolListing::new(&tools),
                 tools,
                 prompt_index: positions(&prompts, Prompt::shared_name),
@@ -640,13 +667,14 @@ fn listing_order(templates: &[ResourceTemplate]) -> Vec<usize> {
 }
 
 /// Each tool's call names on the server named `server`, in `tools` order.
-fn call_names(tools: &[Tool], server: &Arc<str>) -> Vec<Arc<CallNames>> {
+fn call_names(tools: &[Tool], server: &Arc<str>, state: &Extensions) -> Vec<Arc<CallNames>> {
     tools
         .iter()
         .map(|t| {
             Arc::new(CallNames {
                 tool: t.shared_name().clone(),
                 server: server.clone(),
+                state: state.clone(),
             })
         })
         .collect()

@@ -19,7 +19,7 @@ mod prompt;
 pub(crate) mod resource;
 mod server;
 
-pub(crate) use server::{server, server_name_check, slice_declaration};
+pub(crate) use server::{method_server, server, server_name_check, slice_declaration};
 
 /// `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]` on a checked function: the function,
 /// unchanged, and the items next to it.

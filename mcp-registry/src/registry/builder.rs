@@ -28,6 +28,7 @@ pub struct RegistryBuilder {
     approval: Option<approval::Approver>,
     layers: Vec<Arc<dyn Layer>>,
     servers: Vec<Server>,
+    lenient_scalars: bool,
 }
 
 impl RegistryBuilder {
@@ -42,6 +43,7 @@ impl RegistryBuilder {
             approval: None,
             layers: Vec::new(),
             servers: Vec::new(),
+            lenient_scalars: true,
         }
     }
 
@@ -91,6 +93,44 @@ impl RegistryBuilder {
     /// minutes): a retry after that is refused and the client starts over.
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.request_state_ttl = ttl;
+        self
+    }
+
+    /// Whether a tool's arguments may carry scalars as strings (default: yes): `"3"` where the
+    /// tool's input schema says `integer` or `number`, `"true"` or `"false"` where it says
+    /// `boolean`, at any depth (a field of a nested struct, an `Option`, a list's elements).
+    /// MCP Inspector's CLI sends every argument as a string, and models sometimes do. Only a
+    /// call whose arguments fail to read as they are is read again this way, so well-typed
+    /// calls pay nothing; a string is never read as a scalar where the schema also takes a
+    /// string. Off (`false`), such a call is refused with the error naming the field.
+    ///
+    /// ```
+    /// use mcp_registry::{Registry, Server, mcp_tool};
+    /// use serde_json::json;
+    ///
+    /// /// Repeat a word.
+    /// #[mcp_tool]
+    /// async fn repeat(word: String, times: Option<u32>) -> String {
+    ///     word.repeat(times.unwrap_or(1) as usize)
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = || Server::builder("words").tool(repeat::tool()).build().unwrap();
+    /// let lenient = Registry::builder().server(server()).build();
+    /// let result = lenient
+    ///     .call_tool_by_name("repeat", json!({"word": "ab", "times": "3"}))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(result.content[0].as_text(), Some("ababab"));
+    ///
+    /// let strict = Registry::builder().server(server()).lenient_scalars(false).build();
+    /// let refused = strict.call_tool_by_name("repeat", json!({"word": "ab", "times": "3"})).await;
+    /// assert!(refused.unwrap_err().to_string().contains("field `times`"));
+    /// # }
+    /// ```
+    pub fn lenient_scalars(mut self, enabled: bool) -> Self {
+        self.lenient_scalars = enabled;
         self
     }
 
@@ -192,6 +232,7 @@ impl RegistryBuilder {
                         None => std::sync::OnceLock::new(),
                     },
                     request_state_ttl: self.request_state_ttl,
+                    lenient_scalars: self.lenient_scalars,
                 },
                 changes,
                 updates: Default::default(),

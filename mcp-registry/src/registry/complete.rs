@@ -41,6 +41,7 @@ impl Registry {
         let names = Arc::new(CallNames {
             tool: name.clone(),
             server: server.shared_name().clone(),
+            state: server.extensions().clone(),
         });
         let scope = self.scope(names, options, info, None);
         let Some(layers) = self.layers(options) else {

@@ -258,6 +258,9 @@ pub(crate) struct Config {
     pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
     /// How long a `requestState` is accepted.
     pub(crate) request_state_ttl: Duration,
+    /// Whether tools read scalars sent as strings as their schema's number, integer or
+    /// boolean.
+    pub(crate) lenient_scalars: bool,
 }
 
 impl Config {

@@ -376,6 +376,7 @@ impl Registry {
         let names = Arc::new(CallNames {
             tool: prompt.shared_name().clone(),
             server: server.shared_name().clone(),
+            state: server.extensions().clone(),
         });
         let scope = self.scope(names, options, info, prompt.timeout());
         let Some(layers) = self.layers(options) else {

@@ -349,6 +349,7 @@ impl Registry {
         let names = Arc::new(CallNames {
             tool: uri.clone(),
             server: server.shared_name().clone(),
+            state: server.extensions().clone(),
         });
         let scope = self.scope(names, options, info, readable.timeout());
         let Some(layers) = self.layers(options) else {

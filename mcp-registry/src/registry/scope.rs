@@ -112,6 +112,7 @@ impl Registry {
             log_level: info.log_level.unwrap_or(options.log_level),
             input,
             round: info.round.clone(),
+            lenient_scalars: self.config().lenient_scalars,
         });
         Scope {
             ctx,

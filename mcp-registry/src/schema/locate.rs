@@ -224,7 +224,7 @@ fn array(
 }
 
 /// `#/$defs/Name` (or `#/definitions/Name`) within `root`.
-fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+pub(crate) fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
     root.pointer(pointer)
 }

@@ -98,18 +98,20 @@ impl<'a> Arguments<'a> {
     }
 
     /// [`deserialize`](Self::deserialize) for a tool whose input schema is `schema`: a
-    /// missing required property is reported as every kind of tool reports it.
+    /// missing required property is reported as every kind of tool reports it; `lenient`,
+    /// scalars sent as strings are read as the schema says.
     pub(crate) fn deserialize_checked<A: DeserializeOwned>(
         self,
         schema: &Value,
+        lenient: bool,
     ) -> Result<A, ToolError> {
         match self.0 {
-            Repr::Map(map) => deserialize_checked(schema, map),
-            Repr::Members(_) => deserialize_checked(schema, self.into_map()?),
+            Repr::Map(map) => deserialize_checked(schema, map, lenient),
+            Repr::Members(_) => deserialize_checked(schema, self.into_map()?, lenient),
             // Only a failure reads the text a second time, as a map, for the error the
             // map form gives.
             Repr::Text(text) => serde_json::from_str(text)
-                .or_else(|_| deserialize_checked(schema, Self::text(text).into_map()?)),
+                .or_else(|_| deserialize_checked(schema, Self::text(text).into_map()?, lenient)),
         }
     }
 
@@ -227,20 +229,37 @@ pub fn deserialize_arguments<A: DeserializeOwned>(
 
 /// [`deserialize_arguments`] for a typed tool whose input schema is `schema`: a missing
 /// required property is reported as every kind of tool reports it (looked for only once
-/// deserializing failed, so a good call pays nothing for it).
+/// deserializing failed, so a good call pays nothing for it); `lenient`, a failed read is
+/// tried again with scalars sent as strings read as the schema says.
 pub(crate) fn deserialize_checked<A: DeserializeOwned>(
     schema: &Value,
     arguments: Map<String, Value>,
+    lenient: bool,
 ) -> Result<A, ToolError> {
     let arguments = Value::Object(arguments);
-    A::deserialize(&arguments).map_err(|_| {
-        if let Value::Object(members) = &arguments
-            && let Err(missing) = check_required(schema, members)
-        {
-            return missing;
-        }
-        path_error::<A>(&arguments)
-    })
+    if let Ok(read) = A::deserialize(&arguments) {
+        return Ok(read);
+    }
+    if lenient
+        && let Some(coerced) = scalars_read(schema, schema, &arguments)
+        && let Ok(read) = A::deserialize(&coerced)
+    {
+        return Ok(read);
+    }
+    if let Value::Object(members) = &arguments
+        && let Err(missing) = check_required(schema, members)
+    {
+        return Err(missing);
+    }
+    Err(path_error::<A>(&arguments))
+}
+
+/// `value` with the scalars sent as strings read as `schema` (within `root`) says, when any
+/// was; the caller reads the result again, and reports a failure on the value as it came.
+#[cold]
+fn scalars_read(root: &Value, schema: &Value, value: &Value) -> Option<Value> {
+    let mut coerced = value.clone();
+    crate::schema::coerce::scalars(root, schema, &mut coerced).then_some(coerced)
 }
 
 /// Deserializes `value` again as `A`, tracking the path, for the error naming the
@@ -290,24 +309,31 @@ pub(crate) fn take_argument<T: DeserializeOwned>(
 /// found by following the type's schema (see [`crate::schema::locate`]) instead of a
 /// path-tracking deserializer, so each argument type's `Deserialize` impl is compiled once.
 /// A member still text is read straight from it.
+///
+/// `lenient`, a value that fails is read again with its scalars sent as strings read as the
+/// schema says.
 pub(crate) fn read_argument<T: DeserializeOwned + JsonSchema>(
     arguments: &mut Arguments<'_>,
     name: &str,
+    lenient: bool,
 ) -> Result<T, ToolError> {
     let (value, missing) = match take::<T>(arguments, name) {
         Ok(v) => return Ok(v),
         Err(found) => found,
     };
-    match T::deserialize(&value) {
-        Ok(v) => Ok(v),
-        Err(e) => Err(located_error(
-            name,
-            missing,
-            &value,
-            e,
-            &crate::schema::property_schema::<T>(),
-        )),
+    let error = match T::deserialize(&value) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let schema = crate::schema::property_schema::<T>();
+    if lenient
+        && let Some(property) = schema.pointer("/properties/value")
+        && let Some(coerced) = scalars_read(&schema, property, &value)
+        && let Ok(read) = T::deserialize(&coerced)
+    {
+        return Ok(read);
     }
+    Err(located_error(name, missing, &value, error, &schema))
 }
 
 /// Member `name` taken out of `arguments` and read as `T` straight from its text, when it is
@@ -385,10 +411,30 @@ pub(crate) fn check_required(
 /// The shallow check raw-schema tools get: required properties present, top-level property
 /// types as declared, under the type rules `#[mcp_tool]` arguments follow (serde's: `1.0`
 /// is a number, not an integer).
-pub(crate) fn check_against_schema(
+///
+/// `lenient`, arguments that fail are read again with their scalars sent as strings read as
+/// the schema says, and passed on so when that makes them fit.
+pub(crate) fn check_raw_arguments(
     schema: &Value,
-    arguments: &Map<String, Value>,
-) -> Result<(), ToolError> {
+    arguments: Map<String, Value>,
+    lenient: bool,
+) -> Result<Map<String, Value>, ToolError> {
+    let error = match check_against_schema(schema, &arguments) {
+        Ok(()) => return Ok(arguments),
+        Err(error) => error,
+    };
+    let arguments = Value::Object(arguments);
+    if lenient
+        && let Some(Value::Object(coerced)) = scalars_read(schema, schema, &arguments)
+        && check_against_schema(schema, &coerced).is_ok()
+    {
+        return Ok(coerced);
+    }
+    Err(error)
+}
+
+/// [`check_raw_arguments`] as it is, without reading anything again.
+fn check_against_schema(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ToolError> {
     check_required(schema, arguments)?;
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());

@@ -39,8 +39,13 @@ impl Extensions {
 
     /// Adds (or replaces) the value of type `T`.
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.insert_shared(Arc::new(value));
+    }
+
+    /// [`insert`](Self::insert) with a value already shared.
+    pub fn insert_shared<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
         let map = self.map.get_or_insert_with(Default::default);
-        Arc::make_mut(map).insert(TypeId::of::<T>(), Arc::new(value));
+        Arc::make_mut(map).insert(TypeId::of::<T>(), value);
     }
 
     /// Builder form of [`insert`](Self::insert).
@@ -141,12 +146,15 @@ pub(crate) struct ProgressState {
     completed: AtomicBool,
 }
 
-/// The names a call's context reports: one shared allocation per (server, tool), built with
-/// the server, so a call clones one reference count instead of two names.
+/// The names a call's context reports, and its server's host state: one shared allocation per
+/// (server, tool), built with the server, so a call clones one reference count instead of
+/// two names and a map.
 #[derive(Debug)]
 pub(crate) struct CallNames {
     pub(crate) tool: Arc<str>,
     pub(crate) server: Arc<str>,
+    /// The server's [`extension`](crate::ServerBuilder::extension)s.
+    pub(crate) state: Extensions,
 }
 
 /// Everything a call's context is made of; the call path builds one per call.
@@ -167,6 +175,8 @@ pub(crate) struct CallScope {
     /// 2026-07-28 without an input handler: the run's asks and the answers the request
     /// carries.
     pub(crate) round: Option<Arc<Round>>,
+    /// Whether scalars sent as strings are read as the schema's number, integer or boolean.
+    pub(crate) lenient_scalars: bool,
 }
 
 /// Where a call's log messages go: the client asked for this level and listens.
@@ -200,6 +210,8 @@ pub struct ToolContext {
     pub(super) round: Option<Arc<Round>>,
     /// The key of this context's asks in an `input_required` result.
     pub(super) input_key: Option<Arc<str>>,
+    /// [`RegistryBuilder::lenient_scalars`](crate::RegistryBuilder::lenient_scalars).
+    pub(super) lenient_scalars: bool,
 }
 
 fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
@@ -242,7 +254,14 @@ impl ToolContext {
             input: scope.input,
             round: scope.round,
             input_key: None,
+            lenient_scalars: scope.lenient_scalars,
         }
+    }
+
+    /// Whether this call reads scalars sent as strings as the schema's number, integer or
+    /// boolean.
+    pub(crate) fn lenient_scalars(&self) -> bool {
+        self.lenient_scalars
     }
 
     /// A context for calling a tool function directly (in tests): no request, no progress
@@ -252,6 +271,7 @@ impl ToolContext {
             names: Arc::new(CallNames {
                 tool: tool.into(),
                 server: server.into(),
+                state: Extensions::new(),
             }),
             request_id: None,
             meta: None,
@@ -263,6 +283,7 @@ impl ToolContext {
             log_level: None,
             input: None,
             round: None,
+            lenient_scalars: true,
         })
     }
 
@@ -311,18 +332,20 @@ impl ToolContext {
         progress_token(self.meta.as_deref()?)
     }
 
-    /// A value the host attached (per call first, then per registry).
+    /// A value the host attached (per call first, then per server, then per registry).
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
         self.call_extensions
             .get::<T>()
+            .or_else(|| self.names.state.get::<T>())
             .or_else(|| self.registry_extensions.get::<T>())
     }
 
-    /// The host state of type `T`, shared (per call first, then per registry): what a
+    /// The host state of type `T`, shared (per call, per server, then per registry): what a
     /// [`State`](super::State) parameter gets.
     pub(crate) fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.call_extensions
             .get_shared::<T>()
+            .or_else(|| self.names.state.get_shared::<T>())
             .or_else(|| self.registry_extensions.get_shared::<T>())
     }
 

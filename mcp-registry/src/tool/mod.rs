@@ -133,7 +133,7 @@ where
         ctx: ToolContext,
         arguments: Arguments<'_>,
     ) -> BoxFuture<'static, HandlerResult> {
-        match arguments.deserialize_checked::<A>(&self.schema) {
+        match arguments.deserialize_checked::<A>(&self.schema, ctx.lenient_scalars()) {
             Ok(args) => {
                 let fut = self.f.start(ctx, args);
                 Box::pin(async move { fut.await.into_tool_result() })
@@ -452,9 +452,9 @@ impl ToolBuilder {
         }
         let input = Arc::new(input_schema);
         let schema = input.clone();
-        let handler = move |_ctx: ToolContext, arguments: Map<String, Value>| {
-            let checked = arguments::check_against_schema(&schema, &arguments)
-                .map(|()| handler(Value::Object(arguments)));
+        let handler = move |ctx: ToolContext, arguments: Map<String, Value>| {
+            let checked = arguments::check_raw_arguments(&schema, arguments, ctx.lenient_scalars())
+                .map(|arguments| handler(Value::Object(arguments)));
             async move { checked?.await.into_tool_result() }
         };
         self.handler(input, handler)

@@ -80,11 +80,11 @@ impl<T: DeserializeOwned + JsonSchema> ToolParam for T {
     }
 
     fn from_call(
-        _: &ToolContext,
+        ctx: &ToolContext,
         arguments: &mut Arguments<'_>,
         name: &str,
     ) -> Result<Self, ToolError> {
-        super::arguments::read_argument::<T>(arguments, name)
+        super::arguments::read_argument::<T>(arguments, name, ctx.lenient_scalars())
     }
 }
 

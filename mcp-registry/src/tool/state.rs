@@ -11,8 +11,9 @@ use crate::schema::ObjectSchemaBuilder;
 
 /// Host state a `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]` function takes as a
 /// parameter, as axum's `State` does: the value of type `T` the host attached to the call
-/// ([`CallOptions::extension`](crate::CallOptions::extension)) or to the registry
-/// ([`RegistryBuilder::extension`](crate::RegistryBuilder::extension)). It is no argument of
+/// ([`CallOptions::extension`](crate::CallOptions::extension)), to the item's server
+/// ([`ServerBuilder::extension`](crate::ServerBuilder::extension)) or to the registry
+/// ([`RegistryBuilder::extension`](crate::RegistryBuilder::extension)), in that order. It is no argument of
 /// the item (absent from its schema). When nothing of type `T` is attached, the call fails
 /// with an error naming the type and how to attach one, never with a silent `None`.
 ///
@@ -44,7 +45,7 @@ use crate::schema::ObjectSchemaBuilder;
 pub struct State<T>(Arc<T>);
 
 impl<T: Send + Sync + 'static> State<T> {
-    /// The state of type `T` in `ctx` (the call's first, then the registry's).
+    /// The state of type `T` in `ctx` (the call's first, then the server's, then the registry's).
     pub fn from_context(ctx: &ToolContext) -> Result<Self, MissingState> {
         ctx.state::<T>().map(State).ok_or(MissingState {
             type_name: type_name::<T>(),
@@ -82,7 +83,7 @@ impl<T> fmt::Debug for State<T> {
 /// No host state of the type a [`State`] parameter asks for is attached.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "no host state of type `{type_name}`: attach one with RegistryBuilder::extension(..) (every call) or CallOptions::extension(..) (one call)"
+    "no host state of type `{type_name}`: attach one with RegistryBuilder::extension(..) (every call), ServerBuilder::extension(..) (one server's calls) or CallOptions::extension(..) (one call)"
 )]
 pub struct MissingState {
     /// The type asked for.
