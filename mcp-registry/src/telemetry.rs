@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::protocol::{ErrorObject, RequestId, method};
+use crate::protocol::decode::IncomingRequest;
+use crate::protocol::{ErrorObject, method};
 
 /// The target of the server's request spans (filter on it to keep or drop them).
 pub const SERVER_TARGET: &str = "mcp_registry::server";
@@ -32,17 +33,13 @@ impl fmt::Display for SpanName<'_> {
 
 /// The span of one request a server answers: a child of the trace the request's `_meta`
 /// carries, if any (feature `otel`). Disabled (and free) when no subscriber wants it.
-pub(crate) fn server_span(
-    server: &str,
-    method: &str,
-    target: Option<&str>,
-    id: &RequestId,
-    meta: Option<&Map<String, Value>>,
-) -> Span {
+pub(crate) fn server_span(server: &str, request: &IncomingRequest<'_>) -> Span {
+    let (method, id, meta) = (&*request.method, &request.id, request.meta.as_ref());
+    // The fields are computed only when the span is enabled: `target` is looked up then.
     let span = tracing::info_span!(
         target: SERVER_TARGET,
         "mcp.server.request",
-        otel.name = %SpanName(method, target),
+        otel.name = %SpanName(method, request.name()),
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
@@ -56,7 +53,7 @@ pub(crate) fn server_span(
     if span.is_disabled() {
         return span;
     }
-    if let Some(target) = target {
+    if let Some(target) = request.name() {
         match method {
             method::TOOLS_CALL => span.record("gen_ai.tool.name", target),
             method::PROMPTS_GET => span.record("gen_ai.prompt.name", target),

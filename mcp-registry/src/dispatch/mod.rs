@@ -205,13 +205,7 @@ impl<'r> Dispatcher<'r> {
         options: &mut CallOptions,
         connection: Connection,
     ) -> Step {
-        let span = telemetry::server_span(
-            server_name,
-            &request.method,
-            request.name(),
-            &request.id,
-            request.meta.as_ref(),
-        );
+        let span = telemetry::server_span(server_name, &request);
         if span.is_disabled() {
             return self.route(server_name, request, options, connection);
         }
@@ -288,7 +282,7 @@ fn traced(step: Step, span: tracing::Span) -> Step {
             Step::Changed(answer, effect)
         }
         Step::Calling(mut call) => {
-            call.span = span;
+            call.span = Some(Box::new(span));
             Step::Calling(call)
         }
         Step::Waiting(answer) => Step::Waiting(Box::pin(async move {

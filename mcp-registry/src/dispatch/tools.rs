@@ -71,7 +71,7 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
             server,
             version,
             round,
-            span: tracing::Span::none(),
+            span: None,
         }),
         Err(e) => Step::Answered(Answer::Error(e)),
     }
@@ -234,9 +234,9 @@ pub(crate) struct PendingCall {
     version: Option<ProtocolVersion>,
     /// 2026-07-28: the call's asks, when they end it with `input_required`.
     round: Option<Arc<Round>>,
-    /// The request's span (`Span::none()` when nobody traces), entered while the call is
-    /// polled.
-    pub(crate) span: tracing::Span,
+    /// The request's span, entered while the call is polled (`None` when nobody traces:
+    /// boxed, so that a call nobody traces moves no more than it did).
+    pub(crate) span: Option<Box<tracing::Span>>,
 }
 
 impl PendingCall {
@@ -247,16 +247,18 @@ impl PendingCall {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<CallToolResult, CallError>> {
         use futures_util::FutureExt as _;
-        let _entered = self.span.enter();
-        self.call.poll_unpin(cx)
+        match &self.span {
+            None => self.call.poll_unpin(cx),
+            Some(span) => span.in_scope(|| self.call.poll_unpin(cx)),
+        }
     }
 
     /// The answer to a call that ended with `result` (recorded on its span).
     #[inline]
     pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
         let answer = self.answer(result);
-        if !self.span.is_disabled() {
-            super::record_outcome(&self.span, &answer);
+        if let Some(span) = &self.span {
+            super::record_outcome(span, &answer);
         }
         answer
     }
