@@ -341,22 +341,7 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
     // A response (no `method`; `result` or `error`) is never answered, whatever its id, and
     // neither is a notification (a `method` and no `id` member), even one that is invalid.
     if method.is_none() && (result.is_some() || error.is_some()) {
-        if !matches!(&jsonrpc, Some(Value::String(v)) if v == "2.0") {
-            return Incoming::Silent;
-        }
-        return match id.as_ref().and_then(RequestId::from_value) {
-            Some(id) => Incoming::Response(IncomingResponse {
-                id: Some(id),
-                result,
-                error,
-            }),
-            None if error.is_some() => Incoming::Response(IncomingResponse {
-                id: None,
-                result: None,
-                error,
-            }),
-            None => Incoming::Silent,
-        };
+        return response(jsonrpc, id, result, error);
     }
     let Some(raw_id) = id else {
         return match (method.is_some(), notification(jsonrpc, method, params)) {
@@ -389,6 +374,32 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
             era,
         }),
         Err(error) => invalid_request(id, error),
+    }
+}
+
+/// A response: read when it says `jsonrpc: "2.0"` and has a readable id (or is an error
+/// naming no request), dropped otherwise.
+fn response(
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+) -> Incoming<'static> {
+    if !matches!(&jsonrpc, Some(Value::String(v)) if v == "2.0") {
+        return Incoming::Silent;
+    }
+    match id.as_ref().and_then(RequestId::from_value) {
+        Some(id) => Incoming::Response(IncomingResponse {
+            id: Some(id),
+            result,
+            error,
+        }),
+        None if error.is_some() => Incoming::Response(IncomingResponse {
+            id: None,
+            result: None,
+            error,
+        }),
+        None => Incoming::Silent,
     }
 }
 
