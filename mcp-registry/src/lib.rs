@@ -66,6 +66,7 @@ pub mod registry;
 pub mod resource;
 pub mod schema;
 pub mod server;
+pub mod skill;
 pub mod tool;
 pub mod transport;
 
@@ -109,7 +110,6 @@ pub mod __private {
     pub use crate::private_prompt::*;
     pub use crate::private_resource::*;
 }
-
 
 /// The crate's crates.io page (`README.md`), its code compiled and run as a doctest.
 #[cfg(doctest)]

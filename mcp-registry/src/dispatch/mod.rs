@@ -43,6 +43,7 @@ mod resources;
 mod round;
 mod route;
 mod session;
+mod skills;
 mod subscriptions;
 mod tools;
 
@@ -118,6 +119,8 @@ pub(crate) enum Body {
     Prompts(prompts::PromptsBody),
     Resources(resources::ResourcesBody),
     Complete(CompleteResult),
+    /// The Skills extension's `skills/list`, `skills/get`, `resources/directory/read`.
+    Skills(skills::SkillsBody),
     /// 2026-07-28: the request needs input from the client first.
     InputRequired(Box<InputRequiredResult>),
 }
