@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_registry::client::{Client, ClientError};
+use mcp_registry::client::{Approval, ApprovalRequest, Client, ClientError};
 use mcp_registry::layer::{Layer, RequestKind, Response, layer_fn};
 use mcp_registry::protocol::{ErrorCode, ProtocolVersion, ResourceContents};
 use mcp_registry::skill::{
@@ -228,6 +228,51 @@ async fn listing_and_getting_fetch_no_file_and_loading_fetches_only_skill_md() {
         "an unlisted file was fetched"
     );
     assert_eq!(entries.len(), 2);
+}
+
+#[tokio::test]
+async fn skills_get_runs_through_the_layers_and_approval() {
+    // A layer may refuse a skill; the host's approval is asked about the others.
+    let refusing = layer_fn(|request, next| async move {
+        if request.kind() == RequestKind::Skill && request.name() == "skill://greet/SKILL.md" {
+            return request.refuse("greeting is not for this agent");
+        }
+        next.run(request).await
+    });
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let registry = Registry::builder()
+        .server(skills_server())
+        .layer(refusing)
+        .approval(move |request: ApprovalRequest| {
+            seen.lock()
+                .expect("not poisoned")
+                .push((request.kind, request.tool));
+            async { Approval::Allow }
+        })
+        .build();
+    let client = connect(registry, None).await;
+    let refused = client
+        .get_skill("skill://greet/SKILL.md")
+        .await
+        .unwrap_err();
+    let error = refused.server_error().expect("a JSON-RPC error");
+    assert_eq!(error.code, ErrorCode::INVALID_REQUEST);
+    assert!(
+        error.message.contains("greeting is not for this agent"),
+        "{}",
+        error.message
+    );
+    let pdf = client.get_skill(PDF).await.expect("allowed");
+    client.load_skill(&pdf).await.expect("allowed");
+    let asked = asked.lock().expect("not poisoned").clone();
+    assert_eq!(
+        asked,
+        [
+            (RequestKind::Skill, PDF.to_owned()),
+            (RequestKind::Resource, PDF.to_owned())
+        ]
+    );
 }
 
 #[tokio::test]

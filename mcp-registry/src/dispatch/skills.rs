@@ -1,15 +1,17 @@
 //! The Skills extension (SEP-2640) for a server with skills: `skills/list`, `skills/get`,
-//! `resources/directory/read`, and its declaration in the capabilities. Skill files are the
-//! server's resources, read with `resources/read` (`resources.rs`) through the registry's
-//! layers like any resource; these three methods only describe them.
+//! `resources/directory/read`, and its declaration in the capabilities. `skills/get` runs
+//! through the registry's pipeline (scope, layers, approval, guard: `registry/skills.rs`);
+//! skill files are the server's resources, read with `resources/read` (`resources.rs`)
+//! through the same pipeline; the listings are answered here, as `tools/list` is.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
-use super::{Body, Dispatcher, Routed, Step, invalid_params, read_params};
+use super::{Answer, Body, Dispatcher, Parts, Routed, Step, invalid_params, outcome, read_params};
 use crate::protocol::{ErrorObject, ProtocolVersion};
 use crate::registry::CallOptions;
+use crate::registry::scope::RequestInfo;
 use crate::server::Server;
 use crate::skill::{
     DirectoryReadParams, DirectoryReadResult, EXTENSION_ID, GetSkillParams, GetSkillResult,
@@ -70,21 +72,28 @@ impl Dispatcher<'_> {
         }))
     }
 
-    fn get_skill(
+    /// Starts a `skills/get` through the registry's pipeline (layers, approval, guard).
+    fn start_get_skill(
         &self,
         server: &Server,
-        version: Option<ProtocolVersion>,
         params: Map<String, Value>,
-    ) -> Result<SkillsBody, ErrorObject> {
+        options: &mut CallOptions,
+        info: RequestInfo,
+    ) -> Result<Step, ErrorObject> {
         let GetSkillParams { uri } = read_params(method::SKILLS_GET, params)?;
-        let Some(skill) = server.skills().iter().find(|s| s.uri() == uri) else {
-            return Err(invalid_params(format!(
-                "unknown skill {uri:?}: skills/list names the skills this server serves"
-            )));
-        };
-        Ok(SkillsBody::Get(Box::new(GetSkillResult {
-            skill: skill.entry().clone(),
-            cache: (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints(server)),
+        let version = info.protocol_version;
+        let cache = (version == Some(ProtocolVersion::MODERN)).then(|| self.cache_hints(server));
+        let getting = self.registry.invoke_skill(server, &uri, options, info);
+        let server = server.clone();
+        Ok(Step::Waiting(Box::pin(async move {
+            match getting.await {
+                None => Answer::Suppressed,
+                Some(Err(error)) => Answer::Error(error),
+                Some(Ok(skill)) => {
+                    let body = SkillsBody::Get(Box::new(GetSkillResult { skill, cache }));
+                    Answer::Result(outcome(&server, version, Body::Skills(body)))
+                }
+            }
         })))
     }
 }
@@ -141,16 +150,26 @@ impl Serialize for Entries<'_> {
 
 /// `skills/list`, `skills/get` and `resources/directory/read`, for a server with skills
 /// (-32601 for one without: it does not declare the extension).
-pub(crate) fn serve(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
+pub(crate) fn serve(mut request: Routed<'_>, options: &mut CallOptions) -> Step {
     if request.server.skills().is_empty() {
         return request.not_found();
     }
+    if request.method == method::SKILLS_GET {
+        let (parts, info) = request.split();
+        let Parts {
+            registry,
+            server,
+            params,
+            ..
+        } = parts;
+        return Dispatcher::new(registry)
+            .start_get_skill(&server, params, options, info)
+            .unwrap_or_else(|e| Step::Answered(Answer::Error(e)));
+    }
     let params = std::mem::take(&mut request.params);
-    let dispatcher = request.dispatcher();
     let (server, version) = (&request.server, request.version);
     let body = match &*request.method {
-        method::SKILLS_LIST => dispatcher.list_skills(server, version, params),
-        method::SKILLS_GET => dispatcher.get_skill(server, version, params),
+        method::SKILLS_LIST => request.dispatcher().list_skills(server, version, params),
         _ => read_directory(server, params),
     };
     request.answer(body.map(Body::Skills))
