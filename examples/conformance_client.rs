@@ -163,14 +163,14 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
         }
         // Skills (SEP-2640): listing reads no skill file.
         "sep-2640-client-no-prefetch" => {
-            let client = builder().connect_http(url).await?;
+            let client = builder().skills().connect_http(url).await?;
             client.list_skills().await?;
             client.close().await;
         }
         // Load each skill (its SKILL.md, verified), then read its other files (each
         // verified); a file that fails verification stops here, refused.
         s if s.starts_with("sep-2640-client-verify-") => {
-            let client = builder().connect_http(url).await?;
+            let client = builder().skills().connect_http(url).await?;
             for entry in client.list_skills().await? {
                 let skill = client.load_skill(&entry).await?;
                 if let SkillResources::Files(files) = &skill.entry.resources {

@@ -51,7 +51,7 @@ fn registry_with(layer: impl Layer) -> Registry {
 }
 
 async fn connect(registry: Registry, version: Option<ProtocolVersion>) -> Client {
-    let mut builder = Client::builder();
+    let mut builder = Client::builder().skills();
     if let Some(version) = version {
         builder = builder.protocol_version(version);
     }
@@ -312,6 +312,51 @@ async fn a_file_whose_size_differs_is_refused() {
         }
         other => panic!("expected a size mismatch, got {other}"),
     }
+}
+
+#[tokio::test]
+async fn binary_files_are_served_as_blobs_and_verified_on_their_bytes() {
+    let bytes: Vec<u8> = vec![0x89, b'P', b'N', b'G', 0xff, 0x00];
+    let skill = Skill::builder("---\nname: logo\ndescription: The logo\n---\n")
+        .file("assets/logo.png", bytes.clone())
+        .build()
+        .expect("a valid skill");
+    let server = Server::builder("skills")
+        .skill(skill)
+        .build()
+        .expect("a server");
+    let client = connect(Registry::from_servers([server]), None).await;
+    let entry = client
+        .get_skill("skill://logo/SKILL.md")
+        .await
+        .expect("skills/get");
+    let uri = "skill://logo/assets/logo.png";
+    assert_eq!(entry.file(uri).map(|f| f.size), Some(6));
+    assert_eq!(
+        client.read_skill_file(&entry, uri).await.expect("verified"),
+        bytes
+    );
+    let read = client.read_resource(uri).await.expect("resources/read");
+    assert!(read.contents[0].as_text().is_none(), "served as a blob");
+    assert_eq!(read.contents[0].mime_type(), Some("image/png"));
+}
+
+#[tokio::test]
+async fn a_dynamic_entry_is_refused_before_anything_is_fetched() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let client = connect(registry_with(counting(reads.clone())), None).await;
+    let mut entry = client.get_skill(PDF).await.expect("skills/get");
+    entry.resources = SkillResources::Dynamic;
+    let refused = refusal(client.load_skill(&entry).await.unwrap_err());
+    assert!(
+        matches!(refused, SkillVerifyError::Dynamic { .. }),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("cannot be verified"),
+        "{refused}"
+    );
+    assert_eq!(reads.load(Ordering::SeqCst), 0);
 }
 
 /// `entry` with its `SKILL.md` digest and size those of `text`.

@@ -76,6 +76,10 @@ impl Client {
     /// then every front matter field); a file that fails is refused with
     /// [`ClientError::Skill`], and nothing else of the skill is read.
     pub async fn load_skill(&self, entry: &SkillEntry) -> Result<LoadedSkill, ClientError> {
+        if entry.file(&entry.uri).is_none() {
+            // Unverifiable (not listed, or "dynamic"): refused before anything is fetched.
+            verify_file(entry, &entry.uri, &[])?;
+        }
         let bytes = self.fetch_file(&entry.uri).await?;
         let text = String::from_utf8(bytes).map_err(|_| ClientError::InvalidResult {
             method: crate::protocol::method::RESOURCES_READ.to_owned(),
