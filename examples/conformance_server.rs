@@ -13,9 +13,10 @@
 //! resources its `resources-*` scenarios read, the tools that log and those that change the
 //! server (for `subscriptions/listen` streams), and the tools that ask the client for input
 //! (sampling, elicitation, roots): over a legacy session with server→client requests, and in
-//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies. Scenarios
-//! about features this library does not offer yet have no fixtures here; they are listed with
-//! their reasons in `tests/e2e/conformance/server-<revision>.yml`.
+//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies; and
+//! skills (the `sep-2640-*` scenarios, run by name): `examples/skills/` and one made in
+//! code. Scenarios about features this library does not offer yet have no fixtures here;
+//! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;

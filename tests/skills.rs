@@ -151,6 +151,44 @@ async fn the_client_lists_gets_loads_and_reads_skills_in_both_eras() {
 }
 
 #[tokio::test]
+async fn skills_list_pages_and_the_client_follows_the_cursor() {
+    let registry = Registry::builder()
+        .server(skills_server())
+        .page_size(1)
+        .build();
+    let client = connect(registry.clone(), None).await;
+    let entries = client.list_skills().await.expect("every page");
+    assert_eq!(entries.len(), 2);
+    let first = client
+        .request("skills/list", None, Default::default())
+        .await
+        .expect("a page");
+    assert_eq!(first["skills"].as_array().map(Vec::len), Some(1));
+    let cursor = first["nextCursor"].as_str().expect("a next page");
+    let resources_cursor = client
+        .request("resources/list", None, Default::default())
+        .await
+        .expect("a page")["nextCursor"]
+        .clone();
+    assert!(resources_cursor.is_string(), "{resources_cursor}");
+    // A cursor of another listing is refused.
+    let params = serde_json::json!({"cursor": resources_cursor});
+    let refused = client
+        .request(
+            "skills/list",
+            params.as_object().cloned(),
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.server_error().map(|e| e.code),
+        Some(ErrorCode::INVALID_PARAMS)
+    );
+    assert!(!cursor.is_empty());
+}
+
+#[tokio::test]
 async fn skill_files_are_resources_named_by_the_front_matter() {
     let client = connect(registry(), None).await;
     let resources = client.list_resources().await.expect("resources/list");

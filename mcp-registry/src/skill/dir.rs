@@ -7,8 +7,8 @@ use super::{MAX_FILES, MAX_TOTAL_SIZE, SKILL_FILE, Skill, SkillError};
 
 impl Skill {
     /// The skill bundled in directory `dir`: its `SKILL.md` and every other regular file under
-    /// it (hidden files and directories, whose names start with `.`, left out). The
-    /// directory must be named after the skill.
+    /// it (hidden files and directories, whose names start with `.`, and symbolic links left
+    /// out). The directory must be named after the skill.
     pub fn from_dir(dir: impl AsRef<Path>) -> Result<Skill, SkillError> {
         let dir = dir.as_ref();
         let skill_md =

@@ -290,13 +290,8 @@ fn assemble(name: String, frontmatter: Map<String, Value>, files: Vec<(String, V
             digest: digest(&contents),
             size: contents.len() as u64,
         });
-        let is_skill_md = path == SKILL_FILE;
-        let resource = file_resource(
-            &uri,
-            &path,
-            contents,
-            is_skill_md.then_some((&name, &description)),
-        );
+        let described = (path == SKILL_FILE).then_some((name.as_str(), description.as_deref()));
+        let resource = file_resource(&uri, &path, contents, described);
         add_to_directories(&mut directories, &root, &path, resource.descriptor());
         resources.push(resource);
     }
@@ -366,7 +361,7 @@ fn file_resource(
     uri: &str,
     path: &str,
     contents: Vec<u8>,
-    skill: Option<(&String, &Option<String>)>,
+    skill: Option<(&str, Option<&str>)>,
 ) -> Resource {
     let mime_type = mime_type(path, &contents);
     let size = contents.len() as u64;
@@ -375,10 +370,10 @@ fn file_resource(
         Err(e) => ResourceContents::blob(uri, e.as_bytes()),
     }
     .with_mime_type(mime_type);
-    let name = skill.map_or(path, |(name, _)| name.as_str());
+    let name = skill.map_or(path, |(name, _)| name);
     let mut builder = Resource::builder(uri, name).mime_type(mime_type).size(size);
     if let Some((_, Some(description))) = skill {
-        builder = builder.description(description.clone());
+        builder = builder.description(description);
     }
     let result: ResourceHandlerResult = Ok(ReadResourceResult::new(vec![read]));
     builder.build_checked(move |_: ResourceRequest| std::future::ready(result.clone()))
