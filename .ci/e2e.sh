@@ -10,8 +10,9 @@
 #      requirement sets for 2025-11-25 and 2026-07-28, server leg against
 #      examples/conformance_server, each checked against tests/e2e/conformance/<leg>-<rev>.yml;
 #      the scoreboard (tests/e2e/conformance_summary.py) is printed at the end; and the
-#      extension scenarios of 0.2.0-alpha.12 (client leg: the authorization extensions and the
-#      2025-03-26 fallbacks) by name, each passing with no check skipped;
+#      extension scenarios of 0.2.0-alpha.12 by name (the authorization extensions and the
+#      2025-03-26 fallbacks, client leg; Skills, SEP-2640, server and client legs), every
+#      check required to pass (tests/e2e/extension_checks.py);
 #   3. examples/hub mounting `@modelcontextprotocol/server-everything` (npm, pinned) beside its
 #      own tools: `hub --check` (handle_mcp_message and an agent session) and the Python SDK
 #      over stdio through the hub (tests/e2e/hub_client.py); the MCP client against that server
@@ -32,8 +33,9 @@
 # bash, python3 (with venv), npm (any Node) and cargo. Loopback only (the npm and PyPI installs
 # aside); every wait is bounded.
 # Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
-# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE, CLAUDE_CODE_VERSION,
-#         EVERYTHING_VERSION, FASTMCP_VERSION, TS_SDK_VERSION, E2E_SKIP_BUILD=1.
+# Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, CONFORMANCE_EXT_TGZ, NODE_PACKAGE,
+#         CLAUDE_CODE_VERSION, EVERYTHING_VERSION, FASTMCP_VERSION, TS_SDK_VERSION,
+#         E2E_SKIP_BUILD=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,14 +50,9 @@ MCP_PY_VERSIONS=${MCP_PY_VERSIONS:-"2.3.0 1.27.0"}
 # shared/ carries the package built from the suite's 0.2.0-alpha.11 tag.
 CONFORMANCE_TGZ=${CONFORMANCE_TGZ:-$ROOT/../shared/conformance/modelcontextprotocol-conformance-0.2.0-alpha.11.tgz}
 CONFORMANCE_REVISIONS=(2025-11-25 2026-07-28)
-# The extension scenarios (in no requirement set, run by name) come from 0.2.0-alpha.12.
+# The release whose extension scenarios (authorization, Skills, ...) are run by name; its
+# requirement sets equal alpha.11's, which the legs above keep running until CI moves to it.
 CONFORMANCE_EXT_TGZ=${CONFORMANCE_EXT_TGZ:-$ROOT/../shared/conformance/modelcontextprotocol-conformance-0.2.0-alpha.12.tgz}
-# Client-leg extension scenarios that must pass, every check exercised (examples/conformance_client).
-CONFORMANCE_EXT_CLIENT=(
-    auth/client-credentials-basic auth/client-credentials-jwt
-    auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer
-    auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
-)
 NODE_PACKAGE=${NODE_PACKAGE:-node@22}
 # The Claude Code CLI the agent-host leg runs; bump deliberately (the stand-in model speaks
 # what this version sends).
@@ -165,18 +162,6 @@ if [[ ! -x $NODE || ! -f $CONFORMANCE || $(cat "$NODE_DIR/.tgz-sha256" 2>/dev/nu
     echo "$TGZ_SUM" >"$NODE_DIR/.tgz-sha256"
 fi
 echo "node $("$NODE" --version), conformance $("$NODE" "$CONFORMANCE" --version)"
-[[ -f $CONFORMANCE_EXT_TGZ ]] || die "missing $CONFORMANCE_EXT_TGZ (shared/conformance/ beside the checkout)"
-EXT_DIR=$TOOLS/conformance-ext
-CONFORMANCE_EXT=$EXT_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js
-EXT_SUM=$(sha256sum "$CONFORMANCE_EXT_TGZ" | cut -d' ' -f1)
-if [[ ! -f $CONFORMANCE_EXT || $(cat "$EXT_DIR/.tgz-sha256" 2>/dev/null) != "$EXT_SUM" ]]; then
-    rm -rf "$EXT_DIR"
-    mkdir -p "$EXT_DIR"
-    echo '{"private": true}' >"$EXT_DIR/package.json"
-    timeout 600 npm install --prefix "$EXT_DIR" --no-save --loglevel=error "$CONFORMANCE_EXT_TGZ"
-    echo "$EXT_SUM" >"$EXT_DIR/.tgz-sha256"
-fi
-echo "conformance (extension scenarios) $("$NODE" "$CONFORMANCE_EXT" --version)"
 
 step "install: @modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 EVERYTHING_DIR=$TOOLS/everything
@@ -323,28 +308,55 @@ else
     echo "conformance client leg: skipped, there is no examples/conformance_client yet (the MCP client issue adds it)"
     CLIENT_SKIP=(--skip "client=no MCP client yet: examples/conformance_client (#15)")
 fi
-step "MCP conformance suite: extension scenarios by name, client leg (examples/conformance_client)"
-# conformance_ext SCENARIO: one scenario of the alpha.12 package; the suite exits non-zero on
-# any failed check; one with a skipped check, or no SUCCESS check at all, counts as failed too.
-conformance_ext() {
-    local scenario=$1 log=$LOGS/conformance-ext-${1//\//_}.log out=$RESULTS/ext/${1//\//_}
-    if (cd "$E2E_DIR" && timeout 300 "$NODE" "$CONFORMANCE_EXT" client \
-        --command "$EXAMPLES/conformance_client" --scenario "$scenario" -o "$out") >"$log" 2>&1 &&
-        grep -rqs '"status": "SUCCESS"' "$out" && ! grep -rqs '"status": "SKIPPED"' "$out"; then
-        echo "conformance $scenario: $(grep -E '^Passed:' "$log" | tail -n 1)"
-    else
-        tail -n 30 "$log"
-        FAILED+=("conformance $scenario (log: $log)")
-    fi
-}
-for scenario in "${CONFORMANCE_EXT_CLIENT[@]}"; do
-    conformance_ext "$scenario"
-done
-
 step "conformance scoreboard"
 run "conformance scoreboard" "${PYTHONS[0]}" tests/e2e/conformance_summary.py \
     "$CONFORMANCE_PKG/requirements" "$BASELINES" "$RESULTS" "${CLIENT_SKIP[@]}" \
     --table "$E2E_DIR/conformance-scoreboard.txt"
+
+# ---------------------------------------------------------------------------------------------
+# Extension scenarios of conformance 0.2.0-alpha.12, which are in no requirement set: run by
+# name, each check required to be SUCCESS (tests/e2e/extension_checks.py: skipped is failed).
+step "MCP conformance alpha.12 extension scenarios, by name ($CONFORMANCE_EXT_TGZ)"
+[[ -f $CONFORMANCE_EXT_TGZ ]] || die "missing $CONFORMANCE_EXT_TGZ (shared/conformance/ beside the checkout)"
+EXT_DIR=$TOOLS/node-ext
+CONFORMANCE_EXT=$EXT_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js
+EXT_SUM=$(sha256sum "$CONFORMANCE_EXT_TGZ" | cut -d' ' -f1)
+if [[ ! -f $CONFORMANCE_EXT || $(cat "$EXT_DIR/.tgz-sha256" 2>/dev/null) != "$EXT_SUM" ]]; then
+    rm -rf "$EXT_DIR"
+    mkdir -p "$EXT_DIR"
+    echo '{"private": true}' >"$EXT_DIR/package.json"
+    timeout 600 npm install --prefix "$EXT_DIR" --no-save --loglevel=error "$CONFORMANCE_EXT_TGZ"
+    echo "$EXT_SUM" >"$EXT_DIR/.tgz-sha256"
+fi
+EXT_RESULTS=$E2E_DIR/conformance-ext-results
+rm -rf "$EXT_RESULTS"
+# extension_scenario LEG NAME ARGS...: the suite's LEG (server or client) for scenario NAME.
+extension_scenario() {
+    local leg=$1 name=$2 log=$LOGS/conformance-ext-${2//\//-}.log
+    shift 2
+    (cd "$E2E_DIR" && timeout 300 "$NODE" "$CONFORMANCE_EXT" "$leg" "$@" --scenario "$name" \
+        -o "$EXT_RESULTS") >"$log" 2>&1 || echo "conformance $leg $name: non-zero exit (log: $log)"
+}
+# Skills (SEP-2640): examples/conformance_server serves examples/skills/ and a skill made in
+# code; examples/conformance_client lists, loads and verifies.
+SKILLS_SERVER_SCENARIOS=(sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory)
+SKILLS_CLIENT_SCENARIOS=(sep-2640-client-no-prefetch sep-2640-client-verify-digest
+    sep-2640-client-verify-size sep-2640-client-verify-frontmatter)
+for name in "${SKILLS_SERVER_SCENARIOS[@]}"; do
+    extension_scenario server "$name" --url "http://127.0.0.1:$CONF_PORT/mcp"
+done
+# The authorization extensions and the 2025-03-26 fallbacks: examples/conformance_client.
+AUTH_CLIENT_SCENARIOS=(
+    auth/client-credentials-basic auth/client-credentials-jwt
+    auth/enterprise-managed-authorization auth/dpop auth/dpop-nonce auth/wif-jwt-bearer
+    auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
+)
+for name in "${SKILLS_CLIENT_SCENARIOS[@]}" "${AUTH_CLIENT_SCENARIOS[@]}"; do
+    extension_scenario client "$name" --command "$EXAMPLES/conformance_client"
+done
+run "conformance alpha.12 extension scenarios (every check SUCCESS)" \
+    python3 tests/e2e/extension_checks.py "$EXT_RESULTS" \
+    "${SKILLS_SERVER_SCENARIOS[@]}" "${SKILLS_CLIENT_SCENARIOS[@]}" "${AUTH_CLIENT_SCENARIOS[@]}"
 
 # ---------------------------------------------------------------------------------------------
 step "Claude Code CLI $CLAUDE_CODE_VERSION as the agent runtime of examples/claude_code_host (model: tests/e2e/messages_api_standin.py)"

@@ -14,6 +14,7 @@ use mcp_registry::client::auth::{
 use mcp_registry::client::transport::TransportError;
 use mcp_registry::client::{Client, ClientBuilder, ClientError};
 use mcp_registry::protocol::{ElicitAction, ElicitResult, ProtocolVersion, ToolDescriptor};
+use mcp_registry::skill::SkillResources;
 use serde_json::{Map, Value, json};
 
 #[tokio::main(flavor = "current_thread")]
@@ -223,6 +224,26 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
         }
         "http-standard-headers" | "http-custom-headers" | "http-invalid-tool-headers" => {
             run_headers(scenario, url).await?
+        }
+        // Skills (SEP-2640): listing reads no skill file.
+        "sep-2640-client-no-prefetch" => {
+            let client = builder().skills().connect_http(url).await?;
+            client.list_skills().await?;
+            client.close().await;
+        }
+        // Load each skill (its SKILL.md, verified), then read its other files (each
+        // verified); a file that fails verification stops here, refused.
+        s if s.starts_with("sep-2640-client-verify-") => {
+            let client = builder().skills().connect_http(url).await?;
+            for entry in client.list_skills().await? {
+                let skill = client.load_skill(&entry).await?;
+                if let SkillResources::Files(files) = &skill.entry.resources {
+                    for file in files.iter().filter(|f| f.uri != entry.uri) {
+                        client.read_skill_file(&entry, &file.uri).await?;
+                    }
+                }
+            }
+            client.close().await;
         }
         // initialize, tools_call, sse-retry and anything else: list the tools, call the first.
         _ => {

@@ -13,15 +13,17 @@
 //! resources its `resources-*` scenarios read, the tools that log and those that change the
 //! server (for `subscriptions/listen` streams), and the tools that ask the client for input
 //! (sampling, elicitation, roots): over a legacy session with server→client requests, and in
-//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies. Scenarios
-//! about features this library does not offer yet have no fixtures here; they are listed with
-//! their reasons in `tests/e2e/conformance/server-<revision>.yml`.
+//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies; and
+//! skills (the `sep-2640-*` scenarios, run by name): `examples/skills/` and one made in
+//! code. Scenarios about features this library does not offer yet have no fixtures here;
+//! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use mcp_registry::completion::Completions;
 use mcp_registry::protocol::{ElicitParams, LoggingLevel, Role};
+use mcp_registry::skill::Skill;
 use mcp_registry::tool::{ClientCapability, Elicitation, InputError, SamplingRequest};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{
@@ -708,8 +710,21 @@ fn conformance_server() -> Server {
             watched_resource::resource(),
         ])
         .resource_template(template_data::resource_template())
+        .skills(skills())
         .build()
         .expect("a valid server")
+}
+
+/// The Skills extension's skills (SEP-2640): the bundles under `examples/skills/`, read
+/// from disk, and one made in code.
+fn skills() -> Vec<Skill> {
+    let bundles = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills");
+    let mut skills = Skill::load_dir(bundles).expect("the example skill bundles");
+    let code = "---\nname: release-notes\ndescription: Write release notes from a changelog.\n---\n\
+                Group the changes by kind; follow references/STYLE.md.\n";
+    let notes = Skill::builder(code).file("references/STYLE.md", "Short lines, past tense.\n");
+    skills.push(notes.build().expect("a valid skill"));
+    skills
 }
 
 /// The port: the first argument or `MCP_CONFORMANCE_PORT`, default 3001. Loopback only.

@@ -67,6 +67,7 @@ pub mod resource;
 pub mod schema;
 pub mod server;
 pub mod telemetry;
+pub mod skill;
 pub mod tool;
 pub mod transport;
 

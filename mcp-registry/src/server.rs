@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::prompt::Prompt;
 use crate::protocol::{self, CacheHints, CacheScope, ProtocolVersion};
 use crate::resource::{Resource, ResourceTemplate};
+use crate::skill::Skill;
 use crate::tool::{CallNames, Extensions, Tool};
 
 mod listing;
@@ -142,6 +143,8 @@ struct ServerInner {
     /// 2026-07-28 caching hints of `resources/read` when the handler sets none (`None`: the
     /// registry's TTL, `private`).
     read_cache: Option<CacheHints>,
+    /// Sorted by URI; their files are among `resources`.
+    skills: Vec<Skill>,
 }
 
 /// The state of the connection behind a server mounted from a remote MCP server
@@ -184,6 +187,7 @@ impl Server {
             list_cache: None,
             read_cache: None,
             extensions: Extensions::new(),
+            skills: Vec::new(),
         }
     }
 
@@ -383,6 +387,11 @@ impl Server {
         )
     }
 
+    /// The skills (SEP-2640), sorted by `SKILL.md` URI.
+    pub fn skills(&self) -> &[Skill] {
+        &self.inner.skills
+    }
+
     /// Whether two handles are the same server value.
     pub fn ptr_eq(&self, other: &Server) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
@@ -432,6 +441,7 @@ pub struct ServerBuilder {
     list_cache: Option<CacheHints>,
     read_cache: Option<CacheHints>,
     extensions: Extensions,
+    skills: Vec<Skill>,
 }
 
 /// Caching hints from a duration (milliseconds, saturating) and a scope.
@@ -457,6 +467,7 @@ impl fmt::Debug for ServerBuilder {
             .field("list_cache", &self.list_cache)
             .field("read_cache", &self.read_cache)
             .field("extensions", &self.extensions)
+            .field("skills", &self.skills)
             .finish()
     }
 }
@@ -514,6 +525,20 @@ impl ServerBuilder {
     pub fn resources(mut self, resources: impl IntoIterator<Item = Resource>) -> Self {
         self.resources.extend(resources);
         self
+    }
+
+    /// Adds a skill (SEP-2640): its files become resources at `skill://<name>/<path>`, and
+    /// the server answers `skills/list`, `skills/get` and `resources/directory/read`.
+    pub fn skill(mut self, skill: Skill) -> Self {
+        self.resources.extend(skill.resources().iter().cloned());
+        self.skills.push(skill);
+        self
+    }
+
+    /// Adds skills, e.g. every bundle of a directory
+    /// ([`Skill::load_dir`](crate::skill::Skill::load_dir)).
+    pub fn skills(self, skills: impl IntoIterator<Item = Skill>) -> Self {
+        skills.into_iter().fold(self, ServerBuilder::skill)
     }
 
     /// Adds a resource template (tried by `resources/read` after the templates added before
@@ -605,6 +630,8 @@ impl ServerBuilder {
                 uri_template,
             });
         }
+        let mut skills = self.skills;
+        skills.sort_by(|a, b| a.uri().cmp(b.uri()));
         let name: Arc<str> = self.name.as_str().into();
         let names = call_names(&tools, &name, &self.extensions);
         let version = self
@@ -642,6 +669,7 @@ impl ServerBuilder {
                 remote: self.remote,
                 list_cache: self.list_cache,
                 read_cache: self.read_cache,
+                skills,
             }),
         })
     }

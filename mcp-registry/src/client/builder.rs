@@ -35,6 +35,8 @@ pub struct ClientBuilder {
     roots: Option<Vec<Root>>,
     policies: Policies,
     tool_cache: Option<Duration>,
+    /// `capabilities.extensions` (SEP-2133): identifier -> settings.
+    extensions: Map<String, Value>,
     #[cfg_attr(
         not(any(feature = "client-http", feature = "client-stdio")),
         allow(dead_code)
@@ -76,6 +78,7 @@ impl Default for ClientBuilder {
             roots: None,
             policies: Policies::default(),
             tool_cache: None,
+            extensions: Map::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             redirects_across_origins: false,
             headers: Vec::new(),
@@ -206,8 +209,26 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares support for extension `id` with its `settings` in the client's
+    /// `capabilities.extensions` (SEP-2133; `{}`: no settings). Extensions are off until
+    /// declared.
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Declares the Skills extension (SEP-2640, `io.modelcontextprotocol/skills`): the
+    /// client lists, loads and verifies skills ([`Client::list_skills`] and what follows).
+    pub fn skills(self) -> Self {
+        self.extension(crate::skill::EXTENSION_ID, Value::Object(Map::new()))
+    }
+
     fn config(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
+        if !self.extensions.is_empty() {
+            let extensions = Value::Object(self.extensions.clone());
+            capabilities.other.insert("extensions".into(), extensions);
+        }
         if self.roots.is_some() {
             capabilities.roots = Some(RootsCapability {
                 list_changed: Some(false),

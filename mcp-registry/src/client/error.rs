@@ -69,6 +69,10 @@ pub enum ClientError {
         /// The callback's reason.
         reason: String,
     },
+    /// A skill file was refused: it is not what the skill's entry lists (size, digest, front
+    /// matter), or cannot be checked against it.
+    #[error("skill file refused: {0}")]
+    Skill(#[from] crate::skill::SkillVerifyError),
 }
 
 impl ClientError {

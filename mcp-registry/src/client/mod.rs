@@ -23,6 +23,7 @@ pub mod machine;
 mod mount;
 mod operations;
 mod policy;
+mod skills;
 #[cfg(feature = "client-http")]
 mod sse;
 #[cfg(feature = "client-stdio")]
@@ -42,5 +43,6 @@ pub use machine::{
 };
 pub use mount::{MountError, RemoteServer};
 pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions};
+pub use skills::LoadedSkill;
 #[cfg(feature = "client-stdio")]
 pub use stdio::StdioTransport;

@@ -349,6 +349,7 @@ fn error_type(error: &ClientError) -> String {
         ClientError::InvalidResult { .. } => "invalid_result".into(),
         ClientError::State(_) => "state".into(),
         ClientError::Denied { .. } => "denied".into(),
+        ClientError::Skill(_) => "skill_verification".into(),
     }
 }
 

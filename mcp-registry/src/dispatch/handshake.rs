@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{
-    Answer, Body, Connection, Dispatcher, Effect, Routed, Step, outcome, prompts, resources,
+    Answer, Body, Connection, Dispatcher, Effect, Routed, Step, outcome, prompts, resources, skills,
 };
 use crate::protocol::{
     CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams, InitializeResult,
@@ -104,6 +104,7 @@ fn other_capabilities(server: &Server, connection: Connection) -> Map<String, Va
     if server.has_completions() {
         other.insert("completions".to_owned(), Value::Object(Map::new()));
     }
+    skills::declare(server, &mut other);
     other
 }
 

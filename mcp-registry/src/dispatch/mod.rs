@@ -12,11 +12,12 @@
 //!    connection's facts (negotiated version, log level) and its notification sink.
 //! 3. **Routed** by the `(method, era)` table in `route.rs` to the one handler of its method,
 //!    each in its own file: `tools.rs`, `prompts.rs`, `resources.rs`, `completion.rs`,
-//!    `subscriptions.rs`, `handshake.rs`, `logging.rs`.
-//! 4. For the four kinds that run a host's function (`tools/call`, `prompts/get`,
-//!    `resources/read`, `completion/complete`), the registry builds the request's **scope**
-//!    once (ids, names, era and version, `_meta`, log level, notification sink, cancellation,
-//!    input channel, host state), then runs the **layer stack** in this order: the host's
+//!    `subscriptions.rs`, `handshake.rs`, `logging.rs`, `skills.rs`.
+//! 4. For the kinds that run a host's function (`tools/call`, `prompts/get`,
+//!    `resources/read`, `completion/complete`) and `skills/get` (a lookup a layer may
+//!    refuse), the registry builds the request's **scope** once (ids, names, era and
+//!    version, `_meta`, log level, notification sink, cancellation, input channel, host
+//!    state), then runs the **layer stack** in this order: the host's
 //!    layers ([`RegistryBuilder::layer`](crate::RegistryBuilder::layer), first added
 //!    outermost), then approval ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)),
 //!    then the item's function in the **guarded runner** (panics caught, the first poll made
@@ -43,6 +44,7 @@ mod resources;
 mod round;
 mod route;
 mod session;
+mod skills;
 mod subscriptions;
 mod tools;
 
@@ -119,6 +121,8 @@ pub(crate) enum Body {
     Prompts(prompts::PromptsBody),
     Resources(resources::ResourcesBody),
     Complete(CompleteResult),
+    /// The Skills extension's `skills/list`, `skills/get`, `resources/directory/read`.
+    Skills(skills::SkillsBody),
     /// 2026-07-28: the request needs input from the client first.
     InputRequired(Box<InputRequiredResult>),
 }

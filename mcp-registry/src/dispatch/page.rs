@@ -15,6 +15,7 @@ pub(crate) enum Listing {
     Prompts,
     Resources,
     Templates,
+    Skills,
 }
 
 impl Listing {
@@ -25,6 +26,7 @@ impl Listing {
             Listing::Prompts => "prompts:",
             Listing::Resources => "resources:",
             Listing::Templates => "templates:",
+            Listing::Skills => "skills:",
         }
     }
 

@@ -31,6 +31,7 @@ impl Serialize for Written<'_> {
             Body::Prompts(r) => write(r, outcome, serializer),
             Body::Resources(r) => write(r, outcome, serializer),
             Body::Complete(r) => write(r, outcome, serializer),
+            Body::Skills(r) => write(r, outcome, serializer),
             Body::InputRequired(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {

@@ -2,10 +2,11 @@
 //! method, each in its own file. A method in no row is -32601.
 
 use super::{
-    Routed, Step, completion, handshake, logging, prompts, resources, subscriptions, tools,
+    Routed, Step, completion, handshake, logging, prompts, resources, skills, subscriptions, tools,
 };
 use crate::protocol::method;
 use crate::registry::CallOptions;
+use crate::skill::method as skill;
 
 /// Serves `request` with the handler of its `(method, era)`: one row per method a server
 /// answers, each naming the eras it serves (`_` both; `true`: legacy, 2024-11-05 to
@@ -26,6 +27,9 @@ pub(crate) fn route(request: Routed<'_>, options: &mut CallOptions) -> Step {
         }
         (method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE, true) => {
             resources::subscription(request, options)
+        }
+        (skill::SKILLS_LIST | skill::SKILLS_GET | skill::RESOURCES_DIRECTORY_READ, _) => {
+            skills::serve(request, options)
         }
         (method::COMPLETION_COMPLETE, _) => completion::complete(request, options),
         (method::SUBSCRIPTIONS_LISTEN, false) => subscriptions::listen(request, options),

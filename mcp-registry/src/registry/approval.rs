@@ -18,8 +18,8 @@ pub struct ApprovalRequest {
     /// The server: its name in the registry, or (for a client) the name the server gave in
     /// its `serverInfo` (empty when it gave none).
     pub server: String,
-    /// What the request names: the tool, the prompt, the resource's URI, or the
-    /// completion's reference.
+    /// What the request names: the tool, the prompt, the resource's URI, the completion's
+    /// reference, or the skill's `SKILL.md` URI.
     pub tool: String,
     /// The arguments (an object, or `null` for none).
     pub arguments: Value,

@@ -1,6 +1,7 @@
 //! Layers: code a host puts around every request a registry serves, whatever its kind
-//! (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`) and however it
-//! arrives (by name in-process, `handle_mcp_*`, a session, stdio, HTTP, an agent session).
+//! (`tools/call`, `prompts/get`, `resources/read`, `completion/complete`, `skills/get`) and
+//! however it arrives (by name in-process, `handle_mcp_*`, a session, stdio, HTTP, an agent
+//! session).
 //!
 //! A layer gets the [`Request`] and the rest of the stack as [`Next`]: it may look at the
 //! request, change its arguments, answer it itself (a cache), refuse it
@@ -49,6 +50,7 @@ use super::{CallError, GetPromptError, ReadResourceError};
 use crate::protocol::{
     CallToolResult, CompleteResult, ErrorCode, ErrorObject, GetPromptResult, ReadResourceResult,
 };
+use crate::skill::SkillEntry;
 use crate::tool::{BoxFuture, ToolContext};
 
 /// Code around every request a registry serves: see the [module docs](self).
@@ -100,6 +102,9 @@ pub enum RequestKind {
     Resource,
     /// `completion/complete`.
     Completion,
+    /// `skills/get` (the Skills extension, SEP-2640): a skill's entry, named by its
+    /// `SKILL.md` URI. (Its files are read as [`Resource`](Self::Resource)s.)
+    Skill,
 }
 
 impl RequestKind {
@@ -110,12 +115,13 @@ impl RequestKind {
             RequestKind::Prompt => crate::protocol::method::PROMPTS_GET,
             RequestKind::Resource => crate::protocol::method::RESOURCES_READ,
             RequestKind::Completion => crate::protocol::method::COMPLETION_COMPLETE,
+            RequestKind::Skill => crate::skill::method::SKILLS_GET,
         }
     }
 }
 
 impl RequestKind {
-    /// The kind of request `method` is, when it is one of the four.
+    /// The kind of request `method` is, when it is one that runs through the layers.
     pub fn of_method(method: &str) -> Option<RequestKind> {
         use crate::protocol::method;
         Some(match method {
@@ -123,6 +129,7 @@ impl RequestKind {
             method::PROMPTS_GET => RequestKind::Prompt,
             method::RESOURCES_READ => RequestKind::Resource,
             method::COMPLETION_COMPLETE => RequestKind::Completion,
+            crate::skill::method::SKILLS_GET => RequestKind::Skill,
             _ => return None,
         })
     }
@@ -153,14 +160,15 @@ impl Request {
         self.context.server_name()
     }
 
-    /// What it names: the tool, the prompt, the resource's URI, or the completion's
-    /// reference (a prompt's name or a template's URI).
+    /// What it names: the tool, the prompt, the resource's URI, the completion's reference
+    /// (a prompt's name or a template's URI), or the skill's `SKILL.md` URI.
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// Its arguments: a tool's (an object), a prompt's (an object of strings), a
-    /// completion's `{"argument": {name, value}, "context": ..}`; `null` for a resource.
+    /// completion's `{"argument": {name, value}, "context": ..}`; `null` for a resource or a
+    /// skill.
     pub fn arguments(&self) -> &Value {
         &self.arguments
     }
@@ -178,7 +186,8 @@ impl Request {
 
     /// Refuses the request: the item never runs, and the caller gets `reason`. A tool's
     /// caller reads [`CallError::Denied`] (on the wire, a result with `isError: true`); a
-    /// prompt's, resource's or completion's, a JSON-RPC error -32600 naming the reason.
+    /// prompt's, resource's, completion's or skill's, a JSON-RPC error -32600 naming the
+    /// reason.
     pub fn refuse(&self, reason: impl Into<String>) -> Response {
         let reason = reason.into();
         let name = self.name.to_string();
@@ -194,6 +203,10 @@ impl Request {
             RequestKind::Completion => Response::Completion(Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 format!("completing {name:?} was denied: {reason}"),
+            ))),
+            RequestKind::Skill => Response::Skill(Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("getting skill {name:?} was denied: {reason}"),
             ))),
         }
     }
@@ -216,6 +229,7 @@ impl Request {
                 Response::Resource(Err(ReadResourceError::Rejected { uri: name, error }))
             }
             RequestKind::Completion => Response::Completion(Err(error)),
+            RequestKind::Skill => Response::Skill(Err(error)),
         }
     }
 }
@@ -243,6 +257,8 @@ pub enum Response {
     Resource(Result<ReadResourceResult, ReadResourceError>),
     /// A completion's values or error.
     Completion(Result<CompleteResult, ErrorObject>),
+    /// A skill's entry or error.
+    Skill(Result<SkillEntry, ErrorObject>),
 }
 
 impl Response {
@@ -254,6 +270,7 @@ impl Response {
             Response::Prompt(r) => r.is_err(),
             Response::Resource(r) => r.is_err(),
             Response::Completion(r) => r.is_err(),
+            Response::Skill(r) => r.is_err(),
         }
     }
 
@@ -264,6 +281,7 @@ impl Response {
             Response::Prompt(_) => RequestKind::Prompt,
             Response::Resource(_) => RequestKind::Resource,
             Response::Completion(_) => RequestKind::Completion,
+            Response::Skill(_) => RequestKind::Skill,
         }
     }
 }

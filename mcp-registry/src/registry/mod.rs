@@ -13,6 +13,7 @@ mod prompts;
 
 mod resources;
 pub(crate) mod scope;
+pub(crate) mod skills;
 
 use std::collections::BTreeMap;
 
