@@ -15,11 +15,10 @@ def main(results, scenarios):
     bad = 0
     for scenario in scenarios:
         # The suite names a result directory <scenario>-<time> (client leg) or
-        # server-<scenario>-<time> (server leg); `/` in a name becomes `-`.
-        stem = scenario.replace("/", "-")
+        # server-<scenario>-<time> (server leg); a `/` in a name (auth/dpop) is a directory.
         found = sorted(
-            glob.glob(os.path.join(results, f"{stem}-2*", "checks.json"))
-            + glob.glob(os.path.join(results, f"server-{stem}-2*", "checks.json"))
+            glob.glob(os.path.join(results, f"{scenario}-2*", "checks.json"))
+            + glob.glob(os.path.join(results, f"server-{scenario}-2*", "checks.json"))
         )
         if not found:
             print(f"{scenario}: no checks.json under {results}")
