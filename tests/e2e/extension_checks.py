@@ -25,6 +25,8 @@ def main(results, scenarios):
             bad += 1
             continue
         checks = json.load(open(found[-1]))
+        # INFO entries log the traffic (the authorization scenarios); they check nothing.
+        checks = [c for c in checks if c.get("status") != "INFO"]
         others = [c for c in checks if c.get("status") != "SUCCESS"]
         print(f"{scenario}: {len(checks) - len(others)}/{len(checks)} checks SUCCESS")
         for c in others:
