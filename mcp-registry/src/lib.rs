@@ -62,12 +62,13 @@ mod private_prompt;
 mod private_resource;
 pub mod prompt;
 pub mod protocol;
+mod random;
 pub mod registry;
 pub mod resource;
 pub mod schema;
 pub mod server;
-pub mod telemetry;
 pub mod skill;
+pub mod telemetry;
 pub mod tool;
 pub mod transport;
 

@@ -39,21 +39,10 @@ impl RequestStateKey {
         RequestStateKey(bytes)
     }
 
-    /// A key from the OS's random source. Should the OS have none, the process's hash seeds
-    /// and the clock stand in (state then only needs to survive this process).
+    /// A key from the OS's random source (see [`crate::random`]).
     pub(crate) fn random() -> Self {
         let mut bytes = [0u8; 32];
-        if getrandom::fill(&mut bytes).is_err() {
-            use std::hash::{BuildHasher as _, Hasher as _};
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            for chunk in bytes.chunks_mut(8) {
-                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-                h.write_u128(now);
-                chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-            }
-        }
+        crate::random::fill(&mut bytes);
         RequestStateKey(bytes)
     }
 

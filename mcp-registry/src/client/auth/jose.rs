@@ -147,16 +147,7 @@ pub(crate) fn now() -> u64 {
 
 /// 128 random bits, base64url: a `jti`.
 pub(crate) fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    // The OS generator; should it fail, the time still makes an id that is unlikely to repeat.
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        bytes = nanos.to_le_bytes();
-    }
-    URL_SAFE_NO_PAD.encode(bytes)
+    crate::random::token()
 }
 
 /// The claims of a client assertion (RFC 7523 §3).

@@ -410,14 +410,5 @@ fn same_url(a: &str, b: &str) -> bool {
 
 /// 128 random bits, base64url.
 fn random_nonce() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // Without the OS generator, the clock at least makes it unique.
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        bytes = nanos.to_le_bytes();
-    }
-    URL_SAFE_NO_PAD.encode(bytes)
+    crate::random::token()
 }
