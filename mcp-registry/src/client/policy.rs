@@ -321,11 +321,10 @@ pub(crate) trait Outcome {
 /// feature its context goes into the request's `_meta`.
 fn request_span(request: &Guarded<'_>) -> tracing::Span {
     use tracing::field::Empty;
-    let name = format_args!("{} {}", request.method, request.name);
     if request.method == method::TOOLS_CALL {
-        tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", otel.name = %name, otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, gen_ai.tool.name = %request.name, server = %request.server, tool = %request.name)
+        tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", otel.name = %format_args!("{} {}", request.method, request.name), otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, gen_ai.tool.name = %request.name, server = %request.server, tool = %request.name)
     } else {
-        tracing::info_span!(target: "mcp_registry::client", "mcp.request", otel.name = %name, otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, server = %request.server, method = %request.method, name = %request.name)
+        tracing::info_span!(target: "mcp_registry::client", "mcp.request", otel.name = %format_args!("{} {}", request.method, request.name), otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, server = %request.server, method = %request.method, name = %request.name)
     }
 }
 
