@@ -13,9 +13,11 @@ use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::{CallNames, Tool};
 
 mod listing;
+mod union;
 
 pub(crate) use listing::ListingForm;
 use listing::{EntryListing, ToolListing};
+pub(crate) use union::Origins;
 
 /// The version a server gets when none is given.
 pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
@@ -140,6 +142,8 @@ struct ServerInner {
     /// 2026-07-28 caching hints of `resources/read` when the handler sets none (`None`: the
     /// registry's TTL, `private`).
     read_cache: Option<CacheHints>,
+    /// For a registry's union of servers: where its items come from.
+    origins: Option<Box<union::Origins>>,
 }
 
 /// The state of the connection behind a server mounted from a remote MCP server
@@ -181,6 +185,7 @@ impl Server {
             remote: None,
             list_cache: None,
             read_cache: None,
+            origins: None,
         }
     }
 
@@ -423,6 +428,7 @@ pub struct ServerBuilder {
     remote: Option<Arc<dyn RemoteLink>>,
     list_cache: Option<CacheHints>,
     read_cache: Option<CacheHints>,
+    origins: Option<Box<union::Origins>>,
 }
 
 /// Caching hints from a duration (milliseconds, saturating) and a scope.
@@ -553,7 +559,9 @@ impl ServerBuilder {
     /// The server; refuses duplicate tool or prompt names, resource URIs or URI templates,
     /// and invalid server names.
     pub fn build(self) -> Result<Server, ServerBuildError> {
-        validate_server_name(&self.name)?;
+        if self.origins.is_none() {
+            validate_server_name(&self.name)?;
+        }
         let mut tools = self.tools;
         if let Some(tool) = sort_unique(&mut tools, Tool::name) {
             let server = self.name;
@@ -580,7 +588,12 @@ impl ServerBuilder {
             });
         }
         let name: Arc<str> = self.name.as_str().into();
-        let names = call_names(&tools, &name);
+        let mut names = call_names(&tools, &name);
+        let mut index = positions(&tools, Tool::shared_name);
+        let mut prompt_index = positions(&prompts, Prompt::shared_name);
+        if let Some(origins) = &self.origins {
+            origins.apply(&tools, &mut names, &mut index, &mut prompt_index);
+        }
         let version = self
             .version
             .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned());
@@ -596,11 +609,11 @@ impl ServerBuilder {
                 version,
                 title: self.title,
                 instructions: self.instructions,
-                index: positions(&tools, Tool::shared_name),
+                index,
                 names,
                 listing: ToolListing::new(&tools),
                 tools,
-                prompt_index: positions(&prompts, Prompt::shared_name),
+                prompt_index,
                 completions: prompts.iter().any(Prompt::has_completions)
                     || templates.iter().any(ResourceTemplate::has_completions),
                 prompts,
@@ -615,6 +628,7 @@ impl ServerBuilder {
                 remote: self.remote,
                 list_cache: self.list_cache,
                 read_cache: self.read_cache,
+                origins: self.origins,
             }),
         })
     }

@@ -80,7 +80,7 @@ impl Dispatcher<'_> {
     ) -> Result<Step, ErrorObject> {
         let GetPromptParams { name, arguments } = read_params(method::PROMPTS_GET, params)?;
         let Some(prompt) = server.prompt(&name) else {
-            return Err(invalid_params(format!("Unknown prompt: {name}")));
+            return Err(invalid_params(server.unknown_prompt(&name)));
         };
         let arguments = arguments.unwrap_or_default();
         if let Some(retry) = retry {

@@ -129,7 +129,7 @@ impl Stream {
     /// the registry is gone), then ends gracefully.
     async fn run(self) -> Answer {
         let _updates = self.watch_resources();
-        let name = self.server.name();
+        let name = self.server.address();
         let mut changes = ServerChanges::new(&self.registry, name, Some(&self.server));
         while changes.changed().await {
             if !changes.touched() {

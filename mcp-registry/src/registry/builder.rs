@@ -6,6 +6,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
+use super::UnionIdentity;
 use super::layer::Layer;
 use super::{
     Approval, ApprovalRequest, Config, DEFAULT_TIMEOUT, Inner, Registry, RegistryChange,
@@ -28,6 +29,7 @@ pub struct RegistryBuilder {
     approval: Option<approval::Approver>,
     layers: Vec<Arc<dyn Layer>>,
     servers: Vec<Server>,
+    identity: UnionIdentity,
 }
 
 impl RegistryBuilder {
@@ -42,6 +44,7 @@ impl RegistryBuilder {
             approval: None,
             layers: Vec::new(),
             servers: Vec::new(),
+            identity: UnionIdentity::default(),
         }
     }
 
@@ -148,6 +151,39 @@ impl RegistryBuilder {
         self
     }
 
+    /// The name the registry announces (`serverInfo`) when it serves all its servers as one
+    /// ([`ALL_SERVERS`](crate::ALL_SERVERS)); default `registry`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.identity.name = name.into();
+        self
+    }
+
+    /// The version the registry announces when it serves all its servers as one; default
+    /// [`DEFAULT_SERVER_VERSION`](crate::DEFAULT_SERVER_VERSION).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.identity.version = version.into();
+        self
+    }
+
+    /// The title the registry announces when it serves all its servers as one.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.identity.title = Some(title.into());
+        self
+    }
+
+    /// The instructions the registry sends when it serves all its servers as one; default:
+    /// every enabled server's own, each after its name.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.identity.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds servers (a later one with the same name replaces an earlier one).
+    pub fn servers(mut self, servers: impl IntoIterator<Item = Server>) -> Self {
+        self.servers.extend(servers);
+        self
+    }
+
     /// Adds a server (a later one with the same name replaces an earlier one).
     pub fn server(mut self, server: Server) -> Self {
         self.servers.push(server);
@@ -192,6 +228,7 @@ impl RegistryBuilder {
                         None => std::sync::OnceLock::new(),
                     },
                     request_state_ttl: self.request_state_ttl,
+                    identity: self.identity,
                 },
                 changes,
                 updates: Default::default(),

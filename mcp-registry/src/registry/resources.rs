@@ -173,6 +173,14 @@ impl Readable {
         })
     }
 
+    /// The server it comes from, read through `server` (the union's item knows its own).
+    fn server(&self, server: &Server) -> Arc<str> {
+        match self {
+            Readable::Resource(r) => server.resource_server(r.uri()),
+            Readable::Template(t, _) => server.template_server(t.uri_template()),
+        }
+    }
+
     fn timeout(&self) -> Option<Duration> {
         match self {
             Readable::Resource(r) => r.timeout(),
@@ -346,9 +354,10 @@ impl Registry {
             return Box::pin(std::future::ready(Err(ReadResourceError::not_found(uri))));
         };
         let uri: Arc<str> = uri.into();
+        // The resource's own server, also for a resource read through the union.
         let names = Arc::new(CallNames {
             tool: uri.clone(),
-            server: server.shared_name().clone(),
+            server: readable.server(server),
         });
         let scope = self.scope(names, options, info, readable.timeout());
         let Some(layers) = self.layers(options) else {

@@ -44,6 +44,7 @@ use crate::protocol::{ErrorCode, ErrorObject, RequestId};
 use crate::registry::{CallOptions, Registry};
 use auth::AccessClaims;
 
+mod all;
 pub mod auth;
 mod auth_wire;
 mod checks;
@@ -55,6 +56,7 @@ mod serve;
 mod sessions;
 mod stream;
 
+pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
 
 use checks::check_host;
