@@ -34,9 +34,10 @@ pub(crate) struct PromptsPage {
     window: Window,
 }
 
-/// `capabilities.prompts`: only for a server that has prompts.
+/// `capabilities.prompts`: only for a server that has prompts (and the union of a registry's
+/// servers, where a server with prompts may arrive).
 pub(crate) fn capability(server: &Server, connection: Connection) -> Option<PromptsCapability> {
-    (!server.prompts().is_empty()).then_some(PromptsCapability {
+    (!server.prompts().is_empty() || server.is_union()).then_some(PromptsCapability {
         list_changed: Some(connection.list_changed),
     })
 }
