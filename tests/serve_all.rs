@@ -293,10 +293,23 @@ async fn host_state_and_layers_see_each_tool_as_its_own() {
     registry.register_server(Server::builder("notes").tool(count).build().unwrap());
     registry.register_server(small_server("left", "whoami", "left"));
     registry.register_server(small_server("right", "whoami", "right"));
+    for server in ["pa", "pb"] {
+        let greet = Prompt::builder("greet")
+            .handler_with_context(|ctx: ToolContext, _| async move {
+                format!("from {}/{}", ctx.server_name(), ctx.tool_name())
+            })
+            .unwrap();
+        registry.register_server(Server::builder(server).prompt(greet).build().unwrap());
+    }
 
     assert_eq!(
         call_text(&registry, "count", json!({})).await,
         "2 notes, notes/count"
+    );
+    let got = ask(&registry, "prompts/get", json!({"name": "mcp__pb__greet"})).await;
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"], "from pb/greet",
+        "{got}"
     );
     assert_eq!(
         call_text(&registry, "mcp__right__whoami", json!({})).await,
@@ -306,6 +319,7 @@ async fn host_state_and_layers_see_each_tool_as_its_own() {
         *seen.lock().unwrap(),
         [
             ("notes".to_owned(), "count".to_owned()),
+            ("pb".to_owned(), "greet".to_owned()),
             ("right".to_owned(), "whoami".to_owned())
         ],
         "layers see the tool's own server and name, not the union's"

@@ -73,6 +73,7 @@ pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
 /// An axum router serving `server` of `registry` at the configured path (default `/mcp`),
 /// and, with [`HttpConfig::auth`], the protected resource metadata at its well-known paths.
+/// ([`router_all`] serves every server of the registry, as one and each at its own path.)
 ///
 /// The router enforces the body's limits ([`HttpConfig::max_body_bytes`],
 /// [`HttpConfig::body_read_timeout`]) wherever it is mounted. The connection limits are the
