@@ -512,3 +512,38 @@ async fn a_listen_stream_on_the_union_hears_every_server() {
         .unwrap();
     assert_eq!(reply, None, "a cancelled stream gets no reply");
 }
+
+/// `completion/complete` of a prompt the union lists by its qualified name reaches that
+/// server's prompt.
+#[tokio::test]
+async fn completion_through_the_union_reaches_the_named_servers_prompt() {
+    use mcp_registry::completion::Completions;
+    let review = |language: &'static str| {
+        Prompt::builder("review")
+            .required_argument("language", "The language")
+            .complete("language", move |partial, _ctx| async move {
+                Completions::matching([language], &partial)
+            })
+            .handler(|args| async move { format!("Review {}", args["language"]) })
+            .unwrap()
+    };
+    let registry = Registry::from_servers([
+        Server::builder("a")
+            .prompt(review("python"))
+            .build()
+            .unwrap(),
+        Server::builder("b").prompt(review("rust")).build().unwrap(),
+    ]);
+    let completed = ask(
+        &registry,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "mcp__b__review"},
+               "argument": {"name": "language", "value": ""}}),
+    )
+    .await;
+    assert_eq!(
+        completed["result"]["completion"]["values"],
+        json!(["rust"]),
+        "{completed}"
+    );
+}
