@@ -205,8 +205,9 @@ impl<'r> Dispatcher<'r> {
         options: &mut CallOptions,
         connection: Connection,
     ) -> Step {
+        // A request to the union names the server it reaches once it is resolved.
         let span = telemetry::server_span(
-            server_name,
+            (server_name != crate::registry::ALL_SERVERS).then_some(server_name),
             &request.method,
             request.name(),
             &request.id,

@@ -83,6 +83,13 @@ impl Dispatcher<'_> {
         let Some(prompt) = server.prompt(&name) else {
             return Err(invalid_params(server.unknown_prompt(&name)));
         };
+        if server.is_union() {
+            // The request's span names the prompt's own server and name, not the union's.
+            crate::telemetry::record_own_names(
+                &server.prompt_call_names(prompt),
+                "gen_ai.prompt.name",
+            );
+        }
         let arguments = arguments.unwrap_or_default();
         if let Some(retry) = retry {
             let digest: Map<String, Value> = arguments

@@ -142,6 +142,10 @@ impl Dispatcher<'_> {
         let Some((tool, names)) = server.tool_entry(&call.name) else {
             return Err(invalid_params(server.unknown_tool(&call.name)));
         };
+        if server.is_union() {
+            // The request's span names the tool's own server and name, not the union's.
+            crate::telemetry::record_own_names(names, "gen_ai.tool.name");
+        }
         if let Some(retry) = retry {
             let arguments = match call.arguments.as_map() {
                 Some(map) => BoundArguments::Digest(arguments_digest(map)),
