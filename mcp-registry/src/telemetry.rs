@@ -33,13 +33,13 @@ impl fmt::Display for SpanName<'_> {
 /// Records on the current request span the server and name (`field`: `gen_ai.tool.name` or
 /// `gen_ai.prompt.name`) of the item a request to a registry's union of servers reached: the
 /// span was opened without them.
-pub(crate) fn record_own_names(names: &crate::tool::CallNames, field: &'static str) {
+pub(crate) fn record_own_names(server: &str, name: &str, field: &'static str) {
     let span = Span::current();
     if span.is_disabled() {
         return;
     }
-    span.record("mcp.server.name", &*names.server);
-    span.record(field, &*names.tool);
+    span.record("mcp.server.name", server);
+    span.record(field, name);
 }
 
 /// The span of one request a server answers: a child of the trace the request's `_meta`

@@ -85,10 +85,8 @@ impl Dispatcher<'_> {
         };
         if server.is_union() {
             // The request's span names the prompt's own server and name, not the union's.
-            crate::telemetry::record_own_names(
-                &server.prompt_call_names(prompt),
-                "gen_ai.prompt.name",
-            );
+            let own = server.prompt_call_names(prompt);
+            crate::telemetry::record_own_names(&own.server, &own.tool, "gen_ai.prompt.name");
         }
         let arguments = arguments.unwrap_or_default();
         if let Some(retry) = retry {

@@ -144,7 +144,7 @@ impl Dispatcher<'_> {
         };
         if server.is_union() {
             // The request's span names the tool's own server and name, not the union's.
-            crate::telemetry::record_own_names(names, "gen_ai.tool.name");
+            crate::telemetry::record_own_names(&names.server, &names.tool, "gen_ai.tool.name");
         }
         if let Some(retry) = retry {
             let arguments = match call.arguments.as_map() {
