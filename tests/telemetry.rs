@@ -132,7 +132,11 @@ async fn a_call_is_one_trace_from_client_to_server() {
     assert_eq!(foreign.parent_span_id.to_string(), "00f067aa0ba902b7");
     assert_eq!(foreign.span_kind, SpanKind::Server);
 
-    // Through a registry's union of servers, the span names the tool's own server and name.
+    through_the_union(&registry, &exporter).await;
+}
+
+/// Through a registry's union of servers, the span names the tool's own server and name.
+async fn through_the_union(registry: &Registry, exporter: &InMemorySpanExporter) {
     let reply = registry
         .handle_mcp_message(
             mcp_registry::ALL_SERVERS,
@@ -142,7 +146,7 @@ async fn a_call_is_one_trace_from_client_to_server() {
         .await
         .unwrap();
     assert_eq!(reply["result"]["structuredContent"]["value"], 3);
-    let spans = finished(&exporter, 7).await;
+    let spans = finished(exporter, 7).await;
     let through = named(&spans, "tools/call mcp__math__add", SpanKind::Server);
     assert_eq!(
         attribute(through, "mcp.server.name"),
