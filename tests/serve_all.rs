@@ -547,3 +547,47 @@ async fn completion_through_the_union_reaches_the_named_servers_prompt() {
         "{completed}"
     );
 }
+
+/// With authorization, every endpoint is the one protected resource: a server's own path
+/// wants the same token, and a missing server's 404 names nothing.
+#[tokio::test]
+async fn per_server_endpoints_share_the_unions_authorization() {
+    use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+    async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
+        match token.secret() {
+            "good-token-5c1f" => Ok(AccessClaims::new("alice")
+                .with_audience(["http://localhost/mcp"])
+                .with_expiry(std::time::SystemTime::now() + Duration::from_secs(3600))),
+            _ => Err(AuthError::InvalidToken("not ours".into())),
+        }
+    }
+    let auth = Auth::new("http://localhost/mcp", validate).unwrap();
+    let app = router_all(clashing(), HttpConfig::default().auth(auth));
+    let send = |path: &str, token: Option<&str>| {
+        let mut req = Request::builder()
+            .method("POST")
+            .uri(path)
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(token) = token {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        app.clone()
+            .oneshot(req.body(Body::from(initialize().to_string())).unwrap())
+    };
+    let refused = send("/mcp/math", None).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains("http://localhost/.well-known/oauth-protected-resource/mcp"),
+        "{challenge}"
+    );
+    let served = send("/mcp/math", Some("good-token-5c1f")).await.unwrap();
+    assert_eq!(served.status(), StatusCode::OK);
+    let missing = send("/mcp/nope", None).await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let body = missing.into_body().collect().await.unwrap().to_bytes();
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("nope") && !body.contains("math"), "{body}");
+}
