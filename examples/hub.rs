@@ -1,29 +1,30 @@
-//! A hub: mounts the MCP server a command runs beside this example's own tools, and serves the
-//! union over stdio, so any MCP client sees one server (`hub`) with both.
+//! A hub: mounts the MCP server a command runs beside this example's own tools, and serves
+//! the whole registry over stdio as one server (`hub`), so any MCP client sees both.
 //!
 //! ```text
 //! cargo run --example hub -- npx -y @modelcontextprotocol/server-everything
 //! ```
 //!
 //! The remote is started with `Client::stdio` and mounted with `client::RemoteServer` into a
-//! registry beside the in-process server `local`; the served server `hub` is rebuilt from both
-//! whenever either changes (a local name wins over a remote one). `hub_servers` reports each
-//! server's connection state.
+//! registry beside the in-process server `local` and the hub's own `hub_servers` tool (each
+//! server's connection state); `transport::stdio::serve_all` serves every enabled server as
+//! one, following the registry as the remote reconnects or relists (a tool name two servers
+//! share is listed as `mcp__<server>__<tool>`, see `ALL_SERVERS`).
 //!
-//! `--check` (used by CI, `.ci/e2e.sh`) serves nothing: it drives the mounted remote through
-//! `handle_mcp_message` and through an agent session (`agent::ControlRouter`, the Claude Code
-//! control protocol's `mcp_message`), prints what it saw and exits non-zero on a mismatch.
+//! `--check` (used by CI, `.ci/e2e.sh`) serves nothing: it drives the union through
+//! `handle_mcp_message(ALL_SERVERS, ..)` and the mounted remote through an agent session
+//! (`agent::ControlRouter`, the Claude Code control protocol's `mcp_message`), prints what it
+//! saw and exits non-zero on a mismatch.
 //!
 //! ```text
 //! cargo run --example hub -- --check node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
 //! ```
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use mcp_registry::agent::{ControlRouter, McpMessageRequest};
 use mcp_registry::client::{Client, RemoteServer};
-use mcp_registry::{Registry, Server, Tool, mcp_tool, server};
+use mcp_registry::{ALL_SERVERS, Registry, Server, Tool, mcp_tool, server};
 use serde_json::{Value, json};
 
 /// Count the words in a text.
@@ -35,17 +36,18 @@ async fn word_count(text: String) -> String {
     text.split_whitespace().count().to_string()
 }
 
-server!(name = "local", version = "1.0.0", tools = [word_count]);
+server!(name = "local", version = "1.0.0", tools = [word_count], fn = local);
 
-/// The tool reporting every server of `mounts` and its connection.
-fn hub_servers(mounts: Registry) -> Tool {
-    Tool::builder("hub_servers")
+/// The server `hub` with the tool reporting every server of `registry` and its connection.
+/// (The tool holds the registry it reports on: both live as long as the process.)
+fn hub_server(registry: Registry) -> Server {
+    let hub_servers = Tool::builder("hub_servers")
         .description("The servers behind this hub, their tool counts and connection states")
         .read_only(true)
         .typed(move |_: serde_json::Map<String, Value>| {
-            let mounts = mounts.clone();
+            let registry = registry.clone();
             async move {
-                let lines: Vec<String> = mounts
+                let lines: Vec<String> = registry
                     .server_status()
                     .into_iter()
                     .map(|s| {
@@ -59,53 +61,11 @@ fn hub_servers(mounts: Registry) -> Tool {
                 lines.join("\n")
             }
         })
-        .expect("hub_servers is a valid tool")
-}
-
-/// One server `hub` with every tool, prompt and resource of `mounts` (`local` first, so
-/// its names win), plus `hub_servers`.
-fn union(mounts: &Registry) -> Server {
-    let mut names: Vec<String> = mounts.server_names();
-    names.sort_by_key(|n| n != "local");
-    let mut builder = Server::builder("hub").version(env!("CARGO_PKG_VERSION"));
-    let (mut tools, mut prompts, mut uris, mut templates) = (
-        BTreeSet::from(["hub_servers".to_owned()]),
-        BTreeSet::new(),
-        BTreeSet::new(),
-        BTreeSet::new(),
-    );
-    builder = builder.tool(hub_servers(mounts.clone()));
-    for server in names.iter().filter_map(|n| mounts.server(n)) {
-        for tool in server
-            .tools()
-            .iter()
-            .filter(|t| tools.insert(t.name().to_owned()))
-        {
-            builder = builder.tool(tool.clone());
-        }
-        for prompt in server
-            .prompts()
-            .iter()
-            .filter(|p| prompts.insert(p.name().to_owned()))
-        {
-            builder = builder.prompt(prompt.clone());
-        }
-        for resource in server
-            .resources()
-            .iter()
-            .filter(|r| uris.insert(r.uri().to_owned()))
-        {
-            builder = builder.resource(resource.clone());
-        }
-        for template in server
-            .resource_templates()
-            .iter()
-            .filter(|t| templates.insert(t.uri_template().to_owned()))
-        {
-            builder = builder.resource_template(template.clone());
-        }
-    }
-    builder.build().expect("names are deduplicated")
+        .expect("hub_servers is a valid tool");
+    Server::builder("hub")
+        .tool(hub_servers)
+        .build()
+        .expect("hub is a valid server")
 }
 
 #[tokio::main]
@@ -124,19 +84,24 @@ async fn main() -> ExitCode {
     };
     let (program, rest) = (program.clone(), rest.to_vec());
 
-    let mounts = Registry::collected();
+    let registry = Registry::builder()
+        .name("hub")
+        .version(env!("CARGO_PKG_VERSION"))
+        .server(local())
+        .build();
+    registry.register_server(hub_server(registry.clone()));
     // Called again by each reconnect: a fresh child process.
     let remote = RemoteServer::new("remote", move || {
         let mut command = tokio::process::Command::new(&program);
         command.args(&rest);
         Client::stdio(command)
     });
-    if let Err(e) = remote.mount(&mounts).await {
+    if let Err(e) = remote.mount(&registry).await {
         eprintln!("hub: {e}");
         return ExitCode::FAILURE;
     }
     if check {
-        return match run_checks(&mounts).await {
+        return match run_checks(&registry).await {
             Ok(()) => {
                 println!("hub check: ok");
                 ExitCode::SUCCESS
@@ -147,21 +112,8 @@ async fn main() -> ExitCode {
             }
         };
     }
-
-    let served = Registry::from_servers([union(&mounts)]);
-    let follow = {
-        let (mounts, served) = (mounts.clone(), served.clone());
-        async move {
-            let mut changes = mounts.subscribe();
-            while changes.changed().await.is_ok() {
-                served.register_server(union(&mounts));
-            }
-        }
-    };
-    tokio::spawn(follow);
-    let tools = served.server("hub").map_or(0, |s| s.tools().len());
-    eprintln!("hub: serving `hub` ({tools} tools) on stdin/stdout");
-    match mcp_registry::transport::stdio::serve(served, "hub").await {
+    eprintln!("hub: serving every server as `hub` on stdin/stdout");
+    match mcp_registry::transport::stdio::serve_all(registry).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hub: {e}");
@@ -171,116 +123,119 @@ async fn main() -> ExitCode {
 }
 
 /// The checks CI runs against a mounted `@modelcontextprotocol/server-everything`.
-async fn run_checks(mounts: &Registry) -> Result<(), String> {
-    let ensure = |ok: bool, what: String| if ok { Ok(()) } else { Err(what) };
-    let status = mounts.server_status();
-    println!("servers: {status:#?}");
+async fn run_checks(registry: &Registry) -> Result<(), String> {
+    println!("servers: {:#?}", registry.server_status());
+    check_tools(registry).await?;
+    check_prompts_and_resources(registry).await?;
+    check_agent_session(registry).await
+}
 
-    // The union, in-process through handle_mcp_message.
-    let hub = Registry::from_servers([union(mounts)]);
-    let list = hub
-        .handle_mcp_message(
-            "hub",
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-        )
+fn ensure(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok { Ok(()) } else { Err(what()) }
+}
+
+/// The union's answer to `message`, through `handle_mcp_message(ALL_SERVERS, ..)`.
+async fn ask(registry: &Registry, message: Value) -> Result<Value, String> {
+    let method = message["method"].clone();
+    registry
+        .handle_mcp_message(ALL_SERVERS, message)
         .await
-        .ok_or("no tools/list reply")?;
+        .ok_or_else(|| format!("no reply to {method}"))
+}
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": name, "arguments": arguments}})
+}
+
+fn first_text(reply: &Value) -> &str {
+    reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+/// The union lists the remote's tools beside the local ones, and calls both.
+async fn check_tools(registry: &Registry) -> Result<(), String> {
+    let list = ask(
+        registry,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await?;
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .map(|tools| tools.iter().filter_map(|t| t["name"].as_str()).collect())
         .unwrap_or_default();
     println!("hub tools: {names:?}");
     for expected in ["echo", "hub_servers", "word_count"] {
-        ensure(
-            names.contains(&expected),
-            format!("hub lacks {expected}: {names:?}"),
-        )?;
+        ensure(names.contains(&expected), || {
+            format!("hub lacks {expected}: {names:?}")
+        })?;
     }
-    let call = |id: u64, name: &str, arguments: Value| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-               "params": {"name": name, "arguments": arguments}})
-    };
-    let echo = hub
-        .handle_mcp_message(
-            "hub",
-            call(2, "echo", json!({"message": "through the hub"})),
-        )
-        .await
-        .ok_or("no echo reply")?;
+    let echo = ask(
+        registry,
+        call(2, "echo", json!({"message": "through the hub"})),
+    )
+    .await?;
     println!("echo: {echo}");
-    let text = echo["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
-    ensure(
-        text.contains("through the hub"),
-        format!("echo answered {echo}"),
-    )?;
-    let local = hub
-        .handle_mcp_message(
-            "hub",
-            call(3, "word_count", json!({"text": "one two three"})),
-        )
-        .await
-        .ok_or("no word_count reply")?;
-    ensure(
-        local["result"]["content"][0]["text"] == "3",
-        format!("word_count answered {local}"),
-    )?;
-    let servers = hub
-        .handle_mcp_message("hub", call(4, "hub_servers", json!({})))
-        .await
-        .ok_or("no hub_servers reply")?;
-    let text = servers["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
+    ensure(first_text(&echo).contains("through the hub"), || {
+        format!("echo answered {echo}")
+    })?;
+    let local = ask(
+        registry,
+        call(3, "word_count", json!({"text": "one two three"})),
+    )
+    .await?;
+    ensure(first_text(&local) == "3", || {
+        format!("word_count answered {local}")
+    })?;
+    let servers = ask(registry, call(4, "hub_servers", json!({}))).await?;
+    let text = first_text(&servers);
     println!("hub_servers: {text}");
     ensure(
         text.contains("remote:") && text.contains("Connected"),
-        format!("hub_servers answered {servers}"),
-    )?;
-    let prompts = hub
-        .handle_mcp_message(
-            "hub",
-            json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"}),
-        )
-        .await
-        .ok_or("no prompts/list reply")?;
+        || format!("hub_servers answered {servers}"),
+    )
+}
+
+/// The union serves the remote's prompts and resources.
+async fn check_prompts_and_resources(registry: &Registry) -> Result<(), String> {
+    let prompts = ask(
+        registry,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"}),
+    )
+    .await?;
     let prompt_count = prompts["result"]["prompts"].as_array().map_or(0, Vec::len);
-    ensure(
-        prompt_count > 0,
-        format!("no prompts from the remote: {prompts}"),
-    )?;
-    let resources = hub
-        .handle_mcp_message(
-            "hub",
-            json!({"jsonrpc": "2.0", "id": 6, "method": "resources/list"}),
-        )
-        .await
-        .ok_or("no resources/list reply")?;
+    ensure(prompt_count > 0, || {
+        format!("no prompts from the remote: {prompts}")
+    })?;
+    let resources = ask(
+        registry,
+        json!({"jsonrpc": "2.0", "id": 6, "method": "resources/list"}),
+    )
+    .await?;
     let uri = resources["result"]["resources"][0]["uri"]
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let read = hub
-        .handle_mcp_message(
-            "hub",
-            json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": uri}}),
-        )
-        .await
-        .ok_or("no resources/read reply")?;
-    ensure(
-        read["result"]["contents"][0]["uri"] == uri.as_str(),
-        format!("reading {uri} answered {read}"),
-    )?;
+    let read = ask(
+        registry,
+        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": uri}}),
+    )
+    .await?;
+    ensure(read["result"]["contents"][0]["uri"] == uri.as_str(), || {
+        format!("reading {uri} answered {read}")
+    })?;
     println!("prompts: {prompt_count}, read {uri}");
+    Ok(())
+}
 
-    // The mounted server itself, through an agent session's mcp_message control requests.
-    let router = ControlRouter::new(mounts.clone());
+/// The mounted server itself, through an agent session's `mcp_message` control requests.
+async fn check_agent_session(registry: &Registry) -> Result<(), String> {
+    let router = ControlRouter::new(registry.clone());
     let config = router.mcp_servers_config();
-    ensure(
-        config["mcpServers"].get("remote").is_some(),
-        format!("the session's servers lack remote: {config}"),
-    )?;
+    ensure(config["mcpServers"].get("remote").is_some(), || {
+        format!("the session's servers lack remote: {config}")
+    })?;
     let request = McpMessageRequest {
         request_id: "r1".into(),
         server_name: "remote".into(),
@@ -289,12 +244,8 @@ async fn run_checks(mounts: &Registry) -> Result<(), String> {
     let response = router.answer(request).await;
     println!("agent session: {response}");
     let reply = &response["response"]["response"]["mcp_response"];
-    let text = reply["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default();
     ensure(
-        text.contains("through an agent session"),
-        format!("the session answered {response}"),
-    )?;
-    Ok(())
+        first_text(reply).contains("through an agent session"),
+        || format!("the session answered {response}"),
+    )
 }

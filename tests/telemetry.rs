@@ -131,4 +131,29 @@ async fn a_call_is_one_trace_from_client_to_server() {
         .expect("the server's span in the caller's trace");
     assert_eq!(foreign.parent_span_id.to_string(), "00f067aa0ba902b7");
     assert_eq!(foreign.span_kind, SpanKind::Server);
+
+    through_the_union(&registry, &exporter).await;
+}
+
+/// Through a registry's union of servers, the span names the tool's own server and name.
+async fn through_the_union(registry: &Registry, exporter: &InMemorySpanExporter) {
+    let reply = registry
+        .handle_mcp_message(
+            mcp_registry::ALL_SERVERS,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "mcp__math__add", "arguments": {"a": 1, "b": 2}}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["structuredContent"]["value"], 3);
+    let spans = finished(exporter, 7).await;
+    let through = named(&spans, "tools/call mcp__math__add", SpanKind::Server);
+    assert_eq!(
+        attribute(through, "mcp.server.name"),
+        Some(OtelValue::from("math"))
+    );
+    assert_eq!(
+        attribute(through, "gen_ai.tool.name"),
+        Some(OtelValue::from("add"))
+    );
 }

@@ -55,10 +55,17 @@ impl Client {
 }
 
 fn start() -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
+    start_serving(registry(), "math")
+}
+
+fn start_serving(
+    registry: Registry,
+    server: &'static str,
+) -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_end);
     let server =
-        tokio::spawn(async move { serve_io(registry(), "math", server_read, server_write).await });
+        tokio::spawn(async move { serve_io(registry, server, server_read, server_write).await });
     let (read, writer) = tokio::io::split(client_end);
     (
         Client {
@@ -303,4 +310,34 @@ async fn calls_running_past_the_grace_are_cancelled() {
     assert!(waited < Duration::from_secs(20), "{waited:?}");
     let rest = c.lines.next_line().await.unwrap();
     assert_eq!(rest, None, "no reply to the cancelled call");
+}
+
+/// One process for every server: `ALL_SERVERS` over stdio lists and calls the tools of each,
+/// and follows a server registered while the session is open.
+#[tokio::test]
+async fn every_server_of_a_registry_over_one_stdio_session() {
+    let registry = registry();
+    registry.register_server(common::small_server("other", "whoami", "other"));
+    let (mut c, server) = start_serving(registry.clone(), mcp_registry::ALL_SERVERS);
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .await;
+    let init = c.recv().await;
+    assert_reply("2025-11-25", "InitializeResult", &init);
+    assert_eq!(init["result"]["serverInfo"]["name"], "registry");
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}"#)
+        .await;
+    assert_eq!(c.recv().await["result"]["content"][0]["text"], "other");
+    c.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job","arguments":{"steps":1}}}"#)
+        .await;
+    assert_eq!(c.recv().await["result"]["content"][0]["text"], "finished");
+
+    registry.register_server(common::small_server("late", "hello", "hi"));
+    assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
+    c.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"hello","arguments":{}}}"#)
+        .await;
+    assert_eq!(c.recv().await["result"]["content"][0]["text"], "hi");
+    drop(c);
+    server.await.unwrap().unwrap();
 }

@@ -79,7 +79,7 @@ pub use protocol::{
 };
 pub use registry::layer;
 pub use registry::{
-    Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
+    ALL_SERVERS, Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
     PromptDefinition, PromptRequest, ReadRequest, ReadResourceError, Registry, RegistryBuilder,
     RegistryChange, RegistryError, ResourceDefinition, ResourceTemplateDefinition, ServerStatus,
     ToolDefinition, WithOptions, qualified_name,
@@ -88,7 +88,10 @@ pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,
     ResourceTemplate, ResourceTemplateBuilder,
 };
-pub use server::{ConnectionState, Server, ServerBuildError, ServerBuilder, ServerRegistration};
+pub use server::{
+    ConnectionState, DEFAULT_SERVER_VERSION, Server, ServerBuildError, ServerBuilder,
+    ServerRegistration,
+};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult, Json,

@@ -14,9 +14,11 @@ use crate::skill::Skill;
 use crate::tool::{CallNames, Extensions, Tool};
 
 mod listing;
+mod union;
 
 pub(crate) use listing::ListingForm;
 use listing::{EntryListing, ToolListing};
+pub(crate) use union::{Origin, Origins};
 
 /// The version a server gets when none is given.
 pub const DEFAULT_SERVER_VERSION: &str = "1.0.0";
@@ -145,6 +147,8 @@ struct ServerInner {
     read_cache: Option<CacheHints>,
     /// Sorted by URI; their files are among `resources`.
     skills: Vec<Skill>,
+    /// For a registry's union of servers: where its items come from.
+    origins: Option<Box<union::Origins>>,
 }
 
 /// The state of the connection behind a server mounted from a remote MCP server
@@ -188,6 +192,7 @@ impl Server {
             read_cache: None,
             extensions: Extensions::new(),
             skills: Vec::new(),
+            origins: None,
         }
     }
 
@@ -442,6 +447,7 @@ pub struct ServerBuilder {
     read_cache: Option<CacheHints>,
     extensions: Extensions,
     skills: Vec<Skill>,
+    origins: Option<Box<union::Origins>>,
 }
 
 /// Caching hints from a duration (milliseconds, saturating) and a scope.
@@ -604,7 +610,9 @@ impl ServerBuilder {
     /// The server; refuses duplicate tool or prompt names, resource URIs or URI templates,
     /// and invalid server names.
     pub fn build(self) -> Result<Server, ServerBuildError> {
-        validate_server_name(&self.name)?;
+        if self.origins.is_none() {
+            validate_server_name(&self.name)?;
+        }
         let mut tools = self.tools;
         if let Some(tool) = sort_unique(&mut tools, Tool::name) {
             let server = self.name;
@@ -633,7 +641,12 @@ impl ServerBuilder {
         let mut skills = self.skills;
         skills.sort_by(|a, b| a.uri().cmp(b.uri()));
         let name: Arc<str> = self.name.as_str().into();
-        let names = call_names(&tools, &name, &self.extensions);
+        let mut names = call_names(&tools, &name, &self.extensions);
+        let mut index = positions(&tools, Tool::shared_name);
+        let mut prompt_index = positions(&prompts, Prompt::shared_name);
+        if let Some(origins) = &self.origins {
+            origins.apply(&tools, &mut names, &mut index, &mut prompt_index);
+        }
         let version = self
             .version
             .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned());
@@ -649,12 +662,12 @@ impl ServerBuilder {
                 version,
                 title: self.title,
                 instructions: self.instructions,
-                index: positions(&tools, Tool::shared_name),
+                index,
                 names,
                 extensions: self.extensions,
                 listing: ToolListing::new(&tools),
                 tools,
-                prompt_index: positions(&prompts, Prompt::shared_name),
+                prompt_index,
                 completions: prompts.iter().any(Prompt::has_completions)
                     || templates.iter().any(ResourceTemplate::has_completions),
                 prompts,
@@ -670,6 +683,7 @@ impl ServerBuilder {
                 list_cache: self.list_cache,
                 read_cache: self.read_cache,
                 skills,
+                origins: self.origins,
             }),
         })
     }

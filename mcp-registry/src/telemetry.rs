@@ -31,9 +31,23 @@ impl fmt::Display for SpanName<'_> {
     }
 }
 
+/// Records on the current request span the server and name (`field`: `gen_ai.tool.name` or
+/// `gen_ai.prompt.name`) of the item a request to a registry's union of servers reached: the
+/// span was opened without them.
+pub(crate) fn record_own_names(server: &str, name: &str, field: &'static str) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    span.record("mcp.server.name", server);
+    span.record(field, name);
+}
+
 /// The span of one request a server answers: a child of the trace the request's `_meta`
 /// carries, if any (feature `otel`). Disabled (and free) when no subscriber wants it.
-pub(crate) fn server_span(server: &str, request: &IncomingRequest<'_>) -> Span {
+/// `server`: `None` for a registry's union of servers, whose requests record the server they
+/// reach once it is known.
+pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -> Span {
     let (method, id, meta) = (&*request.method, &request.id, request.meta.as_ref());
     // The fields are computed only when the span is enabled: `target` is looked up then.
     let span = tracing::info_span!(
@@ -43,7 +57,7 @@ pub(crate) fn server_span(server: &str, request: &IncomingRequest<'_>) -> Span {
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
-        mcp.server.name = server,
+        mcp.server.name = Empty,
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
         mcp.resource.uri = Empty,
@@ -53,10 +67,15 @@ pub(crate) fn server_span(server: &str, request: &IncomingRequest<'_>) -> Span {
     if span.is_disabled() {
         return span;
     }
+    if let Some(server) = server {
+        span.record("mcp.server.name", server);
+    }
     if let Some(target) = request.name() {
         match method {
-            method::TOOLS_CALL => span.record("gen_ai.tool.name", target),
-            method::PROMPTS_GET => span.record("gen_ai.prompt.name", target),
+            // Through the union (no server yet), the tool's or prompt's own name is recorded
+            // once it is resolved (`record_own_names`).
+            method::TOOLS_CALL if server.is_some() => span.record("gen_ai.tool.name", target),
+            method::PROMPTS_GET if server.is_some() => span.record("gen_ai.prompt.name", target),
             method::RESOURCES_READ => span.record("mcp.resource.uri", target),
             _ => &span,
         };

@@ -3,7 +3,7 @@
 
 use tokio::sync::watch;
 
-use crate::registry::{Registry, RegistryChange};
+use crate::registry::{ALL_SERVERS, Registry, RegistryChange};
 use crate::server::Server;
 
 /// One server's view of the registry's changes. Changes can coalesce: it asks whether the
@@ -47,7 +47,9 @@ impl ServerChanges {
     /// Whether the change just seen touched this server.
     pub(crate) fn touched(&mut self) -> bool {
         let change = self.changes.borrow_and_update();
-        let touched = change.changed_since(&self.name, self.seen);
+        // The union changes with any server.
+        let touched = (self.name == ALL_SERVERS && change.generation > self.seen)
+            || change.changed_since(&self.name, self.seen);
         self.seen = change.generation;
         touched
     }

@@ -209,7 +209,11 @@ impl<'r> Dispatcher<'r> {
         options: &mut CallOptions,
         connection: Connection,
     ) -> Step {
-        let span = telemetry::server_span(server_name, &request);
+        // A request to the union names the server it reaches once it is resolved.
+        let span = telemetry::server_span(
+            (server_name != crate::registry::ALL_SERVERS).then_some(server_name),
+            &request,
+        );
         if span.is_disabled() {
             return self.route(server_name, request, options, connection);
         }

@@ -34,9 +34,10 @@ pub(crate) struct PromptsPage {
     window: Window,
 }
 
-/// `capabilities.prompts`: only for a server that has prompts.
+/// `capabilities.prompts`: only for a server that has prompts (and the union of a registry's
+/// servers, where a server with prompts may arrive).
 pub(crate) fn capability(server: &Server, connection: Connection) -> Option<PromptsCapability> {
-    (!server.prompts().is_empty()).then_some(PromptsCapability {
+    (!server.prompts().is_empty() || server.is_union()).then_some(PromptsCapability {
         list_changed: Some(connection.list_changed),
     })
 }
@@ -80,8 +81,13 @@ impl Dispatcher<'_> {
     ) -> Result<Step, ErrorObject> {
         let GetPromptParams { name, arguments } = read_params(method::PROMPTS_GET, params)?;
         let Some(prompt) = server.prompt(&name) else {
-            return Err(invalid_params(format!("Unknown prompt: {name}")));
+            return Err(invalid_params(server.unknown_prompt(&name)));
         };
+        if server.is_union() {
+            // The request's span names the prompt's own server and name, not the union's.
+            let own = server.prompt_call_names(prompt);
+            crate::telemetry::record_own_names(&own.server, &own.tool, "gen_ai.prompt.name");
+        }
         let arguments = arguments.unwrap_or_default();
         if let Some(retry) = retry {
             let digest: Map<String, Value> = arguments

@@ -31,8 +31,9 @@ pub(crate) struct ResourcesPage {
 
 /// `capabilities.resources`: only for a server that has resources or templates.
 /// `subscribe` where the connection keeps subscriptions (a legacy session).
+/// (The union of a registry's servers always has it: a server with resources may arrive.)
 pub(crate) fn capability(server: &Server, connection: Connection) -> Option<ResourcesCapability> {
-    server.has_resources().then_some(ResourcesCapability {
+    (server.has_resources() || server.is_union()).then_some(ResourcesCapability {
         subscribe: Some(connection.subscriptions),
         list_changed: Some(connection.list_changed),
     })

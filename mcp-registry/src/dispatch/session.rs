@@ -169,7 +169,7 @@ impl ServerSession {
         let session = Arc::new_cyclic(|weak: &std::sync::Weak<Inner>| {
             let watcher = tokio::runtime::Handle::try_current().ok().map(|handle| {
                 let mut changes =
-                    ServerChanges::new(&registry, &server, registry.server(&server).as_ref());
+                    ServerChanges::new(&registry, &server, registry.served(&server).as_ref());
                 let weak = weak.clone();
                 let name = server.clone();
                 handle.spawn(async move {
@@ -179,7 +179,7 @@ impl ServerSession {
                         if !touched {
                             continue;
                         }
-                        let lists = changes.lists(inner.registry.server(&name).as_ref());
+                        let lists = changes.lists(inner.registry.served(&name).as_ref());
                         if ServerSession::lifecycle_of(&inner).is_initialized() {
                             let mut methods = vec![method::TOOLS_LIST_CHANGED];
                             if lists.prompts {

@@ -35,15 +35,17 @@ fn tagged(method: &str, id: &Value, mut params: Map<String, Value>) -> Value {
 }
 
 /// What the server agrees to send of `asked`: list changes of what `server` has (tools
-/// always), updates of the resources it has.
+/// always), updates of the resources it has. The union of a registry's servers agrees to
+/// all: a server with prompts or resources may arrive while the stream is open.
 fn agreed(server: &Server, asked: SubscriptionFilter) -> SubscriptionFilter {
+    let union = server.is_union();
     SubscriptionFilter {
         tools_list_changed: asked.tools_list_changed,
-        prompts_list_changed: asked.prompts_list_changed && !server.prompts().is_empty(),
-        resources_list_changed: asked.resources_list_changed && server.has_resources(),
+        prompts_list_changed: asked.prompts_list_changed && (union || !server.prompts().is_empty()),
+        resources_list_changed: asked.resources_list_changed && (union || server.has_resources()),
         resource_subscriptions: asked
             .resource_subscriptions
-            .filter(|_| server.has_resources())
+            .filter(|_| union || server.has_resources())
             .map(|uris| {
                 let mut seen = HashSet::new();
                 uris.into_iter()
@@ -129,7 +131,7 @@ impl Stream {
     /// the registry is gone), then ends gracefully.
     async fn run(self) -> Answer {
         let _updates = self.watch_resources();
-        let name = self.server.name();
+        let name = self.server.address();
         let mut changes = ServerChanges::new(&self.registry, name, Some(&self.server));
         while changes.changed().await {
             if !changes.touched() {

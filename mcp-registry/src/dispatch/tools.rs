@@ -88,14 +88,13 @@ impl Dispatcher<'_> {
         filter: Option<&ListingFilter>,
     ) -> Result<ToolsPage, ErrorObject> {
         let entries = server.listing(version).entries();
+        // Each tool by its own server and name (the union's tools keep theirs).
         let picked: Option<Vec<&Value>> = filter.map(|keep| {
             entries
                 .iter()
-                .filter(|t| {
-                    t["name"]
-                        .as_str()
-                        .is_some_and(|name| keep.shows(server.name(), name))
-                })
+                .zip(server.call_names())
+                .filter(|(_, own)| keep.shows(&own.server, &own.tool))
+                .map(|(t, _)| t)
                 .collect()
         });
         let total = picked.as_ref().map_or(entries.len(), Vec::len);
@@ -141,8 +140,12 @@ impl Dispatcher<'_> {
         retry: Option<Retry>,
     ) -> Result<(CallFuture, Option<Arc<Round>>), ErrorObject> {
         let Some((tool, names)) = server.tool_entry(&call.name) else {
-            return Err(invalid_params(format!("Unknown tool: {}", call.name)));
+            return Err(invalid_params(server.unknown_tool(&call.name)));
         };
+        if server.is_union() {
+            // The request's span names the tool's own server and name, not the union's.
+            crate::telemetry::record_own_names(&names.server, &names.tool, "gen_ai.tool.name");
+        }
         if let Some(retry) = retry {
             let arguments = match call.arguments.as_map() {
                 Some(map) => BoundArguments::Digest(arguments_digest(map)),

@@ -174,6 +174,22 @@ impl Prompt {
         &self.inner.handler
     }
 
+    /// The same prompt (handler, arguments, completions) listed as `name`: how a registry's
+    /// union of servers lists a prompt whose name two servers share.
+    pub(crate) fn renamed(&self, name: &str) -> Prompt {
+        let mut descriptor = self.inner.descriptor.clone();
+        descriptor.name = name.to_owned();
+        Prompt {
+            inner: Arc::new(PromptInner {
+                name: name.into(),
+                descriptor,
+                handler: self.inner.handler.clone(),
+                completers: self.inner.completers.clone(),
+                timeout: self.inner.timeout,
+            }),
+        }
+    }
+
     /// The prompt's own time limit ([`PromptBuilder::timeout`]), if it has one.
     pub fn timeout(&self) -> Option<std::time::Duration> {
         self.inner.timeout

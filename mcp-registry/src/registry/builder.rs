@@ -6,6 +6,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
+use super::UnionIdentity;
 use super::layer::Layer;
 use super::{
     Approval, ApprovalRequest, Config, DEFAULT_TIMEOUT, Inner, Registry, RegistryChange,
@@ -29,6 +30,7 @@ pub struct RegistryBuilder {
     layers: Vec<Arc<dyn Layer>>,
     servers: Vec<Server>,
     lenient_scalars: bool,
+    identity: UnionIdentity,
 }
 
 impl RegistryBuilder {
@@ -44,6 +46,7 @@ impl RegistryBuilder {
             layers: Vec::new(),
             servers: Vec::new(),
             lenient_scalars: true,
+            identity: UnionIdentity::default(),
         }
     }
 
@@ -188,6 +191,39 @@ impl RegistryBuilder {
         self
     }
 
+    /// The name the registry announces (`serverInfo`) when it serves all its servers as one
+    /// ([`ALL_SERVERS`](crate::ALL_SERVERS)); default `registry`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.identity.name = name.into();
+        self
+    }
+
+    /// The version the registry announces when it serves all its servers as one; default
+    /// [`DEFAULT_SERVER_VERSION`](crate::DEFAULT_SERVER_VERSION).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.identity.version = version.into();
+        self
+    }
+
+    /// The title the registry announces when it serves all its servers as one.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.identity.title = Some(title.into());
+        self
+    }
+
+    /// The instructions the registry sends when it serves all its servers as one; default:
+    /// every enabled server's own, each after its name.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.identity.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds servers (a later one with the same name replaces an earlier one).
+    pub fn servers(mut self, servers: impl IntoIterator<Item = Server>) -> Self {
+        self.servers.extend(servers);
+        self
+    }
+
     /// Adds a server (a later one with the same name replaces an earlier one).
     pub fn server(mut self, server: Server) -> Self {
         self.servers.push(server);
@@ -233,6 +269,7 @@ impl RegistryBuilder {
                     },
                     request_state_ttl: self.request_state_ttl,
                     lenient_scalars: self.lenient_scalars,
+                    identity: self.identity,
                 },
                 changes,
                 updates: Default::default(),

@@ -34,15 +34,26 @@ impl Registry {
             argument,
             context,
         } = params;
-        let name: Arc<str> = match &reference {
-            CompletionReference::Prompt { name } => name.as_str().into(),
-            CompletionReference::Resource { uri } => uri.as_str().into(),
+        // The prompt's or template's own server and name, also through the union.
+        let names = match &reference {
+            CompletionReference::Prompt { name } => match server.prompt(name) {
+                Some(prompt) => server.prompt_call_names(prompt),
+                None => Arc::new(CallNames {
+                    tool: name.as_str().into(),
+                    server: server.shared_name().clone(),
+                    state: server.extensions().clone(),
+                }),
+            },
+            CompletionReference::Resource { uri } => {
+                let origin = server.template_origin(uri);
+                Arc::new(CallNames {
+                    tool: uri.as_str().into(),
+                    server: origin.server,
+                    state: origin.state,
+                })
+            }
         };
-        let names = Arc::new(CallNames {
-            tool: name.clone(),
-            server: server.shared_name().clone(),
-            state: server.extensions().clone(),
-        });
+        let name = names.tool.clone();
         let scope = self.scope(names, options, info, None);
         let Some(layers) = self.layers(options) else {
             return run(server.clone(), reference, argument, context, scope);

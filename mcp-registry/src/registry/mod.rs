@@ -14,6 +14,7 @@ mod prompts;
 mod resources;
 pub(crate) mod scope;
 pub(crate) mod skills;
+mod union;
 
 use std::collections::BTreeMap;
 
@@ -40,6 +41,47 @@ use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
 use crate::tool::request_state;
 use crate::tool::{CallNames, Extensions, Tool};
+pub(crate) use union::UnionIdentity;
+
+/// The name every enabled server of a registry is served under as one: pass it wherever a
+/// server's name is asked for ([`Registry::handle_mcp_message`], [`ServerSession::new`],
+/// the transports) to serve the union of the registry's enabled servers. No server can be
+/// named so (`*` is outside the characters a server name may use).
+///
+/// The union follows the registry: each request sees the servers enabled when it arrives,
+/// and sessions are told `notifications/tools/list_changed` (and the prompts and resources
+/// ones) when any server changes. A tool is listed under its plain name when no other
+/// enabled server has a tool of that name, and as `mcp__<server>__<tool>` (every one of
+/// them) when several do; a client may also call any tool by its qualified name. Prompts
+/// follow the same rule. Resources keep their URIs: when two servers have a resource at the
+/// same URI (or the same URI template), the first server in name order wins. Layers,
+/// approval and a tool's [`ToolContext`](crate::ToolContext) see the tool's own server and
+/// name. The union introduces itself as [`RegistryBuilder::name`] and
+/// [`RegistryBuilder::version`], with every server's instructions unless
+/// [`RegistryBuilder::instructions`] says otherwise.
+///
+/// [`ServerSession::new`]: crate::ServerSession::new
+///
+/// ```
+/// use mcp_registry::{ALL_SERVERS, Registry, Server, Tool};
+/// use serde_json::json;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let tool = |name: &str| {
+///     Tool::builder(name).typed(|_: serde_json::Map<String, serde_json::Value>| async { "ok" }).unwrap()
+/// };
+/// let registry = Registry::from_servers([
+///     Server::builder("a").tool(tool("add")).tool(tool("get")).build().unwrap(),
+///     Server::builder("b").tool(tool("get")).build().unwrap(),
+/// ]);
+/// let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+/// let listed = registry.handle_mcp_message(ALL_SERVERS, list).await.unwrap();
+/// let names: Vec<&str> = listed["result"]["tools"].as_array().unwrap().iter()
+///     .map(|t| t["name"].as_str().unwrap()).collect();
+/// assert_eq!(names, ["add", "mcp__a__get", "mcp__b__get"]);
+/// # }
+/// ```
+pub const ALL_SERVERS: &str = "*";
 
 /// The timeout a registry applies to calls unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -156,6 +198,8 @@ pub(crate) struct Snapshot {
     pub(crate) tools: HashMap<Arc<str>, Vec<ToolRef>>,
     /// Plain prompt name -> every server that has it (sorted by server name).
     pub(crate) prompts: prompts::PromptIndex,
+    /// The union of the enabled servers ([`ALL_SERVERS`]), built on first use.
+    union: std::sync::OnceLock<Server>,
 }
 
 impl Snapshot {
@@ -179,7 +223,21 @@ impl Snapshot {
             servers,
             tools,
             prompts,
+            union: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The union of the enabled servers, introduced as `identity`: built once per snapshot.
+    pub(crate) fn union(&self, identity: &UnionIdentity) -> &Server {
+        self.union.get_or_init(|| {
+            let enabled: Vec<&Server> = self
+                .servers
+                .values()
+                .filter(|e| e.enabled)
+                .map(|e| &e.server)
+                .collect();
+            Server::union(identity, &enabled)
+        })
     }
 
     pub(crate) fn server(&self, name: &str) -> Option<&ServerEntry> {
@@ -262,6 +320,8 @@ pub(crate) struct Config {
     /// Whether tools read scalars sent as strings as their schema's number, integer or
     /// boolean.
     pub(crate) lenient_scalars: bool,
+    /// How the union of the servers ([`ALL_SERVERS`]) introduces itself.
+    pub(crate) identity: UnionIdentity,
 }
 
 impl Config {
@@ -371,11 +431,22 @@ impl Registry {
     /// The server named `name`, if registered and enabled: what dispatch serves.
     #[inline]
     pub(crate) fn enabled_server(&self, name: &str) -> Result<Server, Unavailable> {
-        match self.snapshot().server(name) {
+        let snapshot = self.snapshot();
+        match snapshot.server(name) {
+            None if name == ALL_SERVERS => Ok(snapshot.union(&self.inner.config.identity).clone()),
             None => Err(Unavailable::Unknown(name.to_owned())),
             Some(e) if !e.enabled => Err(Unavailable::Disabled(name.to_owned())),
             Some(e) => Ok(e.server.clone()),
         }
+    }
+
+    /// The server served under `name`: the union for [`ALL_SERVERS`], else the server of
+    /// that name, enabled or not.
+    pub(crate) fn served(&self, name: &str) -> Option<Server> {
+        if name == ALL_SERVERS {
+            return Some(self.snapshot().union(&self.inner.config.identity).clone());
+        }
+        self.server(name)
     }
 
     /// Applies `change` to a copy of the server map and swaps it in; `f` returns the names of

@@ -15,7 +15,7 @@ use super::{CallOptions, Registry, ServerEntry, Snapshot, qualified_name, split_
 use crate::prompt::{Prompt, PromptArguments, PromptError};
 use crate::protocol::{self, GetPromptResult};
 use crate::server::Server;
-use crate::tool::{BoxFuture, CallNames};
+use crate::tool::BoxFuture;
 
 /// Why [`Registry::get_prompt_by_name`] produced no result. On the wire, every kind is a
 /// JSON-RPC error: -32602 for a lookup or argument error, -32603 for a failure.
@@ -373,18 +373,16 @@ impl Registry {
         options: &mut CallOptions,
         info: RequestInfo,
     ) -> BoxFuture<'static, Result<GetPromptResult, GetPromptError>> {
-        let names = Arc::new(CallNames {
-            tool: prompt.shared_name().clone(),
-            server: server.shared_name().clone(),
-            state: server.extensions().clone(),
-        });
+        // The prompt's own server and name, also for a prompt served through the union.
+        let names = server.prompt_call_names(prompt);
+        let own_name = names.tool.clone();
         let scope = self.scope(names, options, info, prompt.timeout());
         let Some(layers) = self.layers(options) else {
             return render(prompt.clone(), scope, arguments);
         };
         let request = Request {
             kind: RequestKind::Prompt,
-            name: prompt.shared_name().clone(),
+            name: own_name,
             arguments: Value::Object(
                 arguments
                     .into_iter()

@@ -14,7 +14,7 @@ use super::scope::{RequestInfo, Scope, through_layers};
 use super::{CallOptions, Registry};
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
 use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceRequest, ResourceTemplate};
-use crate::server::Server;
+use crate::server::{Origin, Server};
 use crate::tool::{BoxFuture, CallNames, ToolContext};
 
 /// Why [`Registry::read_resource`] produced no contents. On the wire every kind is a
@@ -171,6 +171,14 @@ impl Readable {
             t.request_for(uri)
                 .map(|request| Readable::Template(t.clone(), Box::new(request)))
         })
+    }
+
+    /// The server it comes from, read through `server` (the union's item knows its own).
+    fn origin(&self, server: &Server) -> Origin {
+        match self {
+            Readable::Resource(r) => server.resource_origin(r.uri()),
+            Readable::Template(t, _) => server.template_origin(t.uri_template()),
+        }
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -346,10 +354,12 @@ impl Registry {
             return Box::pin(std::future::ready(Err(ReadResourceError::not_found(uri))));
         };
         let uri: Arc<str> = uri.into();
+        // The resource's own server, also for a resource read through the union.
+        let origin = readable.origin(server);
         let names = Arc::new(CallNames {
             tool: uri.clone(),
-            server: server.shared_name().clone(),
-            state: server.extensions().clone(),
+            server: origin.server,
+            state: origin.state,
         });
         let scope = self.scope(names, options, info, readable.timeout());
         let Some(layers) = self.layers(options) else {

@@ -262,6 +262,22 @@ impl Tool {
         }
     }
 
+    /// The same tool (handler, schema, time limit) listed as `name`: how a registry's
+    /// union of servers lists a tool whose name two servers share.
+    pub(crate) fn renamed(&self, name: &str) -> Tool {
+        let mut descriptor = self.inner.descriptor.clone();
+        descriptor.name = name.to_owned();
+        Tool {
+            inner: Arc::new(ToolInner {
+                name: name.into(),
+                descriptor,
+                handler: self.inner.handler.clone(),
+                timeout: self.inner.timeout,
+                param_headers: std::sync::OnceLock::new(),
+            }),
+        }
+    }
+
     /// The tool's own time limit ([`ToolBuilder::timeout`]), if it has one.
     pub fn timeout(&self) -> Option<std::time::Duration> {
         self.inner.timeout

@@ -44,6 +44,7 @@ use crate::protocol::{ErrorCode, ErrorObject, RequestId};
 use crate::registry::{CallOptions, Registry};
 use auth::AccessClaims;
 
+mod all;
 pub mod auth;
 mod auth_wire;
 mod checks;
@@ -55,6 +56,7 @@ mod serve;
 mod sessions;
 mod stream;
 
+pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
 
 use checks::check_host;
@@ -71,6 +73,7 @@ pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
 /// An axum router serving `server` of `registry` at the configured path (default `/mcp`),
 /// and, with [`HttpConfig::auth`], the protected resource metadata at its well-known paths.
+/// ([`router_all`] serves every server of the registry, as one and each at its own path.)
 ///
 /// The router enforces the body's limits ([`HttpConfig::max_body_bytes`],
 /// [`HttpConfig::body_read_timeout`]) wherever it is mounted. The connection limits are the

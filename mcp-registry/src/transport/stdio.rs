@@ -42,6 +42,20 @@ pub async fn serve(registry: Registry, server: &str) -> io::Result<()> {
     serve_io(registry, server, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
+/// Serves every enabled server of `registry` as one ([`ALL_SERVERS`](crate::ALL_SERVERS)) on
+/// this process's stdin and stdout until stdin closes: one process for the whole registry,
+/// following it as servers come and go. Over other streams, pass `ALL_SERVERS` to
+/// [`serve_io`].
+///
+/// ```no_run
+/// # async fn run(registry: mcp_registry::Registry) -> std::io::Result<()> {
+/// mcp_registry::transport::stdio::serve_all(registry).await
+/// # }
+/// ```
+pub async fn serve_all(registry: Registry) -> io::Result<()> {
+    serve(registry, crate::registry::ALL_SERVERS).await
+}
+
 /// Serves `server` of `registry` over any byte streams (a pipe, a socket, an in-memory duplex
 /// in tests), one JSON-RPC message per line.
 ///

@@ -75,7 +75,7 @@ pub(super) fn check_param_headers(
 ) -> Result<(), String> {
     let Some(tool) = request
         .name()
-        .and_then(|name| Some(registry.server(server)?.tool(name)?.clone()))
+        .and_then(|name| Some(registry.served(server)?.tool(name)?.clone()))
     else {
         return Ok(());
     };
