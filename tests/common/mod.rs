@@ -1,6 +1,8 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
-//! the servers and tools the tests register.
+//! the servers and tools the tests register; `http` drives the Streamable HTTP router.
 #![allow(dead_code)]
+
+pub mod http;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
