@@ -29,8 +29,27 @@ async fn modern_requests_are_stateless_and_header_checked() {
     );
     assert_valid("2026-07-28", "ListToolsResultResponse", &list.json());
 
-    let call = send(
+    calls_are_served_with_their_headers(&app).await;
+    mismatched_headers_are_refused(&app).await;
+    versions_and_meta_are_checked_after_the_headers(&app).await;
+
+    let unknown = send(
         &app,
+        "POST",
+        &[v, ("mcp-method", "bogus/list")],
+        modern(7, "bogus/list", json!({})),
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(unknown.json()["error"]["code"], -32601);
+}
+
+/// A call whose headers match its body is served; a base64-encoded `Mcp-Name` is decoded
+/// before comparing.
+async fn calls_are_served_with_their_headers(app: &axum::Router) {
+    let v = ("mcp-protocol-version", "2026-07-28");
+    let call = send(
+        app,
         "POST",
         &[v, ("mcp-method", "tools/call"), ("mcp-name", "add")],
         modern(
@@ -43,7 +62,7 @@ async fn modern_requests_are_stateless_and_header_checked() {
     assert_valid("2026-07-28", "CallToolResultResponse", &call.json());
     // Base64-encoded Mcp-Name is decoded before comparing.
     let encoded = send(
-        &app,
+        app,
         "POST",
         &[
             v,
@@ -58,7 +77,11 @@ async fn modern_requests_are_stateless_and_header_checked() {
     )
     .await;
     assert_eq!(encoded.status, StatusCode::OK, "{}", encoded.body);
+}
 
+/// A missing or mismatched `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` is 400, -32020.
+async fn mismatched_headers_are_refused(app: &axum::Router) {
+    let v = ("mcp-protocol-version", "2026-07-28");
     let cases: [(&[(&str, &str)], &str); 4] = [
         (
             &[("mcp-method", "tools/list")],
@@ -78,7 +101,7 @@ async fn modern_requests_are_stateless_and_header_checked() {
         ),
     ];
     for (headers, fragment) in cases {
-        let r = send(&app, "POST", headers, modern(4, "tools/list", json!({}))).await;
+        let r = send(app, "POST", headers, modern(4, "tools/list", json!({}))).await;
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{fragment}");
         assert_eq!(r.json()["error"]["code"], -32020);
         assert!(
@@ -91,7 +114,7 @@ async fn modern_requests_are_stateless_and_header_checked() {
         );
     }
     let wrong_name = send(
-        &app,
+        app,
         "POST",
         &[v, ("mcp-method", "tools/call"), ("mcp-name", "divide")],
         modern(
@@ -102,11 +125,16 @@ async fn modern_requests_are_stateless_and_header_checked() {
     )
     .await;
     assert_eq!(wrong_name.status, StatusCode::BAD_REQUEST);
+}
 
+/// An unsupported version is -32022; checked in order: mirrored headers (-32020), required
+/// `_meta` (-32602), version (-32022).
+async fn versions_and_meta_are_checked_after_the_headers(app: &axum::Router) {
+    let v = ("mcp-protocol-version", "2026-07-28");
     let mut unsupported: Value = serde_json::from_str(&modern(6, "tools/list", json!({}))).unwrap();
     unsupported["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
     let r = send(
-        &app,
+        app,
         "POST",
         &[
             ("mcp-protocol-version", "1900-01-01"),
@@ -120,7 +148,7 @@ async fn modern_requests_are_stateless_and_header_checked() {
 
     // Checked in order: mirrored headers (-32020), required _meta (-32602), version (-32022).
     let no_meta = send(
-        &app,
+        app,
         "POST",
         &[v, ("mcp-method", "server/discover")],
         r#"{"jsonrpc":"2.0","id":101,"method":"server/discover","params":{}}"#,
@@ -129,7 +157,7 @@ async fn modern_requests_are_stateless_and_header_checked() {
     assert_eq!(no_meta.status, StatusCode::BAD_REQUEST);
     assert_eq!(no_meta.json()["error"]["code"], -32602, "{}", no_meta.body);
     let no_caps = send(
-        &app,
+        app,
         "POST",
         &[v, ("mcp-method", "server/discover")],
         r#"{"jsonrpc":"2.0","id":102,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
@@ -145,7 +173,7 @@ async fn modern_requests_are_stateless_and_header_checked() {
     let mut disagree: Value = serde_json::from_str(&modern(103, "tools/list", json!({}))).unwrap();
     disagree["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
     let r = send(
-        &app,
+        app,
         "POST",
         &[v, ("mcp-method", "tools/list")],
         disagree.to_string(),
@@ -157,16 +185,6 @@ async fn modern_requests_are_stateless_and_header_checked() {
         -32020,
         "a header mismatch wins over the version"
     );
-
-    let unknown = send(
-        &app,
-        "POST",
-        &[v, ("mcp-method", "bogus/list")],
-        modern(7, "bogus/list", json!({})),
-    )
-    .await;
-    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
-    assert_eq!(unknown.json()["error"]["code"], -32601);
 }
 
 /// 2026-07-28 `x-mcp-header`: a parameter a tool annotates is mirrored into
@@ -218,7 +236,31 @@ async fn mirrored_parameter_headers_are_checked_against_the_body() {
     let absent = send(&app, "POST", &with(&[]), call(json!({}))).await;
     assert_eq!(absent.status, StatusCode::OK, "{}", absent.body);
 
-    for (extra, args, says) in [
+    for (extra, args, says) in parameter_header_refusals() {
+        let refused = send(&app, "POST", &with(&extra), call(args.clone())).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::BAD_REQUEST,
+            "{extra:?} {args}: {}",
+            refused.body
+        );
+        let error = &refused.json()["error"];
+        assert_eq!(error["code"], -32020, "{}", refused.body);
+        assert!(
+            error["message"].as_str().unwrap().contains(says),
+            "{}",
+            refused.body
+        );
+    }
+}
+
+/// Mirrored parameter headers the server refuses: the extra headers, the arguments, and what
+/// the error message says.
+type Refusal = (Vec<(&'static str, &'static str)>, Value, &'static str);
+
+/// A header missing, different from the body, or undecodable base64.
+fn parameter_header_refusals() -> [Refusal; 5] {
+    [
         (
             vec![],
             json!({"region": "eu"}),
@@ -244,20 +286,5 @@ async fn mirrored_parameter_headers_are_checked_against_the_body() {
             json!({"region": "eu"}),
             "not a valid value",
         ),
-    ] {
-        let refused = send(&app, "POST", &with(&extra), call(args.clone())).await;
-        assert_eq!(
-            refused.status,
-            StatusCode::BAD_REQUEST,
-            "{extra:?} {args}: {}",
-            refused.body
-        );
-        let error = &refused.json()["error"];
-        assert_eq!(error["code"], -32020, "{}", refused.body);
-        assert!(
-            error["message"].as_str().unwrap().contains(says),
-            "{}",
-            refused.body
-        );
-    }
+    ]
 }

@@ -25,10 +25,18 @@ async fn legacy_session_lifecycle() {
         ("mcp-protocol-version", "2025-11-25"),
     ];
 
+    serves_requests_in_the_session(&app, &h).await;
+    refuses_unknown_missing_and_mismatched_sessions(&app, &sid).await;
+    deleting_ends_the_session(&app, &h).await;
+}
+
+/// In a session: `notifications/initialized` is accepted, a list and a call are answered with
+/// JSON, and a call with a progress token with an SSE stream (notifications first).
+async fn serves_requests_in_the_session(app: &axum::Router, h: &[(&str, &str)]) {
     let note = send(
-        &app,
+        app,
         "POST",
-        &h,
+        h,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     )
     .await;
@@ -36,9 +44,9 @@ async fn legacy_session_lifecycle() {
     assert!(note.body.is_empty());
 
     let list = send(
-        &app,
+        app,
         "POST",
-        &h,
+        h,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
     )
     .await;
@@ -47,7 +55,7 @@ async fn legacy_session_lifecycle() {
     assert_eq!(list.json()["result"]["tools"].as_array().unwrap().len(), 6);
 
     // Without progress: a plain JSON reply.
-    let call = send(&app, "POST", &h, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2}}}"#).await;
+    let call = send(app, "POST", h, r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":2}}}"#).await;
     assert_eq!(
         call.json()["result"]["structuredContent"],
         json!({"value": 2})
@@ -55,9 +63,9 @@ async fn legacy_session_lifecycle() {
 
     // With progress: an SSE stream, notifications first, the reply last.
     let streamed = send(
-        &app,
+        app,
         "POST",
-        &h,
+        h,
         r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"job","arguments":{"steps":3},"_meta":{"progressToken":"t"}}}"#,
     )
     .await;
@@ -75,9 +83,13 @@ async fn legacy_session_lifecycle() {
     }
     assert_eq!(events[3]["id"], 4);
     assert_eq!(events[3]["result"]["content"][0]["text"], "finished");
+}
 
+/// An unknown session id is 404; a missing one, or a protocol version the session did not
+/// negotiate, is 400.
+async fn refuses_unknown_missing_and_mismatched_sessions(app: &axum::Router, sid: &str) {
     let unknown = send(
-        &app,
+        app,
         "POST",
         &[("mcp-session-id", "nope")],
         r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
@@ -85,7 +97,7 @@ async fn legacy_session_lifecycle() {
     .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     let missing = send(
-        &app,
+        app,
         "POST",
         &[],
         r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
@@ -99,33 +111,37 @@ async fn legacy_session_lifecycle() {
             .contains("Mcp-Session-Id")
     );
     let bad_version = send(
-        &app,
+        app,
         "POST",
         &[
-            ("mcp-session-id", &sid),
+            ("mcp-session-id", sid),
             ("mcp-protocol-version", "1999-01-01"),
         ],
         r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
     )
     .await;
     assert_eq!(bad_version.status, StatusCode::BAD_REQUEST);
+}
 
-    let deleted = send(&app, "DELETE", &h, Body::empty()).await;
+/// DELETE ends the session (later requests, and a second DELETE, are 404); GET without a
+/// session is 405.
+async fn deleting_ends_the_session(app: &axum::Router, h: &[(&str, &str)]) {
+    let deleted = send(app, "DELETE", h, Body::empty()).await;
     assert_eq!(deleted.status, StatusCode::OK);
     let after = send(
-        &app,
+        app,
         "POST",
-        &h,
+        h,
         r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#,
     )
     .await;
     assert_eq!(after.status, StatusCode::NOT_FOUND);
     assert_eq!(
-        send(&app, "DELETE", &h, Body::empty()).await.status,
+        send(app, "DELETE", h, Body::empty()).await.status,
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        send(&app, "GET", &[], Body::empty()).await.status,
+        send(app, "GET", &[], Body::empty()).await.status,
         StatusCode::METHOD_NOT_ALLOWED
     );
 }
