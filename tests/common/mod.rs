@@ -1,7 +1,9 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
-//! the servers and tools the tests register; `http` drives the Streamable HTTP router.
+//! the servers and tools the tests register; `http` drives the Streamable HTTP router,
+//! `fuzz` generates mutated messages.
 #![allow(dead_code)]
 
+pub mod fuzz;
 pub mod http;
 
 use std::collections::HashMap;
