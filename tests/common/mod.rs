@@ -1,8 +1,9 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
 //! the servers and tools the tests register; `http` drives the Streamable HTTP router,
-//! `fuzz` generates mutated messages.
+//! `fuzz` generates mutated messages, `dispatch` asks a registry of the `math` server.
 #![allow(dead_code)]
 
+pub mod dispatch;
 pub mod fuzz;
 pub mod http;
 
