@@ -226,7 +226,36 @@ async fn a_timed_out_call_is_an_error_result() {
 #[tokio::test]
 async fn protocol_errors() {
     let r = registry();
-    let cases = [
+    for (message, code, fragment) in protocol_error_cases() {
+        let reply = ask(&r, message.clone()).await;
+        assert_eq!(reply["error"]["code"], code, "{message} -> {reply}");
+        let text = reply["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains(fragment),
+            "{message}: {text:?} should contain {fragment:?}"
+        );
+        assert_valid("2025-11-25", "JSONRPCErrorResponse", &reply);
+    }
+    let parse = r.handle_mcp_text("math", "{not json").await.unwrap();
+    let parse: Value = serde_json::from_str(&parse).unwrap();
+    assert_eq!(parse["error"]["code"], -32700);
+    assert!(
+        parse.get("id").is_none(),
+        "an unknown id is left out: {parse}"
+    );
+    assert_valid("2025-11-25", "JSONRPCErrorResponse", &parse);
+    // Replies from the client need no answer.
+    assert!(
+        r.handle_mcp_message("math", json!({"jsonrpc": "2.0", "id": 4, "result": {}}))
+            .await
+            .is_none()
+    );
+}
+
+/// Requests answered with a protocol error: the message, the error code and a fragment of
+/// the error's message.
+fn protocol_error_cases() -> [(Value, i64, &'static str); 12] {
+    [
         (json!("just a string"), -32600, "must be an object"),
         (
             json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
@@ -283,31 +312,7 @@ async fn protocol_errors() {
             -32602,
             "`params`",
         ),
-    ];
-    for (message, code, fragment) in cases {
-        let reply = ask(&r, message.clone()).await;
-        assert_eq!(reply["error"]["code"], code, "{message} -> {reply}");
-        let text = reply["error"]["message"].as_str().unwrap();
-        assert!(
-            text.contains(fragment),
-            "{message}: {text:?} should contain {fragment:?}"
-        );
-        assert_valid("2025-11-25", "JSONRPCErrorResponse", &reply);
-    }
-    let parse = r.handle_mcp_text("math", "{not json").await.unwrap();
-    let parse: Value = serde_json::from_str(&parse).unwrap();
-    assert_eq!(parse["error"]["code"], -32700);
-    assert!(
-        parse.get("id").is_none(),
-        "an unknown id is left out: {parse}"
-    );
-    assert_valid("2025-11-25", "JSONRPCErrorResponse", &parse);
-    // Replies from the client need no answer.
-    assert!(
-        r.handle_mcp_message("math", json!({"jsonrpc": "2.0", "id": 4, "result": {}}))
-            .await
-            .is_none()
-    );
+    ]
 }
 
 /// Regression: a response is never answered, whatever its id (`null`, missing), and neither is

@@ -5,7 +5,8 @@
 mod common;
 
 use common::dispatch::ask;
-use mcp_registry::{Registry, Server};
+use mcp_registry::protocol::MAX_DEPTH;
+use mcp_registry::{CallError, NotificationSink, Registry, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
 /// `levels` nested arrays around `1`, built without recursion.
@@ -21,9 +22,21 @@ fn nested(levels: usize) -> Value {
 /// overflowed the stack and aborted the process. Every path now refuses it, like text input.
 #[tokio::test]
 async fn over_deep_values_are_refused_on_every_path() {
-    use mcp_registry::protocol::MAX_DEPTH;
-    use mcp_registry::{CallError, Tool};
+    let r = deep_registry();
+    over_deep_messages_are_refused(&r).await;
+    over_deep_arguments_and_results_fail_the_call(&r).await;
 
+    // A session refuses it the same way.
+    let (session, _outgoing) = mcp_registry::dispatch::ServerSession::new(r.clone(), "math");
+    let mut message = json!({"jsonrpc": "2.0", "id": 11, "method": "ping", "params": {}});
+    message["params"]["x"] = nested(8_000);
+    let reply = session.handle(message).await.unwrap();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], 11);
+}
+
+/// A `math` server whose `deep` tool returns a structured result nested `levels` deep.
+fn deep_registry() -> Registry {
     let deep_tool = Tool::new(
         "deep",
         "returns a deeply nested structured result",
@@ -34,14 +47,18 @@ async fn over_deep_values_are_refused_on_every_path() {
         },
     )
     .unwrap();
-    let r = Registry::from_servers([Server::builder("math").tools([deep_tool]).build().unwrap()]);
+    Registry::from_servers([Server::builder("math").tools([deep_tool]).build().unwrap()])
+}
 
+/// Requests, members nobody reads, responses, notifications and batches too deep: refused
+/// (-32600 under the request's id) or dropped; just inside the limit still works.
+async fn over_deep_messages_are_refused(r: &Registry) {
     // (`json!` would serialize an embedded value recursively: deep parts are put in place.)
     // A request: -32600 under its id.
     let mut message = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "deep", "arguments": {}}});
     message["params"]["arguments"]["x"] = nested(8_000);
-    let reply = ask(&r, message).await;
+    let reply = ask(r, message).await;
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
     assert_eq!(reply["id"], 7);
     assert!(
@@ -54,7 +71,7 @@ async fn over_deep_values_are_refused_on_every_path() {
     let mut extra = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
         "params": {"name": "deep", "arguments": {}}});
     extra["x"] = nested(8_000);
-    let reply = ask(&r, extra).await;
+    let reply = ask(r, extra).await;
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
     assert_eq!(reply["id"], 9);
     // A response that deep: never answered.
@@ -67,14 +84,18 @@ async fn over_deep_values_are_refused_on_every_path() {
     assert!(r.handle_mcp_message("math", note).await.is_none());
     // A batch that deep: one -32600.
     let batch = Value::Array(vec![nested(8_000)]);
-    assert_eq!(ask(&r, batch).await["error"]["code"], -32600);
+    assert_eq!(ask(r, batch).await["error"]["code"], -32600);
     // Just inside the limit still works (envelope, params, arguments, then the data).
     let mut ok = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
         "params": {"name": "deep", "arguments": {"levels": 3}}});
     ok["params"]["arguments"]["x"] = nested(MAX_DEPTH - 3);
-    let reply = ask(&r, ok).await;
+    let reply = ask(r, ok).await;
     assert_eq!(reply["result"]["structuredContent"], nested(3), "{reply}");
+}
 
+/// Over-deep arguments are refused naming the tool; a tool's over-deep result fails the call
+/// with a clear message on every path, and the registry goes on.
+async fn over_deep_arguments_and_results_fail_the_call(r: &Registry) {
     // call_tool_by_name: over-deep arguments are refused, naming the tool.
     let mut args = json!({});
     args["x"] = nested(8_000);
@@ -91,7 +112,7 @@ async fn over_deep_values_are_refused_on_every_path() {
         .unwrap_err();
     assert!(err.to_string().contains("deeper than 127"), "{err}");
     let reply = ask(
-        &r,
+        r,
         json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
             "params": {"name": "deep", "arguments": {"levels": 8_000}}}),
     )
@@ -105,14 +126,6 @@ async fn over_deep_values_are_refused_on_every_path() {
         .await
         .unwrap();
     assert!(text.contains("deeper than 127"), "{text}");
-
-    // A session refuses it the same way.
-    let (session, _outgoing) = mcp_registry::dispatch::ServerSession::new(r.clone(), "math");
-    let mut message = json!({"jsonrpc": "2.0", "id": 11, "method": "ping", "params": {}});
-    message["params"]["x"] = nested(8_000);
-    let reply = session.handle(message).await.unwrap();
-    assert_eq!(reply["error"]["code"], -32600, "{reply}");
-    assert_eq!(reply["id"], 11);
 }
 
 /// The text path reads a plain `tools/call` in place and hands the tool its arguments as
@@ -120,39 +133,8 @@ async fn over_deep_values_are_refused_on_every_path() {
 /// and argument errors included.
 #[tokio::test]
 async fn text_calls_read_in_place_answer_as_values_do() {
-    use mcp_registry::{NotificationSink, Tool, ToolContext};
-
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Echo {
-        text: String,
-        times: Option<u32>,
-    }
-    let echo = Tool::builder("echo.it")
-        .typed_with_context(|ctx: ToolContext, args: Echo| async move {
-            let _ = ctx.progress(1.0, None, None);
-            format!(
-                "{}|{}",
-                args.text.repeat(args.times.unwrap_or(1) as usize),
-                ctx.progress_token()
-                    .map(Value::to_string)
-                    .unwrap_or_default()
-            )
-        })
-        .expect("a tool");
-    let registry = Registry::from_servers([Server::new("s", None, [echo]).expect("a server")]);
-    let texts = [
-        // Plain, escaped name and text, unicode, `_meta` with a progress token.
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo.it","arguments":{"text":"a\"b\u00e9","times":2}}}"#,
-        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo\u002eit","arguments":{"text":"ü"}}}"#,
-        r#"{"params":{"_meta":{"progressToken":"p"},"arguments":{"text":"t"},"name":"echo.it"},"method":"tools/call","id":7,"jsonrpc":"2.0"}"#,
-        // Argument errors: a wrong type, a missing field, arguments that are no object.
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo.it","arguments":{"text":5}}}"#,
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo.it","arguments":{}}}"#,
-        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo.it","arguments":[1]}}"#,
-        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#,
-        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}"#,
-        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo.it","arguments":null,"_meta":5}}"#,
-    ];
+    let registry = echo_registry();
+    let texts = TEXT_CALLS;
     for text in texts {
         let value: Value = serde_json::from_str(text).expect("JSON");
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -201,3 +183,42 @@ async fn text_calls_read_in_place_answer_as_values_do() {
         "{wrong}"
     );
 }
+
+/// The arguments of `echo.it`.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    text: String,
+    times: Option<u32>,
+}
+
+/// A server `s` whose tool `echo.it` answers `text` `times` times, then its progress token.
+fn echo_registry() -> Registry {
+    let echo = Tool::builder("echo.it")
+        .typed_with_context(|ctx: ToolContext, args: Echo| async move {
+            let _ = ctx.progress(1.0, None, None);
+            format!(
+                "{}|{}",
+                args.text.repeat(args.times.unwrap_or(1) as usize),
+                ctx.progress_token()
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+            )
+        })
+        .expect("a tool");
+    Registry::from_servers([Server::new("s", None, [echo]).expect("a server")])
+}
+
+/// Calls of `echo.it` as text, each sent to the value path and to the text path.
+const TEXT_CALLS: [&str; 9] = [
+    // Plain, escaped name and text, unicode, `_meta` with a progress token.
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo.it","arguments":{"text":"a\"b\u00e9","times":2}}}"#,
+    r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo\u002eit","arguments":{"text":"ü"}}}"#,
+    r#"{"params":{"_meta":{"progressToken":"p"},"arguments":{"text":"t"},"name":"echo.it"},"method":"tools/call","id":7,"jsonrpc":"2.0"}"#,
+    // Argument errors: a wrong type, a missing field, arguments that are no object.
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo.it","arguments":{"text":5}}}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo.it","arguments":{}}}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo.it","arguments":[1]}}"#,
+    r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#,
+    r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}"#,
+    r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo.it","arguments":null,"_meta":5}}"#,
+];
