@@ -225,8 +225,15 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
             "data"
         );
     }
+    reads_carry_result_type_meta_and_caching_hints(&r).await;
+}
+
+/// A 2026-07-28 read carries `resultType`, the server's `_meta` and the registry's caching
+/// hints, or a handler's own; a legacy read carries no hints; the text path writes the same
+/// reply.
+async fn reads_carry_result_type_meta_and_caching_hints(r: &Registry) {
     let read = ask(
-        &r,
+        r,
         request(
             3,
             "resources/read",
@@ -244,7 +251,7 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     );
     // A handler's own hints are kept.
     let cached = ask(
-        &r,
+        r,
         request(
             4,
             "resources/read",
@@ -257,7 +264,7 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     assert_eq!(cached["result"]["cacheScope"], "public");
     // ... and dropped for revisions without caching.
     let legacy = ask(
-        &r,
+        r,
         request(5, "resources/read", json!({"uri": "test://cached"})),
     )
     .await;

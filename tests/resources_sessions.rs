@@ -6,8 +6,9 @@ mod common;
 use common::resources::{ask, request, server, static_text};
 use common::{assert_reply, modern_meta};
 use mcp_registry::{Registry, Server, ServerSession};
-use serde_json::json;
+use serde_json::{Value, json};
 
+/// A session of the server `data`, initialized under 2025-11-25, and its outgoing messages.
 async fn initialized(r: &Registry) -> (ServerSession, mcp_registry::dispatch::Outgoing) {
     let (session, out) = ServerSession::new(r.clone(), "data");
     let init = session
@@ -28,37 +29,39 @@ async fn initialized(r: &Registry) -> (ServerSession, mcp_registry::dispatch::Ou
     (session, out)
 }
 
+/// `session`'s reply to a `method` request.
+async fn reply(session: &ServerSession, id: u32, method: &str, params: Value) -> Value {
+    session.handle(request(id, method, params)).await.unwrap()
+}
+
 #[tokio::test]
 async fn sessions_subscribe_and_get_updates() {
     let r = Registry::from_servers([server()]);
     let (session, mut out) = initialized(&r).await;
     let (other, mut other_out) = initialized(&r).await;
-    let ok = session
-        .handle(request(
-            2,
-            "resources/subscribe",
-            json!({"uri": "test://static-text"}),
-        ))
-        .await
-        .unwrap();
+    let ok = reply(
+        &session,
+        2,
+        "resources/subscribe",
+        json!({"uri": "test://static-text"}),
+    )
+    .await;
     assert_reply("2025-11-25", "EmptyResult", &ok);
-    let templated = session
-        .handle(request(
-            3,
-            "resources/subscribe",
-            json!({"uri": "test://template/1/data"}),
-        ))
-        .await
-        .unwrap();
+    let templated = reply(
+        &session,
+        3,
+        "resources/subscribe",
+        json!({"uri": "test://template/1/data"}),
+    )
+    .await;
     assert_eq!(templated["result"], json!({}));
-    let unknown = session
-        .handle(request(
-            4,
-            "resources/subscribe",
-            json!({"uri": "test://nope"}),
-        ))
-        .await
-        .unwrap();
+    let unknown = reply(
+        &session,
+        4,
+        "resources/subscribe",
+        json!({"uri": "test://nope"}),
+    )
+    .await;
     assert_eq!(unknown["error"]["code"], -32002);
     assert_eq!(
         session.subscriptions(),
@@ -77,39 +80,18 @@ async fn sessions_subscribe_and_get_updates() {
         "the other session did not subscribe"
     );
 
-    let bye = session
-        .handle(request(
-            5,
-            "resources/unsubscribe",
-            json!({"uri": "test://static-text"}),
-        ))
-        .await
-        .unwrap();
+    let bye = reply(
+        &session,
+        5,
+        "resources/unsubscribe",
+        json!({"uri": "test://static-text"}),
+    )
+    .await;
     assert_eq!(bye["result"], json!({}));
     assert_eq!(r.notify_resource_updated("test://static-text"), 0);
     assert!(out.try_recv().is_err());
 
-    // 2026-07-28 has no resources/subscribe (subscriptions/listen replaces it).
-    let modern = session
-        .handle(request(
-            6,
-            "resources/subscribe",
-            json!({"uri": "test://static-text", "_meta": modern_meta()}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(modern["error"]["code"], -32601);
-    // Nor does a stateless exchange: nothing would keep the subscription.
-    let stateless = ask(
-        &r,
-        request(
-            7,
-            "resources/subscribe",
-            json!({"uri": "test://static-text"}),
-        ),
-    )
-    .await;
-    assert_eq!(stateless["error"]["code"], -32601);
+    subscribing_needs_a_legacy_session(&r, &session).await;
 
     drop(other);
     drop(session);
@@ -118,6 +100,31 @@ async fn sessions_subscribe_and_get_updates() {
         0,
         "ended sessions drop out"
     );
+}
+
+/// 2026-07-28 has no `resources/subscribe`, and neither has a stateless exchange: both are
+/// -32601.
+async fn subscribing_needs_a_legacy_session(r: &Registry, session: &ServerSession) {
+    // 2026-07-28 has no resources/subscribe (subscriptions/listen replaces it).
+    let modern = reply(
+        session,
+        6,
+        "resources/subscribe",
+        json!({"uri": "test://static-text", "_meta": modern_meta()}),
+    )
+    .await;
+    assert_eq!(modern["error"]["code"], -32601);
+    // Nor does a stateless exchange: nothing would keep the subscription.
+    let stateless = ask(
+        r,
+        request(
+            7,
+            "resources/subscribe",
+            json!({"uri": "test://static-text"}),
+        ),
+    )
+    .await;
+    assert_eq!(stateless["error"]["code"], -32601);
 }
 
 #[tokio::test]
