@@ -103,6 +103,13 @@ fn bench(c: &mut Criterion) {
     // Timers and handles resolve against this runtime.
     let _context = rt.enter();
     let args = json!({"a": 1, "b": 2});
+    call_paths(c, &args);
+    lookups(c, &args);
+    tools_list(c);
+}
+
+/// The `call` group: one `add` call by every path, and the floors they are judged against.
+fn call_paths(c: &mut Criterion, args: &Value) {
     let registry = registry_with(2);
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}});
 
@@ -140,39 +147,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("value_floor", |b| {
         b.iter_batched(
             || request.clone(),
-            |request| {
-                now(async move {
-                    let Value::Object(mut message) = request else {
-                        panic!("an object")
-                    };
-                    let id = message.remove("id").expect("id");
-                    let Some(Value::Object(mut params)) = message.remove("params") else {
-                        panic!("params")
-                    };
-                    drop(message);
-                    let arguments = params.remove("arguments").expect("arguments");
-                    drop(params);
-                    let parsed: AddArgs = serde_json::from_value(arguments).expect("valid");
-                    let result = add(parsed).await.into_tool_result().expect("ok");
-                    let text = result.content.into_iter().next().expect("content");
-                    let mcp_registry::protocol::Content::Text(text) = text else {
-                        panic!("text")
-                    };
-                    let mut block = serde_json::Map::new();
-                    block.insert("type".to_owned(), Value::from("text"));
-                    block.insert("text".to_owned(), Value::String(text.text));
-                    let mut result = serde_json::Map::new();
-                    result.insert(
-                        "content".to_owned(),
-                        Value::Array(vec![Value::Object(block)]),
-                    );
-                    let mut reply = serde_json::Map::new();
-                    reply.insert("jsonrpc".to_owned(), Value::from("2.0"));
-                    reply.insert("id".to_owned(), id);
-                    reply.insert("result".to_owned(), Value::Object(result));
-                    Value::Object(reply)
-                })
-            },
+            |request| now(value_floor(request)),
             BatchSize::SmallInput,
         )
     });
@@ -193,27 +168,12 @@ fn bench(c: &mut Criterion) {
     // typed envelope (the arguments left as raw text until the tool is known), deserialize
     // the two arguments, call, serialize the typed reply. `handle_mcp_text` is judged
     // against this.
-    g.bench_function("text_floor", |b| {
-        b.iter(|| {
-            now(async {
-                let request: FloorRequest<'_> =
-                    serde_json::from_str(&request_text).expect("a request");
-                assert_eq!(request.method, "tools/call");
-                assert_eq!(request.params.name, "add");
-                let parsed: AddArgs =
-                    serde_json::from_str(request.params.arguments.get()).expect("valid");
-                let result = add(parsed).await.into_tool_result().expect("ok");
-                serde_json::to_string(&FloorReply {
-                    jsonrpc: "2.0",
-                    id: request.id,
-                    result,
-                })
-                .expect("a reply")
-            })
-        })
-    });
+    g.bench_function("text_floor", |b| b.iter(|| now(text_floor(&request_text))));
     g.finish();
+}
 
+/// The `lookup` group: `call_tool_by_name` in registries of 2 and 10,000 tools.
+fn lookups(c: &mut Criterion, args: &Value) {
     let mut g = c.benchmark_group("lookup");
     for n in [2usize, 10_000] {
         let registry = registry_with(n);
@@ -226,7 +186,10 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+}
 
+/// The `tools_list_10000` group: `tools/list` of a 10,000-tool server, as a value and as text.
+fn tools_list(c: &mut Criterion) {
     let big = registry_with(10_000);
     let list: Value = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     let list_text = list.to_string();
@@ -243,6 +206,54 @@ fn bench(c: &mut Criterion) {
         b.iter(|| now(big.handle_mcp_text("math", &list_text)).expect("reply"))
     });
     g.finish();
+}
+
+/// For information: the least any `Value`-in, `Value`-out tools/call can do.
+async fn value_floor(request: Value) -> Value {
+    let Value::Object(mut message) = request else {
+        panic!("an object")
+    };
+    let id = message.remove("id").expect("id");
+    let Some(Value::Object(mut params)) = message.remove("params") else {
+        panic!("params")
+    };
+    drop(message);
+    let arguments = params.remove("arguments").expect("arguments");
+    drop(params);
+    let parsed: AddArgs = serde_json::from_value(arguments).expect("valid");
+    let result = add(parsed).await.into_tool_result().expect("ok");
+    let text = result.content.into_iter().next().expect("content");
+    let mcp_registry::protocol::Content::Text(text) = text else {
+        panic!("text")
+    };
+    let mut block = serde_json::Map::new();
+    block.insert("type".to_owned(), Value::from("text"));
+    block.insert("text".to_owned(), Value::String(text.text));
+    let mut result = serde_json::Map::new();
+    result.insert(
+        "content".to_owned(),
+        Value::Array(vec![Value::Object(block)]),
+    );
+    let mut reply = serde_json::Map::new();
+    reply.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    reply.insert("id".to_owned(), id);
+    reply.insert("result".to_owned(), Value::Object(result));
+    Value::Object(reply)
+}
+
+/// The least a text-in, text-out `tools/call` can do.
+async fn text_floor(request_text: &str) -> String {
+    let request: FloorRequest<'_> = serde_json::from_str(request_text).expect("a request");
+    assert_eq!(request.method, "tools/call");
+    assert_eq!(request.params.name, "add");
+    let parsed: AddArgs = serde_json::from_str(request.params.arguments.get()).expect("valid");
+    let result = add(parsed).await.into_tool_result().expect("ok");
+    serde_json::to_string(&FloorReply {
+        jsonrpc: "2.0",
+        id: request.id,
+        result,
+    })
+    .expect("a reply")
 }
 
 criterion_group!(benches, bench);

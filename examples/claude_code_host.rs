@@ -243,33 +243,27 @@ fn read_lines(stdout: ChildStdout, events: mpsc::UnboundedSender<Event>) {
 /// Runs the two-turn session against the real CLI.
 async fn run_cli(cli: &std::path::Path) -> Result<Observed, String> {
     let registry = registry();
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel();
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
     let router = router(&registry, out_tx);
     tokio::spawn(router.relay_changes());
     let mut child = spawn_cli(cli, &router).map_err(|e| format!("cannot start {cli:?}: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let stdin = child.stdin.take().ok_or("no stdin")?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let (events_tx, mut events) = mpsc::unbounded_channel();
     read_lines(stdout, events_tx.clone());
-    {
-        let events_tx = events_tx.clone();
-        tokio::spawn(async move {
-            while let Some(message) = out_rx.recv().await {
-                if events_tx.send(Event::Outgoing(message)).is_err() {
-                    return;
-                }
-            }
-        });
-    }
+    forward_outgoing(out_rx, events_tx.clone());
 
-    let io = |e: std::io::Error| format!("writing to the CLI: {e}");
-    write(&mut stdin, &router.initialize_request("init_1"))
-        .await
-        .map_err(io)?;
-    let mut seen = Observed::default();
-    let mut turn = 0;
-    // Servers whose tools the CLI must list again before turn 2 starts.
-    let mut relist: BTreeSet<String> = BTreeSet::new();
+    let mut session = Session {
+        registry,
+        router,
+        stdin,
+        events: events_tx,
+        seen: Observed::default(),
+        turn: 0,
+        relist: BTreeSet::new(),
+    };
+    let initialize = session.router.initialize_request("init_1");
+    session.write(&initialize).await?;
     let deadline = tokio::time::sleep(Duration::from_secs(120));
     tokio::pin!(deadline);
     loop {
@@ -277,14 +271,67 @@ async fn run_cli(cli: &std::path::Path) -> Result<Observed, String> {
             event = events.recv() => event.unwrap_or(Event::Closed),
             () = &mut deadline => return Err("the session did not finish within 120 s".into()),
         };
+        if let Flow::Done = session.on_event(event).await? {
+            break;
+        }
+    }
+    let Session { stdin, seen, .. } = session;
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    Ok(seen)
+}
+
+/// Hands what the router sends on its own (progress, list changes) to the host's loop.
+fn forward_outgoing(
+    mut outgoing: mpsc::UnboundedReceiver<Value>,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    tokio::spawn(async move {
+        while let Some(message) = outgoing.recv().await {
+            if events.send(Event::Outgoing(message)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Whether the host's loop goes on after an event.
+enum Flow {
+    Continue,
+    Done,
+}
+
+/// The host's side of a running session: where it writes, and what it has seen.
+struct Session {
+    registry: Registry,
+    router: ControlRouter,
+    stdin: ChildStdin,
+    /// The host's loop, for replies computed on their own tasks.
+    events: mpsc::UnboundedSender<Event>,
+    seen: Observed,
+    turn: usize,
+    /// Servers whose tools the CLI must list again before turn 2 starts.
+    relist: BTreeSet<String>,
+}
+
+impl Session {
+    /// Writes `message` to the CLI.
+    async fn write(&mut self, message: &Value) -> Result<(), String> {
+        write(&mut self.stdin, message)
+            .await
+            .map_err(|e| format!("writing to the CLI: {e}"))
+    }
+
+    /// Acts on one event of the host's loop.
+    async fn on_event(&mut self, event: Event) -> Result<Flow, String> {
         match event {
-            Event::Closed => break,
+            Event::Closed => return Ok(Flow::Done),
             Event::Outgoing(message) => {
                 if message["request"]["message"]["method"] == "notifications/progress" {
                     let id = message["request_id"].as_str().unwrap_or("").to_owned();
-                    seen.progress_sent.insert(id);
+                    self.seen.progress_sent.insert(id);
                 }
-                write(&mut stdin, &message).await.map_err(io)?;
+                self.write(&message).await?;
             }
             Event::Answered {
                 server,
@@ -293,115 +340,122 @@ async fn run_cli(cli: &std::path::Path) -> Result<Observed, String> {
                 micros,
             } => {
                 if method == "tools/call" {
-                    seen.call_micros.push(micros);
+                    self.seen.call_micros.push(micros);
                 }
-                write(&mut stdin, &reply).await.map_err(io)?;
-                if method == "tools/list" && relist.remove(&server) && relist.is_empty() {
-                    write(&mut stdin, &user("turn 2: once more, with the new tools"))
-                        .await
-                        .map_err(io)?;
-                }
-            }
-            Event::Line(line) => {
-                let received = Instant::now();
-                println!("cli> {line}");
-                let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                    continue;
-                };
-                let request = &message["request"];
-                match (message["type"].as_str(), request["subtype"].as_str()) {
-                    (Some("control_request"), _) => {
-                        if request["subtype"] == MCP_MESSAGE
-                            && request["message"]["method"] == "tools/call"
-                        {
-                            seen.calls.push((
-                                turn,
-                                request["server_name"].as_str().unwrap_or("").to_owned(),
-                                request["message"]["params"]["name"]
-                                    .as_str()
-                                    .unwrap_or("")
-                                    .to_owned(),
-                            ));
-                        }
-                        if request["subtype"] == "can_use_tool" {
-                            let name = request["tool_name"].as_str().unwrap_or("").to_owned();
-                            let allowed = name != "mcp__demo__divide";
-                            seen.permissions.push((name, allowed));
-                        }
-                        let server = request["server_name"].as_str().unwrap_or("").to_owned();
-                        let method = request["message"]["method"]
-                            .as_str()
-                            .unwrap_or("")
-                            .to_owned();
-                        let router = router.clone();
-                        let events = events_tx.clone();
-                        // Calls run concurrently: a slow tool holds up nothing else.
-                        tokio::spawn(async move {
-                            let reply = router.handle_control_request(&message).await;
-                            let reply = reply.unwrap_or_else(|| {
-                                mcp_registry::agent::control_error(
-                                    message["request_id"].as_str().unwrap_or(""),
-                                    "this host does not handle that control request",
-                                )
-                            });
-                            let micros = received.elapsed().as_micros();
-                            let _ = events.send(Event::Answered {
-                                server,
-                                method,
-                                reply,
-                                micros,
-                            });
-                        });
-                    }
-                    (Some("control_response"), _) => {
-                        let response = &message["response"];
-                        let id = response["request_id"].as_str().unwrap_or("");
-                        if id == "init_1" {
-                            write(&mut stdin, &user("turn 1: call the demo tools"))
-                                .await
-                                .map_err(io)?;
-                        } else if seen.progress_sent.contains(id)
-                            && response["subtype"] == "success"
-                        {
-                            seen.progress_acked += 1;
-                        }
-                    }
-                    (Some("system"), _) if message["subtype"] == "init" => {
-                        let tools = message["tools"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_str)
-                            .filter(|t| t.starts_with("mcp__"))
-                            .map(str::to_owned)
-                            .collect();
-                        seen.init_tools.push(tools);
-                    }
-                    (Some("result"), _) => {
-                        turn += 1;
-                        seen.results
-                            .push(message["result"].as_str().unwrap_or("").to_owned());
-                        if turn == 1 {
-                            // Between the turns: `weather` off, `demo` replaced by a version
-                            // with one more tool. The router's relay tells the CLI.
-                            registry
-                                .toggle_server("weather", false)
-                                .map_err(|e| e.to_string())?;
-                            registry.register_server(demo(true));
-                            println!("# host: toggle_server(\"weather\", false); demo gains `mul`");
-                            relist = ["demo".to_owned(), "weather".to_owned()].into();
-                        } else {
-                            break;
-                        }
-                    }
-                    _ => {}
+                self.write(&reply).await?;
+                if method == "tools/list" && self.relist.remove(&server) && self.relist.is_empty() {
+                    self.write(&user("turn 2: once more, with the new tools"))
+                        .await?;
                 }
             }
+            Event::Line(line) => return self.on_line(line).await,
         }
+        Ok(Flow::Continue)
     }
-    drop(stdin);
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
-    Ok(seen)
+
+    /// A line the CLI wrote.
+    async fn on_line(&mut self, line: String) -> Result<Flow, String> {
+        let received = Instant::now();
+        println!("cli> {line}");
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            return Ok(Flow::Continue);
+        };
+        let request = &message["request"];
+        match (message["type"].as_str(), request["subtype"].as_str()) {
+            (Some("control_request"), _) => self.on_control_request(message, received),
+            (Some("control_response"), _) => self.on_control_response(&message).await?,
+            (Some("system"), _) if message["subtype"] == "init" => {
+                let tools = message["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .filter(|t| t.starts_with("mcp__"))
+                    .map(str::to_owned)
+                    .collect();
+                self.seen.init_tools.push(tools);
+            }
+            (Some("result"), _) => return self.on_result(&message),
+            _ => {}
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// A control request: noted, then answered on its own task (calls run concurrently: a
+    /// slow tool holds up nothing else).
+    fn on_control_request(&mut self, message: Value, received: Instant) {
+        let request = &message["request"];
+        if request["subtype"] == MCP_MESSAGE && request["message"]["method"] == "tools/call" {
+            self.seen.calls.push((
+                self.turn,
+                request["server_name"].as_str().unwrap_or("").to_owned(),
+                request["message"]["params"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            ));
+        }
+        if request["subtype"] == "can_use_tool" {
+            let name = request["tool_name"].as_str().unwrap_or("").to_owned();
+            let allowed = name != "mcp__demo__divide";
+            self.seen.permissions.push((name, allowed));
+        }
+        let server = request["server_name"].as_str().unwrap_or("").to_owned();
+        let method = request["message"]["method"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        let router = self.router.clone();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let reply = router.handle_control_request(&message).await;
+            let reply = reply.unwrap_or_else(|| {
+                mcp_registry::agent::control_error(
+                    message["request_id"].as_str().unwrap_or(""),
+                    "this host does not handle that control request",
+                )
+            });
+            let micros = received.elapsed().as_micros();
+            let _ = events.send(Event::Answered {
+                server,
+                method,
+                reply,
+                micros,
+            });
+        });
+    }
+
+    /// The CLI's answer to a control request of the host's: `initialize` starts turn 1.
+    async fn on_control_response(&mut self, message: &Value) -> Result<(), String> {
+        let response = &message["response"];
+        let id = response["request_id"].as_str().unwrap_or("");
+        if id == "init_1" {
+            self.write(&user("turn 1: call the demo tools")).await?;
+        } else if self.seen.progress_sent.contains(id) && response["subtype"] == "success" {
+            self.seen.progress_acked += 1;
+        }
+        Ok(())
+    }
+
+    /// A turn's result: after the first, the registry changes; the second ends the session.
+    fn on_result(&mut self, message: &Value) -> Result<Flow, String> {
+        self.turn += 1;
+        self.seen
+            .results
+            .push(message["result"].as_str().unwrap_or("").to_owned());
+        if self.turn != 1 {
+            return Ok(Flow::Done);
+        }
+        // Between the turns: `weather` off, `demo` replaced by a version with one more tool.
+        // The router's relay tells the CLI.
+        self.registry
+            .toggle_server("weather", false)
+            .map_err(|e| e.to_string())?;
+        self.registry.register_server(demo(true));
+        println!("# host: toggle_server(\"weather\", false); demo gains `mul`");
+        self.relist = ["demo".to_owned(), "weather".to_owned()].into();
+        Ok(Flow::Continue)
+    }
 }
 
 /// The scripted session's expectations (`--check`, against the e2e stand-in model).

@@ -67,48 +67,8 @@ async fn the_runtime_sees_the_toggle_between_turns() {
         .count();
     assert_eq!(requests, responses);
 
-    // tools/list: before the toggle weather lists its tool, after it is an error naming it.
-    let weather_lists = replies(&messages, "weather", "tools/list");
-    assert_eq!(weather_lists.len(), 2);
-    assert_eq!(weather_lists[0]["result"]["tools"][0]["name"], "forecast");
-    assert!(weather_lists[1]["result"].is_null());
-    assert!(
-        weather_lists[1]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("weather")
-    );
-    assert_ne!(weather_lists[0], weather_lists[1]);
-
-    // The filter hides divide from math's list on this path too.
-    for list in replies(&messages, "math", "tools/list") {
-        let names: Vec<_> = list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].clone())
-            .collect();
-        assert_eq!(names, ["add"]);
-    }
-
-    // Calls: math works in both turns; weather works before the toggle and fails after.
-    let math_calls = replies(&messages, "math", "tools/call");
-    assert!(
-        math_calls
-            .iter()
-            .all(|r| r["result"]["content"][0]["text"] == "5")
-    );
-    let weather_calls = replies(&messages, "weather", "tools/call");
-    assert_eq!(
-        weather_calls[0]["result"]["content"][0]["text"],
-        "Sunny in Paris"
-    );
-    assert!(
-        weather_calls[1]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("disabled")
-    );
+    lists_follow_the_toggle(&messages);
+    calls_follow_the_toggle(&messages);
 
     // The toggle happens between the two turns, and the runtime reports what it saw.
     let toggle = transcript
@@ -128,4 +88,54 @@ async fn the_runtime_sees_the_toggle_between_turns() {
     assert!(offered[0].contains("mcp__weather__forecast"));
     assert!(!offered[1].contains("mcp__weather__forecast"));
     assert!(transcript.last().unwrap().contains("session over"));
+}
+
+/// tools/list: weather lists its tool before the toggle and is an error naming it after;
+/// math's list leaves out what the filter hides.
+fn lists_follow_the_toggle(messages: &[(&str, Value)]) {
+    // tools/list: before the toggle weather lists its tool, after it is an error naming it.
+    let weather_lists = replies(messages, "weather", "tools/list");
+    assert_eq!(weather_lists.len(), 2);
+    assert_eq!(weather_lists[0]["result"]["tools"][0]["name"], "forecast");
+    assert!(weather_lists[1]["result"].is_null());
+    assert!(
+        weather_lists[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("weather")
+    );
+    assert_ne!(weather_lists[0], weather_lists[1]);
+
+    // The filter hides divide from math's list on this path too.
+    for list in replies(messages, "math", "tools/list") {
+        let names: Vec<_> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        assert_eq!(names, ["add"]);
+    }
+}
+
+/// tools/call: math answers in both turns; weather before the toggle, not after.
+fn calls_follow_the_toggle(messages: &[(&str, Value)]) {
+    // Calls: math works in both turns; weather works before the toggle and fails after.
+    let math_calls = replies(messages, "math", "tools/call");
+    assert!(
+        math_calls
+            .iter()
+            .all(|r| r["result"]["content"][0]["text"] == "5")
+    );
+    let weather_calls = replies(messages, "weather", "tools/call");
+    assert_eq!(
+        weather_calls[0]["result"]["content"][0]["text"],
+        "Sunny in Paris"
+    );
+    assert!(
+        weather_calls[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disabled")
+    );
 }

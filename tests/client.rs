@@ -82,6 +82,16 @@ async fn exercise(client: &Client, era: ProtocolEra) {
         .await
         .unwrap();
     assert_eq!(sum.first_text(), Some("5"));
+    failures_concurrency_and_prompts(client).await;
+    progress_comes_before_the_reply(client).await;
+    timeouts_and_cancellations_forget_the_request(client).await;
+    // Still usable.
+    client.ping().await.unwrap();
+}
+
+/// A tool failure is a result and an unknown tool an error; several requests are in flight at
+/// once; prompts are listed and got.
+async fn failures_concurrency_and_prompts(client: &Client) {
     // A tool failure is a result; an unknown tool an error.
     let bad = client.call_tool("add", json!({"a": "x"})).await.unwrap();
     assert!(bad.is_error());
@@ -103,6 +113,10 @@ async fn exercise(client: &Client, era: ProtocolEra) {
     let args = BTreeMap::from([("name".to_owned(), "Ada".to_owned())]);
     let got = client.get_prompt("hello", args).await.unwrap();
     assert_eq!(got.messages[0].content.as_text(), Some("Hello, Ada!"));
+}
+
+/// Progress notifications arrive before the reply.
+async fn progress_comes_before_the_reply(client: &Client) {
     // Progress, before the reply.
     let mut notes = client.notifications();
     let done = client
@@ -124,6 +138,10 @@ async fn exercise(client: &Client, era: ProtocolEra) {
         }
     }
     assert_eq!(progress, [1.0, 2.0, 3.0]);
+}
+
+/// A timeout gives up on the request and forgets it; so does a cancellation.
+async fn timeouts_and_cancellations_forget_the_request(client: &Client) {
     // A timeout gives up on the request and forgets it.
     let late = client
         .call_tool_with(
@@ -150,8 +168,6 @@ async fn exercise(client: &Client, era: ProtocolEra) {
         "{cancelled}"
     );
     assert_eq!(client.pending_count(), 0);
-    // Still usable.
-    client.ping().await.unwrap();
 }
 
 #[tokio::test]

@@ -72,8 +72,21 @@ fn text(result: &mcp_registry::CallToolResult) -> String {
     serde_json::to_string(&result.content).unwrap_or_default()
 }
 
+/// Every kind of request a client makes, and every kind the server makes of the client.
 async fn exercise(client: &Client, asked: &Asked) {
     assert_eq!(client.server_info().unwrap().name, "mcp-servers/everything");
+    tools_are_listed(client).await;
+    calls_report_progress(client).await;
+    sampling_and_form_elicitation_reach_the_handlers(client, asked).await;
+    url_elicitation_reaches_the_handler(client, asked).await;
+    completion_prompts_and_resources(client).await;
+    log_messages_arrive(client).await;
+    client.ping().await.unwrap();
+}
+
+/// The tools this test calls are listed, those that need the client's capabilities once it has
+/// declared them.
+async fn tools_are_listed(client: &Client) {
     // Tools that need the client's capabilities are registered once it has declared them.
     let mut tools = Vec::new();
     for _ in 0..50 {
@@ -101,7 +114,10 @@ async fn exercise(client: &Client, asked: &Asked) {
             "{expected} missing from {tools:?}"
         );
     }
+}
 
+/// Plain calls, and one that reports progress under the caller's token.
+async fn calls_report_progress(client: &Client) {
     let echo = client
         .call_tool("echo", json!({"message": "hello"}))
         .await
@@ -132,7 +148,10 @@ async fn exercise(client: &Client, asked: &Asked) {
         }
     }
     assert_eq!(progress, [1.0, 2.0]);
+}
 
+/// The server's sampling and form elicitation requests are answered by the client's handlers.
+async fn sampling_and_form_elicitation_reach_the_handlers(client: &Client, asked: &Asked) {
     let sampled = client
         .call_tool(
             "trigger-sampling-request",
@@ -151,6 +170,11 @@ async fn exercise(client: &Client, asked: &Asked) {
         .await
         .unwrap();
     assert!(text(&form).contains("Ada Lovelace"), "{form:?}");
+}
+
+/// A URL elicitation is answered by the client's handler; on the error path (-32042) it is
+/// listed for the client to handle.
+async fn url_elicitation_reaches_the_handler(client: &Client, asked: &Asked) {
     let url = client
         .call_tool(
             "trigger-url-elicitation",
@@ -193,7 +217,10 @@ async fn exercise(client: &Client, asked: &Asked) {
             .as_deref()
             .is_some_and(|id| !id.is_empty())
     );
+}
 
+/// Completion, a prompt with arguments, resources and resource templates.
+async fn completion_prompts_and_resources(client: &Client) {
     let completed = client
         .complete(CompleteParams {
             reference: CompletionReference::Prompt {
@@ -235,7 +262,10 @@ async fn exercise(client: &Client, asked: &Asked) {
         .await
         .unwrap();
     assert!(!dynamic.contents.is_empty());
+}
 
+/// Log messages arrive at the level asked for.
+async fn log_messages_arrive(client: &Client) {
     // Log messages at the level asked for.
     client.set_logging_level(LoggingLevel::Debug).await.unwrap();
     let mut notes = client.notifications();
@@ -253,7 +283,6 @@ async fn exercise(client: &Client, asked: &Asked) {
         .call_tool("toggle-simulated-logging", json!({}))
         .await
         .unwrap();
-    client.ping().await.unwrap();
 }
 
 #[tokio::test]

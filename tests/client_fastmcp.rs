@@ -56,6 +56,7 @@ fn builder() -> ClientBuilder {
         })
 }
 
+/// Every kind of request the client makes of a FastMCP server.
 async fn exercise(client: &Client) {
     let info = client.server_info().expect("server info");
     assert_eq!(info.name, "fastmcp-peer");
@@ -64,6 +65,14 @@ async fn exercise(client: &Client) {
         Some("A FastMCP server for the Rust client's tests.")
     );
 
+    tools_answer_and_fail(client).await;
+    progress_and_server_requests(client).await;
+    prompts_and_resources(client).await;
+}
+
+/// The tools are listed; a call answers with structured content, a failing tool is an error
+/// result, and invalid arguments are refused.
+async fn tools_answer_and_fail(client: &Client) {
     let tools: Vec<String> = client
         .list_tools()
         .await
@@ -101,7 +110,11 @@ async fn exercise(client: &Client) {
         invalid.as_ref().map_or(true, |r| r.is_error == Some(true)),
         "{invalid:?}"
     );
+}
 
+/// Progress under the caller's token; tools that elicit and sample through the client's
+/// handlers.
+async fn progress_and_server_requests(client: &Client) {
     let mut notes = client.notifications();
     let counted = client
         .call_tool_with(
@@ -134,7 +147,10 @@ async fn exercise(client: &Client) {
             .starts_with("summary: short ("),
         "{summary:?}"
     );
+}
 
+/// Prompts, resources and resource templates.
+async fn prompts_and_resources(client: &Client) {
     let prompts = client.list_prompts().await.unwrap();
     assert_eq!(
         prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),

@@ -183,6 +183,17 @@ async fn a_mounted_server_is_listed_and_called_beside_local_ones() {
     let echo = &registry.all_tool_definitions()[1].tool;
     assert_eq!(echo.description.as_deref(), Some("Echo the arguments"));
 
+    the_remote_answers_through_the_registry(&registry).await;
+    // Toggling works as for any server.
+    registry.toggle_server("remote", false).unwrap();
+    assert!(registry.call_tool_by_name("echo", json!({})).await.is_err());
+    registry.toggle_server("remote", true).unwrap();
+    assert!(registry.call_tool_by_name("echo", json!({})).await.is_ok());
+}
+
+/// The remote's tool called by name, and its tool, prompt and resource as MCP through the
+/// registry.
+async fn the_remote_answers_through_the_registry(registry: &Registry) {
     // By name, and as MCP through the registry.
     let result = registry
         .call_tool_by_name("echo", json!({"k": "v"}))
@@ -224,12 +235,6 @@ async fn a_mounted_server_is_listed_and_called_beside_local_ones() {
         reply["result"]["contents"][0]["text"], "remote news",
         "{reply}"
     );
-
-    // Toggling works as for any server.
-    registry.toggle_server("remote", false).unwrap();
-    assert!(registry.call_tool_by_name("echo", json!({})).await.is_err());
-    registry.toggle_server("remote", true).unwrap();
-    assert!(registry.call_tool_by_name("echo", json!({})).await.is_ok());
 }
 
 #[tokio::test]

@@ -91,57 +91,7 @@ async fn each_failure_is_told_apart() {
         }
     );
 
-    let invalid = registry
-        .call_tool_by_name("add", json!({"a": "two"}))
-        .await
-        .unwrap_err();
-    match &invalid {
-        CallError::InvalidArguments { tool, message } => {
-            assert_eq!(tool, "add");
-            assert!(
-                message.contains("`a`"),
-                "message names the field: {message}"
-            );
-            assert!(message.contains("invalid type"), "{message}");
-        }
-        other => panic!("expected InvalidArguments, got {other:?}"),
-    }
-    let missing = registry
-        .call_tool_by_name("add", json!({}))
-        .await
-        .unwrap_err();
-    assert!(
-        missing.to_string().contains("missing required field `a`"),
-        "{missing}"
-    );
-    let raw_missing = registry
-        .call_tool_by_name("echo", json!({}))
-        .await
-        .unwrap_err();
-    assert!(
-        raw_missing
-            .to_string()
-            .contains("missing required field `text`"),
-        "{raw_missing}"
-    );
-    let raw_type = registry
-        .call_tool_by_name("echo", json!({"text": 5}))
-        .await
-        .unwrap_err();
-    assert!(
-        raw_type
-            .to_string()
-            .contains("field `text`: expected string, got an integer"),
-        "{raw_type}"
-    );
-    let not_object = registry
-        .call_tool_by_name("add", json!([1, 2]))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(not_object, CallError::InvalidArguments { .. }),
-        "{not_object}"
-    );
+    invalid_arguments_name_the_field(&registry).await;
 
     let failed = registry
         .call_tool_by_name("divide", json!({"a": 1, "b": 0}))
@@ -188,6 +138,46 @@ async fn each_failure_is_told_apart() {
             server: "math".into(),
             tool: "add".into()
         }
+    );
+}
+
+/// Arguments a tool cannot read are `InvalidArguments` naming the tool and the field.
+async fn invalid_arguments_name_the_field(registry: &Registry) {
+    let invalid = registry
+        .call_tool_by_name("add", json!({"a": "two"}))
+        .await
+        .unwrap_err();
+    match &invalid {
+        CallError::InvalidArguments { tool, message } => {
+            assert_eq!(tool, "add");
+            assert!(
+                message.contains("`a`"),
+                "message names the field: {message}"
+            );
+            assert!(message.contains("invalid type"), "{message}");
+        }
+        other => panic!("expected InvalidArguments, got {other:?}"),
+    }
+    // Missing fields and wrong types, typed and raw, name the field.
+    for (tool, args, says) in [
+        ("add", json!({}), "missing required field `a`"),
+        ("echo", json!({}), "missing required field `text`"),
+        (
+            "echo",
+            json!({"text": 5}),
+            "field `text`: expected string, got an integer",
+        ),
+    ] {
+        let err = registry.call_tool_by_name(tool, args).await.unwrap_err();
+        assert!(err.to_string().contains(says), "{tool}: {err}");
+    }
+    let not_object = registry
+        .call_tool_by_name("add", json!([1, 2]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(not_object, CallError::InvalidArguments { .. }),
+        "{not_object}"
     );
 }
 

@@ -1,129 +1,18 @@
-//! Resources: built at run time and by `#[mcp_resource]`, listed and read through
-//! `handle_mcp_message` in both eras (each reply validated against the official JSON Schema
-//! of its version), subscriptions in sessions, and in-process reads through the registry.
+//! Resources built at run time, listed and read through `handle_mcp_message` in both eras
+//! (each reply validated against the official JSON Schema of its version), and read in-process
+//! through the registry. Sessions are in `resources_sessions.rs`, `#[mcp_resource]` in
+//! `resources_macros.rs`.
 
 mod common;
 
+use common::resources::{ask, cached, data_template, request, server, static_text, uris};
 use common::{LEGACY, MODERN, assert_reply, modern_meta};
-use mcp_registry::protocol::{Annotations, CacheHints, CacheScope, Icon, ResourceContents, Role};
+use mcp_registry::protocol::{CacheHints, CacheScope};
 use mcp_registry::{
-    Json, ReadResourceError, ReadResourceResult, Registry, Resource, ResourceError,
-    ResourceTemplate, Server, ServerBuildError, ServerSession, mcp_resource, server,
+    ReadResourceError, Registry, Resource, ResourceTemplate, Server, ServerBuildError,
+    ServerSession,
 };
 use serde_json::{Value, json};
-
-fn static_text() -> Resource {
-    Resource::builder("test://static-text", "static-text")
-        .title("Static Text Resource")
-        .description("A static text resource")
-        .mime_type("text/plain")
-        .size(11)
-        .annotations(Annotations {
-            audience: Some(vec![Role::User]),
-            priority: Some(0.5),
-            last_modified: Some("2026-01-01T00:00:00Z".into()),
-        })
-        .icon(Icon {
-            src: "data:image/png;base64,iVA=".into(),
-            mime_type: Some("image/png".into()),
-            sizes: Some(vec!["48x48".into()]),
-            theme: None,
-        })
-        .handler(|_| async { "hello world" })
-        .unwrap()
-}
-
-fn static_binary() -> Resource {
-    Resource::builder("test://static-binary", "static-binary")
-        .mime_type("image/png")
-        .handler(|_| async { vec![0x89u8, b'P', b'N', b'G'] })
-        .unwrap()
-}
-
-fn failing() -> Resource {
-    Resource::builder("test://failing", "failing")
-        .handler(|_| async { Err::<String, _>("the disk is gone") })
-        .unwrap()
-}
-
-fn panicking() -> Resource {
-    Resource::builder("test://panicking", "panicking")
-        .handler(|_| async {
-            if true {
-                panic!("resource exploded");
-            }
-            "unreachable"
-        })
-        .unwrap()
-}
-
-fn cached() -> Resource {
-    Resource::builder("test://cached", "cached")
-        .handler(|req| async move {
-            ReadResourceResult::new(vec![ResourceContents::text(req.uri(), "fresh")]).with_cache(
-                CacheHints {
-                    ttl_ms: 5,
-                    cache_scope: CacheScope::Public,
-                },
-            )
-        })
-        .unwrap()
-}
-
-fn data_template() -> ResourceTemplate {
-    ResourceTemplate::builder("test://template/{id}/data", "template")
-        .title("Resource Template")
-        .mime_type("application/json")
-        .handler(|req| async move {
-            let id: u32 = req
-                .variable("id")
-                .unwrap_or_default()
-                .parse()
-                .map_err(|_| ResourceError::not_found("ids are numbers"))?;
-            Ok::<_, ResourceError>(format!(r#"{{"id":{id}}}"#))
-        })
-        .unwrap()
-}
-
-fn files_template() -> ResourceTemplate {
-    ResourceTemplate::builder("file:///{+path}", "files")
-        .handler(|req| async move { format!("contents of {}", req.variable("path").unwrap_or("")) })
-        .unwrap()
-}
-
-fn server() -> Server {
-    Server::builder("data")
-        .resources([
-            static_text(),
-            static_binary(),
-            failing(),
-            panicking(),
-            cached(),
-        ])
-        .resource_templates([data_template(), files_template()])
-        .build()
-        .unwrap()
-}
-
-async fn ask(registry: &Registry, message: Value) -> Value {
-    registry
-        .handle_mcp_message("data", message)
-        .await
-        .expect("a request gets a reply")
-}
-
-fn request(id: u32, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-fn uris(list: &Value) -> Vec<&str> {
-    list["result"]["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["uri"].as_str().unwrap())
-        .collect()
-}
 
 #[tokio::test]
 async fn listed_read_and_valid_in_every_version() {
@@ -336,8 +225,15 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
             "data"
         );
     }
+    reads_carry_result_type_meta_and_caching_hints(&r).await;
+}
+
+/// A 2026-07-28 read carries `resultType`, the server's `_meta` and the registry's caching
+/// hints, or a handler's own; a legacy read carries no hints; the text path writes the same
+/// reply.
+async fn reads_carry_result_type_meta_and_caching_hints(r: &Registry) {
     let read = ask(
-        &r,
+        r,
         request(
             3,
             "resources/read",
@@ -355,7 +251,7 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     );
     // A handler's own hints are kept.
     let cached = ask(
-        &r,
+        r,
         request(
             4,
             "resources/read",
@@ -368,7 +264,7 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     assert_eq!(cached["result"]["cacheScope"], "public");
     // ... and dropped for revisions without caching.
     let legacy = ask(
-        &r,
+        r,
         request(5, "resources/read", json!({"uri": "test://cached"})),
     )
     .await;
@@ -620,238 +516,6 @@ fn build_errors() {
     assert!(unclosed.to_string().contains("invalid URI template"));
 }
 
-async fn initialized(r: &Registry) -> (ServerSession, mcp_registry::dispatch::Outgoing) {
-    let (session, out) = ServerSession::new(r.clone(), "data");
-    let init = session
-        .handle(request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(
-        init["result"]["capabilities"]["resources"],
-        json!({"subscribe": true, "listChanged": true})
-    );
-    session
-        .handle(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    (session, out)
-}
-
-#[tokio::test]
-async fn sessions_subscribe_and_get_updates() {
-    let r = Registry::from_servers([server()]);
-    let (session, mut out) = initialized(&r).await;
-    let (other, mut other_out) = initialized(&r).await;
-    let ok = session
-        .handle(request(
-            2,
-            "resources/subscribe",
-            json!({"uri": "test://static-text"}),
-        ))
-        .await
-        .unwrap();
-    assert_reply("2025-11-25", "EmptyResult", &ok);
-    let templated = session
-        .handle(request(
-            3,
-            "resources/subscribe",
-            json!({"uri": "test://template/1/data"}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(templated["result"], json!({}));
-    let unknown = session
-        .handle(request(
-            4,
-            "resources/subscribe",
-            json!({"uri": "test://nope"}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(unknown["error"]["code"], -32002);
-    assert_eq!(
-        session.subscriptions(),
-        ["test://static-text", "test://template/1/data"]
-    );
-
-    assert_eq!(r.notify_resource_updated("test://static-text"), 1);
-    let updated = out.recv().await.unwrap();
-    assert_eq!(
-        updated,
-        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "test://static-text"}})
-    );
-    assert_eq!(r.notify_resource_updated("test://static-binary"), 0);
-    assert!(
-        other_out.try_recv().is_err(),
-        "the other session did not subscribe"
-    );
-
-    let bye = session
-        .handle(request(
-            5,
-            "resources/unsubscribe",
-            json!({"uri": "test://static-text"}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(bye["result"], json!({}));
-    assert_eq!(r.notify_resource_updated("test://static-text"), 0);
-    assert!(out.try_recv().is_err());
-
-    // 2026-07-28 has no resources/subscribe (subscriptions/listen replaces it).
-    let modern = session
-        .handle(request(
-            6,
-            "resources/subscribe",
-            json!({"uri": "test://static-text", "_meta": modern_meta()}),
-        ))
-        .await
-        .unwrap();
-    assert_eq!(modern["error"]["code"], -32601);
-    // Nor does a stateless exchange: nothing would keep the subscription.
-    let stateless = ask(
-        &r,
-        request(
-            7,
-            "resources/subscribe",
-            json!({"uri": "test://static-text"}),
-        ),
-    )
-    .await;
-    assert_eq!(stateless["error"]["code"], -32601);
-
-    drop(other);
-    drop(session);
-    assert_eq!(
-        r.notify_resource_updated("test://template/1/data"),
-        0,
-        "ended sessions drop out"
-    );
-}
-
-#[tokio::test]
-async fn sessions_announce_resource_list_changes() {
-    let r = Registry::from_servers([server()]);
-    let (_session, mut out) = initialized(&r).await;
-    r.register_server(
-        Server::builder("data")
-            .resource(static_text())
-            .build()
-            .unwrap(),
-    );
-    let first = out.recv().await.unwrap();
-    let second = out.recv().await.unwrap();
-    assert_eq!(first["method"], "notifications/tools/list_changed");
-    assert_eq!(second["method"], "notifications/resources/list_changed");
-}
-
-/// The project's notes.
-///
-/// Kept in plain text.
-#[mcp_resource(
-    uri = "notes://all",
-    mime_type = "text/plain",
-    size = 5,
-    title = "Notes"
-)]
-async fn notes() -> &'static str {
-    "notes"
-}
-
-#[derive(serde::Serialize)]
-struct Profile {
-    id: u64,
-    tab: String,
-}
-
-/// A user's profile tab.
-#[mcp_resource(template = "users://{id}/profile/{tab}", name = "profile")]
-async fn user_profile(id: u64, #[arg(rename = "tab")] section: String) -> Json<Profile> {
-    Json(Profile { id, tab: section })
-}
-
-/// Raw bytes, from a plain function.
-#[mcp_resource(template = "blobs://{+path}", mime_type = "application/octet-stream")]
-fn blob(path: String) -> Result<Vec<u8>, ResourceError> {
-    if path == "missing" {
-        return Err(ResourceError::not_found("no such blob"));
-    }
-    Ok(path.into_bytes())
-}
-
-server!(name = "macro-resources", resources = [notes, user_profile, blob], fn = macro_resources, collect = false);
-
-#[tokio::test]
-async fn mcp_resource_functions_stay_functions() {
-    assert_eq!(notes().await, "notes");
-    assert_eq!(user_profile(1, "a".into()).await.0.id, 1);
-    assert_eq!(blob("x".into()).unwrap(), b"x");
-}
-
-#[tokio::test]
-async fn mcp_resource_metadata_and_reads() {
-    let resource = notes::resource();
-    let d = resource.descriptor();
-    assert_eq!(d.uri, "notes://all");
-    assert_eq!(d.name, "notes");
-    assert_eq!(d.title.as_deref(), Some("Notes"));
-    assert_eq!(
-        d.description.as_deref(),
-        Some("The project's notes.\n\nKept in plain text.")
-    );
-    assert_eq!(d.mime_type.as_deref(), Some("text/plain"));
-    assert_eq!(d.size, Some(5));
-    let template = user_profile::resource_template();
-    assert_eq!(template.name(), "profile");
-    assert_eq!(template.template().variables(), ["id", "tab"]);
-
-    let r = Registry::from_servers([macro_resources()]);
-    let read = r
-        .read_resource("users://42/profile/settings")
-        .await
-        .unwrap();
-    assert_eq!(
-        read.contents[0].as_text(),
-        Some(r#"{"id":42,"tab":"settings"}"#)
-    );
-    assert_eq!(read.contents[0].mime_type(), Some("application/json"));
-    let bad = r
-        .read_resource("users://me/profile/settings")
-        .await
-        .unwrap_err();
-    assert!(matches!(bad, ReadResourceError::NotFound { .. }));
-    assert!(bad.to_string().contains("template variable `id`"), "{bad}");
-    let bytes = r.read_resource("blobs://a/b").await.unwrap();
-    assert_eq!(
-        serde_json::to_value(&bytes.contents[0]).unwrap(),
-        json!({"uri": "blobs://a/b", "mimeType": "application/octet-stream", "blob": "YS9i"})
-    );
-    let missing = r.read_resource("blobs://missing").await.unwrap_err();
-    assert_eq!(
-        missing.to_string(),
-        "resource not found: blobs://missing (no such blob)"
-    );
-
-    let list = r
-        .handle_mcp_message(
-            "macro-resources",
-            request(1, "resources/templates/list", json!({})),
-        )
-        .await
-        .unwrap();
-    assert_reply("2025-11-25", "ListResourceTemplatesResult", &list);
-    let templates: Vec<&str> = list["result"]["resourceTemplates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["uriTemplate"].as_str().unwrap())
-        .collect();
-    assert_eq!(templates, ["blobs://{+path}", "users://{id}/profile/{tab}"]);
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_slow_read_times_out_under_the_registrys_default_timeout() {
     use std::time::Duration;
@@ -888,54 +552,4 @@ async fn a_slow_read_times_out_under_the_registrys_default_timeout() {
             .as_str()
             .is_some_and(|m| m.contains("timed out"))
     );
-}
-
-/// The host's greeting, read from its state.
-struct Greeting(&'static str);
-
-/// A greeting from the host's state.
-#[mcp_resource(uri = "host://greeting")]
-async fn host_greeting(ctx: mcp_registry::ToolContext) -> String {
-    let greeting = ctx.get::<Greeting>().map_or("none", |g| g.0);
-    format!("{greeting} ({})", ctx.tool_name())
-}
-
-/// A greeting for someone.
-#[mcp_resource(template = "host://greeting/{name}")]
-fn greet_someone(name: String, ctx: mcp_registry::ToolContext) -> String {
-    let greeting = ctx.get::<Greeting>().map_or("none", |g| g.0);
-    format!("{greeting}, {name}")
-}
-
-#[tokio::test]
-async fn resource_functions_take_the_requests_context() {
-    // The context is no template variable.
-    assert_eq!(
-        greet_someone::resource_template().descriptor().uri_template,
-        "host://greeting/{name}"
-    );
-    let server = Server::builder("data")
-        .resource(host_greeting::resource())
-        .resource_template(greet_someone::resource_template())
-        .build()
-        .unwrap();
-    let r = Registry::builder()
-        .server(server)
-        .extension(Greeting("hello"))
-        .build();
-    let read = r.read_resource("host://greeting").await.unwrap();
-    assert_eq!(read.contents[0].as_text(), Some("hello (host://greeting)"));
-    let reply = ask(
-        &r,
-        request(
-            1,
-            "resources/read",
-            json!({"uri": "host://greeting/ada", "_meta": modern_meta()}),
-        ),
-    )
-    .await;
-    assert_eq!(reply["result"]["contents"][0]["text"], "hello, ada");
-    // Called directly, a resource function is a plain function.
-    let direct = greet_someone("bob".into(), mcp_registry::ToolContext::detached("t", "s"));
-    assert_eq!(direct, "none, bob");
 }

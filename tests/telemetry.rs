@@ -112,6 +112,11 @@ async fn a_call_is_one_trace_from_client_to_server() {
     let client_failed = named(&spans, "tools/call divide", SpanKind::Client);
     assert!(matches!(client_failed.status, Status::Error { .. }));
 
+    a_foreign_trace_is_continued(&exporter).await;
+}
+
+/// A request from another process's trace (`_meta.traceparent`) continues that trace.
+async fn a_foreign_trace_is_continued(exporter: &InMemorySpanExporter) {
     // A request from another process's trace (`_meta.traceparent`) continues that trace.
     let registry = Registry::from_servers([math_server()]);
     let reply = registry
@@ -124,7 +129,7 @@ async fn a_call_is_one_trace_from_client_to_server() {
         .await
         .unwrap();
     assert_eq!(reply["result"]["structuredContent"]["value"], 2);
-    let spans = finished(&exporter, 6).await;
+    let spans = finished(exporter, 6).await;
     let foreign = spans
         .iter()
         .find(|s| s.span_context.trace_id().to_string() == "0af7651916cd43dd8448eb211c80319c")

@@ -1,6 +1,13 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
-//! the servers and tools the tests register.
+//! the servers and tools the tests register; `http` drives the Streamable HTTP router,
+//! `fuzz` generates mutated messages, `dispatch` asks a registry of the `math` server,
+//! `resources` holds resources and templates in a server `data`.
 #![allow(dead_code)]
+
+pub mod dispatch;
+pub mod fuzz;
+pub mod http;
+pub mod resources;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
