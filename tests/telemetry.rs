@@ -137,7 +137,7 @@ async fn a_foreign_trace_is_continued(exporter: &InMemorySpanExporter) {
     assert_eq!(foreign.parent_span_id.to_string(), "00f067aa0ba902b7");
     assert_eq!(foreign.span_kind, SpanKind::Server);
 
-    through_the_union(&registry, &exporter).await;
+    through_the_union(&registry, exporter).await;
 }
 
 /// Through a registry's union of servers, the span names the tool's own server and name.
