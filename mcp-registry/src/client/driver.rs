@@ -101,7 +101,7 @@ pub(super) fn now() -> Instant {
 }
 
 /// An MCP client connected to one server: in-process ([`Client::in_process`]), over stdio
-/// ([`Client::stdio`]) or Streamable HTTP ([`Client::http`]). Cheap to clone; clones share
+/// (`Client::stdio`) or Streamable HTTP (`Client::http`). Cheap to clone; clones share
 /// the connection, and several requests may be in flight at once.
 ///
 /// ```

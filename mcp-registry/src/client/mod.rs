@@ -5,7 +5,7 @@
 //! - [`Client`]: the async client over any [`transport::Transport`]: in-process onto a
 //!   [`Registry`](crate::Registry) server, stdio (feature `client-stdio`), Streamable HTTP
 //!   (feature `client-http`).
-//! - [`auth`]: OAuth 2.1 authorization for the HTTP client (feature `client-auth`).
+//! - `auth`: OAuth 2.1 authorization for the HTTP client (feature `client-auth`).
 //!
 //! The names a model sees and the tool filters live in [`catalog`](crate::catalog).
 
