@@ -69,6 +69,8 @@ pub mod schema;
 pub mod server;
 pub mod skill;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tool;
 pub mod transport;
 
