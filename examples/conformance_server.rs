@@ -17,6 +17,9 @@
 //! about features this library does not offer yet have no fixtures here; they are listed with
 //! their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
+#[path = "conformance_server/tasks.rs"]
+mod tasks;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -701,6 +704,7 @@ fn conformance_server() -> Server {
             json_schema_2020_12_tool(),
             custom_header_tool(),
         ])
+        .tools(tasks::tools())
         .prompts(prompts())
         .resources([
             static_text::resource(),

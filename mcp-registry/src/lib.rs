@@ -65,6 +65,7 @@ pub mod registry;
 pub mod resource;
 pub mod schema;
 pub mod server;
+pub mod task;
 pub mod tool;
 pub mod transport;
 

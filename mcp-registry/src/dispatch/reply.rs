@@ -32,6 +32,7 @@ impl Serialize for Written<'_> {
             Body::Resources(r) => write(r, outcome, serializer),
             Body::Complete(r) => write(r, outcome, serializer),
             Body::InputRequired(r) => write(r, outcome, serializer),
+            Body::Task(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,

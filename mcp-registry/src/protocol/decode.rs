@@ -98,7 +98,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for CallText<'a> {
                             once(&call.meta, "_meta")?;
                             call.meta = Some(map.next_value()?);
                         }
-                        "inputResponses" | "requestState" => {
+                        // A retry, or a 2025-11-25 task: the value path reads them.
+                        "inputResponses" | "requestState" | "task" => {
                             map.next_value::<serde::de::IgnoredAny>()?;
                             call.retry = true;
                         }

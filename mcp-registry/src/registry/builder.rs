@@ -12,6 +12,7 @@ use super::{
     ServerEntry, Snapshot, approval,
 };
 use crate::server::Server;
+use crate::task::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
 use crate::tool::Extensions;
 use crate::tool::request_state;
 
@@ -28,6 +29,8 @@ pub struct RegistryBuilder {
     approval: Option<approval::Approver>,
     layers: Vec<Arc<dyn Layer>>,
     servers: Vec<Server>,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_settings: TaskSettings,
 }
 
 impl RegistryBuilder {
@@ -42,7 +45,24 @@ impl RegistryBuilder {
             approval: None,
             layers: Vec::new(),
             servers: Vec::new(),
+            task_store: None,
+            task_settings: TaskSettings::default(),
         }
+    }
+
+    /// Where the registry keeps its tasks (default: a [`MemoryTaskStore`](crate::task::MemoryTaskStore)
+    /// of its own). A store kept outside the process lets another process answer
+    /// `tasks/get` for the tasks this one runs.
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How the registry runs tasks: time to live, poll interval, tasks under way per
+    /// requestor (see [`TaskSettings`]).
+    pub fn task_settings(mut self, settings: TaskSettings) -> Self {
+        self.task_settings = settings;
+        self
     }
 
     /// The timeout for calls that set none (default 30 s).
@@ -192,6 +212,11 @@ impl RegistryBuilder {
                         None => std::sync::OnceLock::new(),
                     },
                     request_state_ttl: self.request_state_ttl,
+                    tasks: Tasks::new(
+                        self.task_store
+                            .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                        self.task_settings,
+                    ),
                 },
                 changes,
                 updates: Default::default(),

@@ -258,6 +258,8 @@ pub(crate) struct Config {
     pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
     /// How long a `requestState` is accepted.
     pub(crate) request_state_ttl: Duration,
+    /// The registry's tasks: their store, and those this process runs.
+    pub(crate) tasks: Arc<crate::task::Tasks>,
 }
 
 impl Config {

@@ -159,10 +159,17 @@ pub(super) fn check_modern_headers(
         }
         _ => {}
     }
-    if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
+    // The body member the Mcp-Name header mirrors (SEP-2243; tasks: SEP-2663).
+    let named = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    };
+    if let Some(member) = named {
         let params = message.get("params");
         let body_name = params
-            .and_then(|p| p.get("name").or_else(|| p.get("uri")))
+            .and_then(|p| p.get(member))
             .and_then(Value::as_str)
             .unwrap_or_default();
         match headers
