@@ -79,7 +79,7 @@ pub use registry::{
     Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
     PromptDefinition, PromptRequest, ReadRequest, ReadResourceError, Registry, RegistryBuilder,
     RegistryChange, RegistryError, ResourceDefinition, ResourceTemplateDefinition, ServerStatus,
-    ToolDefinition, WithOptions, qualified_name,
+    TaskHandle, TaskStart, ToolDefinition, WithOptions, qualified_name,
 };
 pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,

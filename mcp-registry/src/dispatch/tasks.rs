@@ -23,15 +23,15 @@ use super::{
     outcome, read_params,
 };
 use crate::protocol::{
-    CallToolResult, CreateTaskResult, DetailedTask, Era, ErrorCode, ErrorObject, LegacyTask,
-    ListTasksResult, META_CLIENT_CAPABILITIES, META_RELATED_TASK, META_SERVER_INFO,
-    ProtocolVersion, ResultType, TASKS_EXTENSION, TaskIdParams, TaskRequest, TaskStatus,
-    TaskSupport, UpdateTaskParams, method, value_kind,
+    CreateTaskResult, DetailedTask, Era, ErrorCode, ErrorObject, LegacyTask, ListTasksResult,
+    META_CLIENT_CAPABILITIES, META_RELATED_TASK, META_SERVER_INFO, ProtocolVersion, ResultType,
+    TASKS_EXTENSION, TaskIdParams, TaskRequest, TaskStatus, TaskSupport, UpdateTaskParams, method,
+    value_kind,
 };
 use crate::registry::scope::RequestInfo;
-use crate::registry::{CallError, CallOptions};
+use crate::registry::{CallOptions, end_of};
 use crate::server::Server;
-use crate::task::{RelayInput, TaskEnd, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
+use crate::task::{RelayInput, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
 
 use super::round::Retry;
 
@@ -211,33 +211,6 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             Err(e) => Answer::Error(store_error(e)),
         }
     }))
-}
-
-/// How a task's call ended, as the task records it: a result (a tool's own error
-/// included), a JSON-RPC error, or cancelled.
-fn end_of(result: Result<CallToolResult, CallError>) -> TaskEnd {
-    let result = match result {
-        Ok(result) => result,
-        Err(CallError::Cancelled { .. }) => return TaskEnd::Cancelled,
-        Err(CallError::Rejected { error, .. }) => return TaskEnd::Failed(error),
-        Err(CallError::Panicked { tool, message }) => {
-            return TaskEnd::Failed(ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("tool {tool:?} failed: {message}"),
-            ));
-        }
-        Err(CallError::MissingClientCapability { message, .. }) => {
-            return TaskEnd::Failed(missing_extension(message));
-        }
-        Err(e) => e.into_call_tool_result(),
-    };
-    match serde_json::to_value(result) {
-        Ok(value) => TaskEnd::Completed(value),
-        Err(e) => TaskEnd::Failed(ErrorObject::new(
-            ErrorCode::INTERNAL_ERROR,
-            format!("the tool's result could not be written: {e}"),
-        )),
-    }
 }
 
 /// A store's failure as the request's error.

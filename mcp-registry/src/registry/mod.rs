@@ -13,6 +13,7 @@ mod prompts;
 
 mod resources;
 pub(crate) mod scope;
+mod tasks;
 
 use std::collections::BTreeMap;
 
@@ -34,6 +35,8 @@ pub use resources::{
     ReadRequest, ReadResourceError, ResourceDefinition, ResourceRead, ResourceTemplateDefinition,
 };
 pub(crate) use resources::{UpdateHook, exists as resource_exists};
+pub(crate) use tasks::end_of;
+pub use tasks::{TaskHandle, TaskStart};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};

@@ -178,3 +178,79 @@ impl InputHandler for RelayInput {
         self.relayed(request, self.handler.list_roots())
     }
 }
+
+/// A task's asks as an input handler (a task started in-process without one): each ask
+/// becomes one of the task's input requests, answered by `TaskHandle::answer`.
+struct TaskAsks {
+    input: Arc<TaskInput>,
+    asks: std::sync::atomic::AtomicUsize,
+}
+
+impl TaskAsks {
+    fn ask<T: serde::de::DeserializeOwned + Send + 'static>(
+        &self,
+        method: &'static str,
+        capability: &str,
+        params: impl serde::Serialize,
+    ) -> BoxFuture<'static, Result<T, InputError>> {
+        let n = self.asks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let answer = self
+            .input
+            .ask(format!("{capability}-{n}"), request_of(method, params));
+        Box::pin(async move {
+            let answer = answer.await?;
+            serde_json::from_value(answer).map_err(|e| InputError::InvalidAnswer {
+                method,
+                message: e.to_string(),
+            })
+        })
+    }
+}
+
+impl InputHandler for TaskAsks {
+    fn capabilities(&self) -> ClientCapabilities {
+        ClientCapabilities {
+            roots: Some(Default::default()),
+            sampling: Some(Default::default()),
+            elicitation: Some(Default::default()),
+            other: Default::default(),
+        }
+    }
+
+    fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
+        self.ask(
+            crate::protocol::method::ELICITATION_CREATE,
+            "elicitation",
+            params,
+        )
+    }
+
+    fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
+        self.ask(
+            crate::protocol::method::SAMPLING_CREATE_MESSAGE,
+            "sampling",
+            params,
+        )
+    }
+
+    fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
+        self.ask(
+            crate::protocol::method::ROOTS_LIST,
+            "roots",
+            serde_json::Map::new(),
+        )
+    }
+}
+
+impl TaskInput {
+    /// The task's asks as an input handler: each becomes one of its input requests.
+    pub(crate) fn as_handler(self: &Arc<Self>) -> Arc<dyn InputHandler> {
+        Arc::new(TaskAsks {
+            input: self.clone(),
+            asks: Default::default(),
+        })
+    }
+}
