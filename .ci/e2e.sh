@@ -5,11 +5,13 @@
 #      examples/stdio_server and examples/http_server (tests/e2e/python_client.py), and with a
 #      static bearer token against examples/http_auth_server (MCP authorization, server side:
 #      tests/e2e/auth_client.py);
-#   2. the official conformance suite (`@modelcontextprotocol/conformance` 0.2.0-alpha.11, the
+#   2. the official conformance suite (`@modelcontextprotocol/conformance` 0.2.0-alpha.12, the
 #      package in ../shared/conformance/, run with Node 22 from the npm package `node@22`): its
 #      requirement sets for 2025-11-25 and 2026-07-28, server leg against
 #      examples/conformance_server, each checked against tests/e2e/conformance/<leg>-<rev>.yml;
-#      the scoreboard (tests/e2e/conformance_summary.py) is printed at the end;
+#      the extension scenarios the project serves, by name (the tasks extension's `tasks-*`),
+#      every check passed and none skipped but those the suite itself skips; the scoreboard
+#      (tests/e2e/conformance_summary.py) is printed at the end;
 #   3. examples/hub mounting `@modelcontextprotocol/server-everything` (npm, pinned) beside its
 #      own tools: `hub --check` (handle_mcp_message and an agent session) and the Python SDK
 #      over stdio through the hub (tests/e2e/hub_client.py); the MCP client against that server
@@ -38,10 +40,20 @@ TOOLS=$E2E_DIR/tools
 LOGS=$E2E_DIR/logs
 # Pinned so a CI run is reproducible; bump deliberately.
 MCP_PY_VERSIONS=${MCP_PY_VERSIONS:-"2.3.0 1.27.0"}
-# The registry's newest is 0.1.16, which has no requirement sets and no 2026-07-28 scenario;
-# shared/ carries the package built from the suite's 0.2.0-alpha.11 tag.
-CONFORMANCE_TGZ=${CONFORMANCE_TGZ:-$ROOT/../shared/conformance/modelcontextprotocol-conformance-0.2.0-alpha.11.tgz}
+# The registry's `latest` tag is 0.1.16, which has no requirement sets and no 2026-07-28
+# scenario; shared/ carries 0.2.0-alpha.12 (its requirement sets are alpha.11's, byte for
+# byte, and it adds the extension scenarios run by name below).
+CONFORMANCE_TGZ=${CONFORMANCE_TGZ:-$ROOT/../shared/conformance/modelcontextprotocol-conformance-0.2.0-alpha.12.tgz}
 CONFORMANCE_REVISIONS=(2025-11-25 2026-07-28)
+# Extension scenarios (in no requirement set), server leg, run by name: the tasks extension
+# (SEP-2663). tasks-status-notifications is skipped by the suite itself (its harness awaits a
+# rewrite against subscriptions/listen); every other check must pass.
+CONFORMANCE_EXTENSION_SCENARIOS=(
+    tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal
+    tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications
+    tasks-required-task-error tasks-mrtr-composition
+)
+CONFORMANCE_SUITE_SKIPS=(tasks-status-notifications)
 NODE_PACKAGE=${NODE_PACKAGE:-node@22}
 # The Claude Code CLI the agent-host leg runs; bump deliberately (the stand-in model speaks
 # what this version sends).
@@ -271,6 +283,37 @@ conformance_leg() {
 }
 for rev in "${CONFORMANCE_REVISIONS[@]}"; do
     conformance_leg server "$rev" --url "http://127.0.0.1:$CONF_PORT/mcp"
+done
+
+# conformance_scenario NAME: one extension scenario by name, server leg. Passes when the
+# suite's verdict is success and its checks.json has no FAILURE and no SKIPPED check (a check
+# the suite could not exercise), the suite's own whole-scenario skips aside.
+conformance_scenario() {
+    local name=$1 log=$LOGS/conformance-scenario-$1.log status=0 out=$RESULTS/extension/$1
+    (cd "$E2E_DIR" && timeout 300 "$NODE" "$CONFORMANCE" server --url "http://127.0.0.1:$CONF_PORT/mcp" \
+        --scenario "$name" -o "$out") >"$log" 2>&1 || status=$?
+    local allowed=0 skip
+    for skip in "${CONFORMANCE_SUITE_SKIPS[@]}"; do [[ $skip == "$name" ]] && allowed=1; done
+    if ((status == 0)) && ! python3 - "$out" "$allowed" <<'PY'
+import json, pathlib, sys
+checks = [c for f in pathlib.Path(sys.argv[1]).rglob("checks.json") for c in json.load(open(f))]
+bad = [c for c in checks if c["status"] == "FAILURE" or (c["status"] == "SKIPPED" and sys.argv[2] != "1")]
+print(f"  {len(checks)} checks, {sum(c['status'] == 'SUCCESS' for c in checks)} passed")
+for c in bad:
+    print(f"  {c['status']}: {c['id']}: {c.get('errorMessage', '')}")
+sys.exit(1 if bad or not checks else 0)
+PY
+    then
+        status=1
+    fi
+    echo "conformance extension scenario $name: exit status $status (log: $log)"
+    if ((status != 0)); then
+        tail -n 20 "$log"
+        FAILED+=("conformance extension scenario $name")
+    fi
+}
+for name in "${CONFORMANCE_EXTENSION_SCENARIOS[@]}"; do
+    conformance_scenario "$name"
 done
 
 # The client leg runs `conformance client --command examples/conformance_client` once that
