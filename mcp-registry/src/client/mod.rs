@@ -27,6 +27,7 @@ mod policy;
 mod sse;
 #[cfg(feature = "client-stdio")]
 mod stdio;
+mod tasks;
 pub mod transport;
 
 pub use builder::ClientBuilder;
@@ -44,3 +45,4 @@ pub use mount::{MountError, RemoteServer};
 pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions};
 #[cfg(feature = "client-stdio")]
 pub use stdio::StdioTransport;
+pub use tasks::{ClientTask, ToolTask};

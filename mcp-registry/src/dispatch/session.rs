@@ -571,9 +571,15 @@ impl ServerSession {
             && options.input.is_none()
             && let (Some(client), Some(sink)) = (client, &options.notifications)
         {
+            // A call run as a task (2025-11-25 `task`) outlives its stream: it asks on the
+            // session's own (HTTP: the GET stream).
+            let sink = match request.params.contains_key("task") {
+                true => self.inner.notifications.clone(),
+                false => sink.clone(),
+            };
             options.input = Some(Arc::new(SessionInput {
                 client,
-                sink: sink.clone(),
+                sink,
                 requests: self.inner.requests.clone(),
             }));
         }
