@@ -370,3 +370,30 @@ async fn a_requestor_has_a_bounded_number_of_live_tasks() {
         "a slot is free once a task ended"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_task_is_shown_only_to_its_requestor() {
+    use mcp_registry::task::TaskRequestor;
+    let registry = registry(Arc::default());
+    let as_who = |who: &str, message: Value| {
+        registry
+            .handle_mcp_message("s", message)
+            .extension(TaskRequestor(who.to_owned()))
+    };
+    let created = as_who("alice", modern(1, "tools/call", json!({"name": "slow"})))
+        .await
+        .unwrap();
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let theirs = as_who("bob", modern(2, "tasks/get", json!({"taskId": id})))
+        .await
+        .unwrap();
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    let cancel = as_who("bob", modern(3, "tasks/cancel", json!({"taskId": id})))
+        .await
+        .unwrap();
+    assert_eq!(cancel["error"]["code"], -32602, "{cancel}");
+    let mine = as_who("alice", modern(4, "tasks/get", json!({"taskId": id})))
+        .await
+        .unwrap();
+    assert_eq!(mine["result"]["status"], "working");
+}
