@@ -125,6 +125,8 @@ struct ServerInner {
     template_listing: Vec<usize>,
     /// Whether a prompt argument or template variable has a completion function.
     completions: bool,
+    /// Whether a tool runs as a task (`ToolBuilder::task_support`).
+    task_tools: bool,
     /// `prompts/list`, `resources/list` and `resources/templates/list` entries, serialized
     /// once per revision.
     prompt_entries: EntryListing,
@@ -323,6 +325,12 @@ impl Server {
     /// the server then serves `completion/complete` and advertises `completions`.
     pub fn has_completions(&self) -> bool {
         self.inner.completions
+    }
+
+    /// Whether one of its tools runs as a task: the server then advertises tasks (the
+    /// 2025-11-25 `tasks` capability, the 2026-07-28 extension) and serves their methods.
+    pub fn has_task_tools(&self) -> bool {
+        self.inner.task_tools
     }
 
     /// The caching hints its 2026-07-28 list results and `server/discover` carry, when set
@@ -599,6 +607,7 @@ impl ServerBuilder {
                 index: positions(&tools, Tool::shared_name),
                 names,
                 listing: ToolListing::new(&tools),
+                task_tools: tools.iter().any(|t| t.task_support().allows_tasks()),
                 tools,
                 prompt_index: positions(&prompts, Prompt::shared_name),
                 completions: prompts.iter().any(Prompt::has_completions)

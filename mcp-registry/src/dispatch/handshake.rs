@@ -75,7 +75,7 @@ impl Dispatcher<'_> {
                 ..connection
             },
         );
-        if has_task_tools(server) {
+        if server.has_task_tools() {
             // SEP-2133: the extensions a server offers, by identifier.
             capabilities.other.insert(
                 "extensions".to_owned(),
@@ -115,14 +115,6 @@ fn other_capabilities(server: &Server, connection: Connection) -> Map<String, Va
     other
 }
 
-/// Whether any of `server`'s tools runs as a task.
-fn has_task_tools(server: &Server) -> bool {
-    server
-        .tools()
-        .iter()
-        .any(|t| t.task_support().allows_tasks())
-}
-
 /// The legacy handshake: the version asked for when this crate speaks it (as a legacy
 /// version), else the newest legacy one.
 fn initialize_result(
@@ -140,7 +132,7 @@ fn initialize_result(
         .filter(|v| v.era() == ProtocolEra::Legacy)
         .unwrap_or(ProtocolVersion::LATEST_LEGACY);
     let mut capabilities = capabilities(server, connection);
-    if version >= ProtocolVersion::V2025_11_25 && has_task_tools(server) {
+    if version >= ProtocolVersion::V2025_11_25 && server.has_task_tools() {
         // 2025-11-25 experimental tasks: task-augmented `tools/call`, listed and cancelled.
         capabilities.other.insert(
             "tasks".to_owned(),
