@@ -397,3 +397,36 @@ async fn a_task_is_shown_only_to_its_requestor() {
         .unwrap();
     assert_eq!(mine["result"]["status"], "working");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_tasks_progress_is_its_status_message() {
+    let steps = Tool::builder("steps")
+        .task_support(TaskSupport::Optional)
+        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+            for done in 1..=4_u32 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                ctx.progress(f64::from(done), Some(4.0), Some("building"))
+                    .unwrap();
+            }
+            "built"
+        })
+        .unwrap();
+    let registry = Registry::from_servers([Server::new("s", None, [steps]).unwrap()]);
+    let created = result_of(&registry, modern(1, "tools/call", json!({"name": "steps"}))).await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    sleep(2.5).await;
+    let got = result_of(&registry, modern(2, "tasks/get", json!({"taskId": id}))).await;
+    assert_eq!(got["status"], "working");
+    assert_eq!(got["statusMessage"], "building (2/4)", "{got}");
+
+    // In-process with no notification sink of the host's: the same.
+    let task = registry
+        .call_tool_by_name("steps", json!({}))
+        .as_task()
+        .await
+        .unwrap();
+    sleep(3.5).await;
+    let state = task.state().await.unwrap();
+    assert_eq!(state.status_message.as_deref(), Some("building (3/4)"));
+    assert_eq!(task.result().await.unwrap().first_text(), Some("built"));
+}

@@ -168,13 +168,7 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
     let limit = tool_limit
         .or(tasks.settings().ttl_for(asked_ttl))
         .unwrap_or(Duration::from_secs(3600));
-    *options = std::mem::take(options).timeout(limit);
-    options.cancellation = Some(prepared.cancel.clone());
-    // Progress has no request to go with once the call is a task.
-    options.notifications = None;
-    if let Some(handler) = info.input.take().or_else(|| options.input.take()) {
-        info.input = Some(Arc::new(RelayInput::new(handler, &prepared.input)));
-    }
+    run_as_task(options, &mut info, &prepared, limit);
     let (call, round) = match dispatcher.call_tool(&server, call, options, info, retry) {
         Ok(started) => started,
         Err(e) => return Step::Answered(Answer::Error(e)),
@@ -216,6 +210,28 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             Err(e) => Answer::Error(store_error(e)),
         }
     }))
+}
+
+/// The call's options and facts as a task runs it: its time limit, the task's cancellation,
+/// its progress as the task's status message, its input through the task.
+fn run_as_task(
+    options: &mut CallOptions,
+    info: &mut RequestInfo,
+    prepared: &crate::task::Prepared,
+    limit: Duration,
+) {
+    *options = std::mem::take(options).timeout(limit);
+    options.cancellation = Some(prepared.cancel.clone());
+    // Progress has no request to go with once the call is a task: it becomes the task's
+    // status message (the run gets a progress token of its own when the request had none).
+    options.notifications = Some(prepared.input.status_sink());
+    info.meta
+        .get_or_insert_with(Map::new)
+        .entry("progressToken")
+        .or_insert_with(|| Value::String("task".to_owned()));
+    if let Some(handler) = info.input.take().or_else(|| options.input.take()) {
+        info.input = Some(Arc::new(RelayInput::new(handler, &prepared.input)));
+    }
 }
 
 /// A store's failure as the request's error.

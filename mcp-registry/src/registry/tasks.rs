@@ -108,6 +108,15 @@ impl Registry {
                 .unwrap_or(Duration::from_secs(3600));
             options = options.timeout(limit);
             options.cancellation = Some(prepared.cancel.clone());
+            if options.notifications.is_none() {
+                // No one listens: progress becomes the task's status message.
+                options.notifications = Some(prepared.input.status_sink());
+                options
+                    .meta
+                    .get_or_insert_with(Map::new)
+                    .entry("progressToken")
+                    .or_insert_with(|| Value::String("task".to_owned()));
+            }
             options.input = Some(match options.input.take() {
                 Some(handler) => Arc::new(RelayInput::new(handler, &prepared.input)),
                 None => prepared.input.as_handler(),

@@ -14,10 +14,11 @@ use tokio::sync::oneshot;
 use super::{TaskChange, Tasks};
 use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    InputRequest, ListRootsResult,
+    InputRequest, ListRootsResult, ProgressNotificationParams, method,
 };
 use crate::tool::round::Escalation;
-use crate::tool::{BoxFuture, InputError, InputHandler};
+use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
+use serde::Deserialize as _;
 
 /// The answers a task's body waits for, by key.
 #[derive(Default)]
@@ -100,6 +101,39 @@ impl TaskInput {
         })
     }
 
+    /// Where the run's notifications go while it is a task: its progress becomes the task's
+    /// status message (`building (2/4)`); anything else has no one to go to.
+    pub(crate) fn status_sink(&self) -> NotificationSink {
+        let link = self.link.clone();
+        NotificationSink::new(move |note| {
+            if note.get("method").and_then(Value::as_str) != Some(method::PROGRESS) {
+                return;
+            }
+            let Some(params) = note.get("params") else {
+                return;
+            };
+            let Ok(progress) = ProgressNotificationParams::deserialize(params) else {
+                return;
+            };
+            let count = match progress.total {
+                Some(total) => format!("{}/{total}", progress.progress),
+                None => progress.progress.to_string(),
+            };
+            let message = match progress.message {
+                Some(message) => format!("{message} ({count})"),
+                None => count,
+            };
+            // Recorded from a task of its own: a sink cannot wait for the store.
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+                return;
+            };
+            let link = link.clone();
+            runtime.spawn(async move {
+                let _ = link.record(TaskChange::Message(message)).await;
+            });
+        })
+    }
+
     /// This input as a round's escalation: its unanswered asks go to the task.
     pub(crate) fn escalation(self: &Arc<Self>) -> Escalation {
         let input = self.clone();
@@ -161,7 +195,7 @@ impl InputHandler for RelayInput {
     }
 
     fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
-        let request = request_of(crate::protocol::method::ELICITATION_CREATE, &params);
+        let request = request_of(method::ELICITATION_CREATE, &params);
         self.relayed(request, self.handler.elicit(params))
     }
 
@@ -169,12 +203,12 @@ impl InputHandler for RelayInput {
         &self,
         params: CreateMessageParams,
     ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
-        let request = request_of(crate::protocol::method::SAMPLING_CREATE_MESSAGE, &params);
+        let request = request_of(method::SAMPLING_CREATE_MESSAGE, &params);
         self.relayed(request, self.handler.create_message(params))
     }
 
     fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
-        let request = request_of(crate::protocol::method::ROOTS_LIST, serde_json::Map::new());
+        let request = request_of(method::ROOTS_LIST, serde_json::Map::new());
         self.relayed(request, self.handler.list_roots())
     }
 }
@@ -218,30 +252,18 @@ impl InputHandler for TaskAsks {
     }
 
     fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
-        self.ask(
-            crate::protocol::method::ELICITATION_CREATE,
-            "elicitation",
-            params,
-        )
+        self.ask(method::ELICITATION_CREATE, "elicitation", params)
     }
 
     fn create_message(
         &self,
         params: CreateMessageParams,
     ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
-        self.ask(
-            crate::protocol::method::SAMPLING_CREATE_MESSAGE,
-            "sampling",
-            params,
-        )
+        self.ask(method::SAMPLING_CREATE_MESSAGE, "sampling", params)
     }
 
     fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
-        self.ask(
-            crate::protocol::method::ROOTS_LIST,
-            "roots",
-            serde_json::Map::new(),
-        )
+        self.ask(method::ROOTS_LIST, "roots", serde_json::Map::new())
     }
 }
 

@@ -10,6 +10,8 @@
 //!
 //! - **cancellation**: `tasks/cancel` marks the task `cancelled` and drops the tool's future
 //!   (its cancellation token fires first);
+//! - **progress**: what the body reports with `ctx.progress` becomes the task's status
+//!   message (`building (2/4)`), unless an in-process host listens for it itself;
 //! - **input**: what the body asks (elicitation, sampling, roots) becomes the task's
 //!   `inputRequests` (2026-07-28, answered with `tasks/update`), or goes to the session's
 //!   client as usual (2025-11-25), the task `input_required` meanwhile;
