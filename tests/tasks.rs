@@ -13,7 +13,7 @@ use common::{DropFlag, MODERN};
 use mcp_registry::protocol::{ElicitResult, TaskStatus, TaskSupport};
 use mcp_registry::task::TaskSettings;
 use mcp_registry::tool::{Elicitation, InputCallbacks, InputError};
-use mcp_registry::{CallError, Registry, Server, Tool, ToolContext};
+use mcp_registry::{CallError, NotificationSink, Registry, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
@@ -233,9 +233,11 @@ async fn a_legacy_task_asks_its_client_and_tasks_result_waits_for_the_end() {
         "tools/call",
         json!({"name": "ask", "task": {"ttl": 30_000}}),
     );
+    let (notes, mut noted) = tokio::sync::mpsc::unbounded_channel();
     let reply = registry
         .handle_mcp_message("s", call)
         .input_handler(client)
+        .notifications(NotificationSink::from_channel(notes))
         .await
         .unwrap();
     let task = &reply["result"]["task"];
@@ -264,6 +266,15 @@ async fn a_legacy_task_asks_its_client_and_tasks_result_waits_for_the_end() {
         result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         id
     );
+    // Each status change was told (notifications/tasks/status).
+    let mut statuses = Vec::new();
+    while let Ok(note) = noted.try_recv() {
+        if note["method"] == "notifications/tasks/status" {
+            assert_eq!(note["params"]["taskId"], id);
+            statuses.push(note["params"]["status"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(statuses, ["input_required", "working", "completed"]);
     // An ended task cannot be cancelled (2025-11-25).
     let reply = send(&registry, legacy(5, "tasks/cancel", json!({"taskId": id}))).await;
     assert_eq!(reply["error"]["code"], -32602, "{reply}");

@@ -574,7 +574,11 @@ impl ServerSession {
             // A call run as a task (2025-11-25 `task`) outlives its stream: it asks on the
             // session's own (HTTP: the GET stream).
             let sink = match request.params.contains_key("task") {
-                true => self.inner.notifications.clone(),
+                true => {
+                    let own = self.inner.notifications.clone();
+                    options = options.extension(crate::task::SessionStream(own.clone()));
+                    own
+                }
                 false => sink.clone(),
             };
             options.input = Some(Arc::new(SessionInput {

@@ -31,7 +31,7 @@ use crate::protocol::{
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, end_of};
 use crate::server::Server;
-use crate::task::{RelayInput, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
+use crate::task::{RelayInput, SessionStream, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
 
 use super::round::Retry;
 
@@ -162,7 +162,15 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
         TaskMode::Legacy(ttl) => ttl,
         _ => None,
     };
-    let prepared = tasks.prepare();
+    let mut prepared = tasks.prepare();
+    if let TaskMode::Legacy(_) = mode {
+        // Status notifications go where the session's own do (HTTP: its GET stream).
+        prepared.watch = options
+            .extensions
+            .get::<SessionStream>()
+            .map(|s| s.0.clone())
+            .or_else(|| options.notifications.clone());
+    }
     let tool_name = call.name.to_string();
     let tool_limit = server.tool_entry(&tool_name).and_then(|(t, _)| t.timeout());
     let limit = tool_limit

@@ -38,7 +38,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{DetailedTask, LegacyTask, TaskStatus};
-use crate::tool::BoxFuture;
+use crate::tool::{BoxFuture, NotificationSink};
 
 /// How a registry runs tasks.
 ///
@@ -111,6 +111,11 @@ impl TaskSettings {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TaskRequestor(pub String);
 
+/// A legacy session's own stream (HTTP: its GET stream), where a task started from it
+/// sends `notifications/tasks/status`: the call's stream ends with its `CreateTaskResult`.
+#[derive(Clone)]
+pub(crate) struct SessionStream(pub(crate) NotificationSink);
+
 /// Wall-clock milliseconds, advancing with Tokio's clock (so a paused test clock moves them).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
@@ -148,6 +153,8 @@ pub(crate) fn iso8601(ms: u64) -> String {
 struct Live {
     cancel: CancellationToken,
     input: Arc<input::Waiting>,
+    /// 2025-11-25: where `notifications/tasks/status` goes (the requestor's session).
+    watch: Option<NotificationSink>,
 }
 
 /// A registry's tasks: the store, and the work under way in this process.
@@ -173,6 +180,8 @@ pub(crate) struct Prepared {
     pub(crate) cancel: CancellationToken,
     /// Where the body's asks go (2026-07-28: the task's `inputRequests`).
     pub(crate) input: Arc<TaskInput>,
+    /// 2025-11-25: where to send `notifications/tasks/status` when the status changes.
+    pub(crate) watch: Option<NotificationSink>,
 }
 
 impl Tasks {
@@ -203,6 +212,7 @@ impl Tasks {
         Prepared {
             cancel: CancellationToken::new(),
             input: Arc::new(TaskInput::new(Arc::downgrade(self))),
+            watch: None,
         }
     }
 
@@ -243,6 +253,7 @@ impl Tasks {
             Live {
                 cancel: prepared.cancel.clone(),
                 input: prepared.input.waiting(),
+                watch: prepared.watch.clone(),
             },
         );
         let tasks = Arc::downgrade(self);
@@ -267,9 +278,29 @@ impl Tasks {
         id: &str,
         change: TaskChange,
     ) -> Result<Option<TaskRecord>, TaskStoreError> {
+        let moves = !matches!(change, TaskChange::Message(_));
         let record = self.store.update(id, change, self.now_ms()).await?;
         self.changed.notify_waiters();
+        if moves && let Some(record) = &record {
+            self.tell_status(record);
+        }
         Ok(record)
+    }
+
+    /// 2025-11-25 `notifications/tasks/status` to the session watching the task, if any.
+    fn tell_status(&self, record: &TaskRecord) {
+        let watch = self
+            .live()
+            .get(&record.task_id)
+            .and_then(|live| live.watch.clone());
+        if let Some(watch) = watch {
+            let params = serde_json::to_value(record.legacy()).unwrap_or_default();
+            watch.send(serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": crate::protocol::method::TASKS_STATUS,
+                "params": params,
+            }));
+        }
     }
 
     /// Cancels the task `id` (when it has not ended): marked `cancelled`, then its run
