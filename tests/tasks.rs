@@ -441,3 +441,53 @@ async fn a_tasks_progress_is_its_status_message() {
     assert_eq!(state.status_message.as_deref(), Some("building (3/4)"));
     assert_eq!(task.result().await.unwrap().first_text(), Some("built"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_legacy_sessions_task_names_itself_in_what_it_sends() {
+    use mcp_registry::ServerSession;
+    let (session, mut outgoing) = ServerSession::new(registry(Arc::default()), "s");
+    let initialize = legacy(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "c", "version": "1"}}),
+    );
+    session.handle_text(&initialize.to_string()).await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(
+        session
+            .handle_text(&initialized.to_string())
+            .await
+            .is_none()
+    );
+
+    let call = legacy(1, "tools/call", json!({"name": "ask", "task": {}}));
+    let reply = session.handle_text(&call.to_string()).await.unwrap();
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    let id = reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The task asks on the session's own stream, naming itself; its status is told.
+    let mut told = Vec::new();
+    let request = loop {
+        let message = outgoing.recv().await.unwrap();
+        if message["method"] == "elicitation/create" {
+            break message;
+        }
+        told.push(message["params"]["status"].clone());
+    };
+    assert_eq!(told, [json!("input_required")]);
+    let related = &request["params"]["_meta"]["io.modelcontextprotocol/related-task"];
+    assert_eq!(related["taskId"], id, "{request}");
+    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "action": "accept", "content": {"name": "Kay"}}});
+    assert!(session.handle_text(&answer.to_string()).await.is_none());
+    let result = legacy(2, "tasks/result", json!({"taskId": id}));
+    let result = session.handle_text(&result.to_string()).await.unwrap();
+    let result: Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Hello, Kay!",
+        "{result}"
+    );
+}

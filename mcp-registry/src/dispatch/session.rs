@@ -573,18 +573,23 @@ impl ServerSession {
         {
             // A call run as a task (2025-11-25 `task`) outlives its stream: it asks on the
             // session's own (HTTP: the GET stream).
-            let sink = match request.params.contains_key("task") {
+            // Its requests name the task (`related-task`).
+            let (sink, related_task) = match request.params.contains_key("task") {
                 true => {
                     let own = self.inner.notifications.clone();
-                    options = options.extension(crate::task::SessionStream(own.clone()));
-                    own
+                    let slot = crate::task::TaskIdSlot::default();
+                    options = options
+                        .extension(crate::task::SessionStream(own.clone()))
+                        .extension(slot.clone());
+                    (own, Some(slot))
                 }
-                false => sink.clone(),
+                false => (sink.clone(), None),
             };
             options.input = Some(Arc::new(SessionInput {
                 client,
                 sink,
                 requests: self.inner.requests.clone(),
+                related_task,
             }));
         }
         let connection = Connection {

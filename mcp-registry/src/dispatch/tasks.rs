@@ -31,7 +31,9 @@ use crate::protocol::{
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, end_of};
 use crate::server::Server;
-use crate::task::{RelayInput, SessionStream, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
+use crate::task::{
+    RelayInput, SessionStream, TaskIdSlot, TaskRecord, TaskRequestor, TaskStoreError, Tasks,
+};
 
 use super::round::Retry;
 
@@ -170,6 +172,7 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             .get::<SessionStream>()
             .map(|s| s.0.clone())
             .or_else(|| options.notifications.clone());
+        prepared.id_slot = options.extensions.get::<TaskIdSlot>().cloned();
     }
     let tool_name = call.name.to_string();
     let tool_limit = server.tool_entry(&tool_name).and_then(|(t, _)| t.timeout());

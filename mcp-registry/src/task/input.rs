@@ -159,19 +159,23 @@ impl RelayInput {
         }
     }
 
-    /// `answer`, the task `input_required` with `request` listed until it resolves.
+    /// The handler's answer (`ask`, made once the task says it waits), the task
+    /// `input_required` with `request` listed until it resolves.
     fn relayed<T: Send + 'static>(
         &self,
         request: InputRequest,
-        answer: BoxFuture<'static, Result<T, InputError>>,
+        ask: impl FnOnce(&dyn InputHandler) -> BoxFuture<'static, Result<T, InputError>>
+        + Send
+        + 'static,
     ) -> BoxFuture<'static, Result<T, InputError>> {
         let n = self.asks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let key = format!("input-{n}");
         let link = self.link.clone();
+        let handler = self.handler.clone();
         Box::pin(async move {
             // Recording is best effort: the ask goes to the client either way.
             let _ = link.record(TaskChange::Ask(key.clone(), request)).await;
-            let answered = answer.await;
+            let answered = ask(&*handler).await;
             let _ = link.record(TaskChange::Answered(vec![key])).await;
             answered
         })
@@ -196,7 +200,7 @@ impl InputHandler for RelayInput {
 
     fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
         let request = request_of(method::ELICITATION_CREATE, &params);
-        self.relayed(request, self.handler.elicit(params))
+        self.relayed(request, move |h| h.elicit(params))
     }
 
     fn create_message(
@@ -204,12 +208,12 @@ impl InputHandler for RelayInput {
         params: CreateMessageParams,
     ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
         let request = request_of(method::SAMPLING_CREATE_MESSAGE, &params);
-        self.relayed(request, self.handler.create_message(params))
+        self.relayed(request, move |h| h.create_message(params))
     }
 
     fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
         let request = request_of(method::ROOTS_LIST, serde_json::Map::new());
-        self.relayed(request, self.handler.list_roots())
+        self.relayed(request, |h| h.list_roots())
     }
 }
 

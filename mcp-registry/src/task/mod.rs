@@ -116,6 +116,11 @@ pub struct TaskRequestor(pub String);
 #[derive(Clone)]
 pub(crate) struct SessionStream(pub(crate) NotificationSink);
 
+/// Where a legacy session's input learns the id of the task its call became, so the
+/// requests it sends the client name it (`_meta.io.modelcontextprotocol/related-task`).
+#[derive(Clone, Default)]
+pub(crate) struct TaskIdSlot(pub(crate) Arc<std::sync::OnceLock<String>>);
+
 /// Wall-clock milliseconds, advancing with Tokio's clock (so a paused test clock moves them).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Clock {
@@ -182,6 +187,8 @@ pub(crate) struct Prepared {
     pub(crate) input: Arc<TaskInput>,
     /// 2025-11-25: where to send `notifications/tasks/status` when the status changes.
     pub(crate) watch: Option<NotificationSink>,
+    /// 2025-11-25: told the task's id once it exists, before the call runs.
+    pub(crate) id_slot: Option<TaskIdSlot>,
 }
 
 impl Tasks {
@@ -213,6 +220,7 @@ impl Tasks {
             cancel: CancellationToken::new(),
             input: Arc::new(TaskInput::new(Arc::downgrade(self))),
             watch: None,
+            id_slot: None,
         }
     }
 
@@ -248,6 +256,9 @@ impl Tasks {
             .await?;
         let id = record.task_id.clone();
         prepared.input.attach(&id);
+        if let Some(slot) = &prepared.id_slot {
+            let _ = slot.0.set(id.clone());
+        }
         self.live().insert(
             id.clone(),
             Live {
