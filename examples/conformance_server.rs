@@ -13,7 +13,9 @@
 //! resources its `resources-*` scenarios read, the tools that log and those that change the
 //! server (for `subscriptions/listen` streams), and the tools that ask the client for input
 //! (sampling, elicitation, roots): over a legacy session with server→client requests, and in
-//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies. Scenarios
+//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies; and the
+//! fixtures of the tasks extension's `tasks-*` scenarios (`conformance_server/tasks.rs`, run
+//! by name: `conformance server --url .. --scenario tasks-lifecycle`). Scenarios
 //! about features this library does not offer yet have no fixtures here; they are listed with
 //! their reasons in `tests/e2e/conformance/server-<revision>.yml`.
 
