@@ -491,3 +491,18 @@ async fn a_legacy_sessions_task_names_itself_in_what_it_sends() {
         "{result}"
     );
 }
+
+#[test]
+fn a_task_started_outside_a_tokio_runtime_is_refused_with_a_clear_error() {
+    use futures_util::FutureExt as _;
+    use std::future::IntoFuture as _;
+    let registry = registry(Arc::default());
+    let started = registry
+        .call_tool_by_name("slow", json!({}))
+        .as_task()
+        .into_future()
+        .now_or_never()
+        .expect("refused at once");
+    let err = started.unwrap_err();
+    assert!(err.to_string().contains("Tokio runtime"), "{err}");
+}

@@ -234,6 +234,8 @@ impl Tasks {
         ttl: Option<Duration>,
         run: BoxFuture<'static, TaskEnd>,
     ) -> Result<TaskRecord, TaskStoreError> {
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| TaskStoreError::NoRuntime)?;
         let now = self.now_ms();
         // Whatever has expired goes first: its results are no longer kept.
         self.store.expire(now).await?;
@@ -268,7 +270,7 @@ impl Tasks {
             },
         );
         let tasks = Arc::downgrade(self);
-        tokio::spawn(drive(tasks, id, prepared.cancel, run));
+        runtime.spawn(drive(tasks, id, prepared.cancel, run));
         Ok(record)
     }
 

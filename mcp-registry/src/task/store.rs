@@ -160,6 +160,9 @@ pub enum TaskStoreError {
     /// The store itself failed (its backend unreachable, a record unreadable).
     #[error("the task store failed: {0}")]
     Backend(String),
+    /// A task runs on the Tokio runtime, and there is none here.
+    #[error("a task runs on a Tokio runtime: start it from inside one")]
+    NoRuntime,
 }
 
 /// Where tasks are kept: create, change, read, list, and drop those past their time to live.
