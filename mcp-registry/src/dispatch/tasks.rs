@@ -73,11 +73,8 @@ pub(super) fn mode(
     task: Option<Value>,
     meta: Option<&Map<String, Value>>,
 ) -> Result<TaskMode, ErrorObject> {
-    // A server with no task tools advertises no tasks: whatever a request says of them is
-    // ignored (2025-11-25 requires it), and a call costs no lookup more.
-    if !server.has_task_tools() {
-        return Ok(TaskMode::Plain);
-    }
+    // (A server with no task tools never gets here: it advertises no tasks, and whatever a
+    // request says of them is ignored, as 2025-11-25 requires.)
     let support = server
         .tool_entry(name)
         .map_or(TaskSupport::Forbidden, |(tool, _)| tool.task_support());

@@ -48,6 +48,43 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
 /// `tools/call`: the call started, to await.
 #[inline]
 pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    if request.server.has_task_tools() {
+        return call_on_task_server(request, options);
+    }
+    let (parts, mut info) = request.split();
+    let Parts {
+        registry,
+        server,
+        mut params,
+        call_text,
+        era,
+        version,
+    } = parts;
+    let retry = match Retry::prepare(era, options, &mut params, &mut info) {
+        Ok(retry) => retry,
+        Err(e) => return Step::Answered(Answer::Error(e)),
+    };
+    let call = match call_text {
+        Some(text) => call_from_text(text),
+        None => call_from_params(params),
+    };
+    let dispatcher = Dispatcher::new(registry);
+    match call.and_then(|call| dispatcher.call_tool(&server, call, options, info, retry)) {
+        Ok((call, round)) => Step::Calling(PendingCall {
+            call,
+            server,
+            version,
+            round,
+        }),
+        Err(e) => Step::Answered(Answer::Error(e)),
+    }
+}
+
+/// [`call`] on a server with tools that run as tasks: the call started as a task when the
+/// tool and the request say so (see `tasks.rs`), else as a plain call. Kept out of the
+/// plain path, which servers without task tools take untouched.
+#[inline(never)]
+fn call_on_task_server(request: Routed<'_>, options: &mut CallOptions) -> Step {
     let (parts, mut info) = request.split();
     let Parts {
         registry,
@@ -67,13 +104,13 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
         Some(text) => call_from_text(text),
         None => call_from_params(params),
     };
-    let dispatcher = Dispatcher::new(registry);
     let call = call.and_then(|call| {
         let mode = super::tasks::mode(&server, &call.name, era, task, info.meta.as_ref())?;
         Ok((call, mode))
     });
-    let call = match call {
-        Ok((call, TaskMode::Plain)) => Ok(call),
+    let dispatcher = Dispatcher::new(registry);
+    let started = match call {
+        Ok((call, TaskMode::Plain)) => dispatcher.call_tool(&server, call, options, info, retry),
         Ok((call, mode)) => {
             let task = TaskCall {
                 dispatcher,
@@ -88,7 +125,7 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
         }
         Err(e) => Err(e),
     };
-    match call.and_then(|call| dispatcher.call_tool(&server, call, options, info, retry)) {
+    match started {
         Ok((call, round)) => Step::Calling(PendingCall {
             call,
             server,
