@@ -13,10 +13,15 @@
 //! resources its `resources-*` scenarios read, the tools that log and those that change the
 //! server (for `subscriptions/listen` streams), and the tools that ask the client for input
 //! (sampling, elicitation, roots): over a legacy session with server→client requests, and in
-//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies; and
-//! skills (the `sep-2640-*` scenarios, run by name): `examples/skills/` and one made in
-//! code. Scenarios about features this library does not offer yet have no fixtures here;
-//! they are listed with their reasons in `tests/e2e/conformance/server-<revision>.yml`.
+//! 2026-07-28 with multi round-trip requests (`input_required`), the same tool bodies; skills
+//! (the `sep-2640-*` scenarios, run by name): `examples/skills/` and one made in code; and
+//! the fixtures of the tasks extension's `tasks-*` scenarios (`conformance_server/tasks.rs`,
+//! run by name: `conformance server --url .. --scenario tasks-lifecycle`). Scenarios about
+//! features this library does not offer yet have no fixtures here; they are listed with their
+//! reasons in `tests/e2e/conformance/server-<revision>.yml`.
+
+#[path = "conformance_server/tasks.rs"]
+mod tasks;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -703,6 +708,7 @@ fn conformance_server() -> Server {
             json_schema_2020_12_tool(),
             custom_header_tool(),
         ])
+        .tools(tasks::tools())
         .prompts(prompts())
         .resources([
             static_text::resource(),

@@ -34,6 +34,8 @@ pub(crate) struct ItemAttrs {
     pub(crate) server: Option<Path>,
     /// `timeout = "5s"`: the item's own time limit per request.
     pub(crate) timeout: Option<Timeout>,
+    /// `task = "optional"` or `"required"` (tools): the `TaskSupport` variant's name.
+    pub(crate) task: Option<&'static str>,
     /// The keys only `#[mcp_resource]` takes.
     pub(crate) resource: ResourceAttrs,
 }
@@ -250,6 +252,7 @@ fn keys(kind: Kind) -> &'static [&'static str] {
             "open_world",
             "blocking",
             "timeout",
+            "task",
             "server",
             "crate",
         ],
@@ -318,6 +321,7 @@ impl ItemAttrs {
                 self.blocking = hint_value(meta, key, errors).map(|b| (b, meta.path().span()));
             }
             "timeout" => self.timeout = timeout_value(meta, errors),
+            "task" => self.task = task_value(meta, errors),
             "server" => self.server = server_path(meta, errors),
             "uri" => self.resource.uri = string_value(meta, key, errors),
             "template" => self.resource.template = string_value(meta, key, errors),
@@ -327,6 +331,31 @@ impl ItemAttrs {
                 Meta::NameValue(nv) => self.krate = crate_path(&nv.value, errors),
                 _ => errors.spanned(meta, "`crate` takes a path: `crate = ::mcp_registry`"),
             },
+        }
+    }
+}
+
+/// `task = "optional" | "required" | "forbidden"`: the `TaskSupport` variant it names.
+fn task_value(meta: &Meta, errors: &mut Errors) -> Option<&'static str> {
+    const HOW: &str = "`task` takes \"optional\" (a task when the client can follow one), \"required\" (only as a task) or \"forbidden\"";
+    let Meta::NameValue(nv) = meta else {
+        errors.spanned(meta, HOW);
+        return None;
+    };
+    let Expr::Lit(ExprLit {
+        lit: Lit::Str(s), ..
+    }) = &nv.value
+    else {
+        errors.spanned(&nv.value, HOW);
+        return None;
+    };
+    match s.value().as_str() {
+        "optional" => Some("Optional"),
+        "required" => Some("Required"),
+        "forbidden" => Some("Forbidden"),
+        other => {
+            errors.spanned(s, format_args!("unknown task support {other:?}: {HOW}"));
+            None
         }
     }
 }

@@ -96,6 +96,11 @@ fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
 /// `server!(.., fn = ident)` the path names; a misspelled server is a compile error), and
 /// `crate = path` when `mcp_registry` is reached under another path.
 ///
+/// **Tasks.** `task = "optional"` lets a client run the tool as a task (2025-11-25: it
+/// asks with `task`; 2026-07-28: its request declares the `io.modelcontextprotocol/tasks`
+/// extension), `task = "required"` runs it only as one (`ToolBuilder::task_support`); the
+/// function stays a plain async fn.
+///
 /// **Time limit.** `timeout = ".."` is a whole number and a unit, `ms`, `s`, `m` or `h`
 /// (`"250ms"`, `"5s"`, `"2m"`, `"1h"`), read at compile time: anything else is a compile
 /// error on the literal. It is the tool's own limit per call (`ToolBuilder::timeout`), in

@@ -68,6 +68,7 @@ pub mod resource;
 pub mod schema;
 pub mod server;
 pub mod skill;
+pub mod task;
 pub mod telemetry;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -84,7 +85,7 @@ pub use registry::{
     ALL_SERVERS, Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
     PromptDefinition, PromptRequest, ReadRequest, ReadResourceError, Registry, RegistryBuilder,
     RegistryChange, RegistryError, ResourceDefinition, ResourceTemplateDefinition, ServerStatus,
-    ToolDefinition, WithOptions, qualified_name,
+    TaskHandle, TaskStart, ToolDefinition, WithOptions, qualified_name,
 };
 pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,

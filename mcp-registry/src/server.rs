@@ -130,6 +130,8 @@ struct ServerInner {
     template_listing: Vec<usize>,
     /// Whether a prompt argument or template variable has a completion function.
     completions: bool,
+    /// Whether a tool runs as a task (`ToolBuilder::task_support`).
+    task_tools: bool,
     /// `prompts/list`, `resources/list` and `resources/templates/list` entries, serialized
     /// once per revision.
     prompt_entries: EntryListing,
@@ -340,6 +342,12 @@ impl Server {
     /// the server then serves `completion/complete` and advertises `completions`.
     pub fn has_completions(&self) -> bool {
         self.inner.completions
+    }
+
+    /// Whether one of its tools runs as a task: the server then advertises tasks (the
+    /// 2025-11-25 `tasks` capability, the 2026-07-28 extension) and serves their methods.
+    pub fn has_task_tools(&self) -> bool {
+        self.inner.task_tools
     }
 
     /// The caching hints its 2026-07-28 list results and `server/discover` carry, when set
@@ -666,6 +674,7 @@ impl ServerBuilder {
                 names,
                 extensions: self.extensions,
                 listing: ToolListing::new(&tools),
+                task_tools: tools.iter().any(|t| t.task_support().allows_tasks()),
                 tools,
                 prompt_index,
                 completions: prompts.iter().any(Prompt::has_completions)

@@ -309,6 +309,13 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
         None => quote!(::core::option::Option::None),
     });
     let timeout = option_timeout(tool.attrs.timeout.as_ref());
+    let task = match tool.attrs.task {
+        Some(support) => {
+            let variant = quote::format_ident!("{}", support);
+            quote!(::core::option::Option::Some(#krate::protocol::TaskSupport::#variant))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         &#krate::__private::ToolMeta {
             name: #name,
@@ -316,6 +323,7 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
             description: #description,
             hints: [#(#hints),*],
             timeout: #timeout,
+            task: #task,
         }
     }
 }

@@ -249,6 +249,11 @@ impl ClientBuilder {
             .capabilities(capabilities)
             .handshake_timeout(self.handshake_timeout);
         config.version = self.version;
+        // call_tool follows a task the server makes of a call (tasks.rs).
+        config.extensions.insert(
+            crate::protocol::TASKS_EXTENSION.to_owned(),
+            Value::Object(Map::new()),
+        );
         config
     }
 

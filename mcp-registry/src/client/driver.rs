@@ -69,6 +69,8 @@ pub(super) struct Inner {
     pub(super) notifications: broadcast::Sender<ServerNotification>,
     /// Per tool (listed over a transport that mirrors parameters): its `x-mcp-header`s.
     pub(super) tool_headers: Mutex<HashMap<String, Vec<ParamHeader>>>,
+    /// The tools listed as running only as tasks (2025-11-25 `execution.taskSupport`).
+    pub(super) task_tools: Mutex<std::collections::HashSet<String>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     pub(super) closed: Mutex<Option<String>>,
     /// Cancelled once the connection is gone (`closed` then says why).
@@ -154,6 +156,7 @@ impl Client {
             settings,
             notifications,
             tool_headers: Mutex::new(HashMap::new()),
+            task_tools: Mutex::new(Default::default()),
             tasks: Mutex::new(Vec::new()),
             closed: Mutex::new(None),
             gone: CancellationToken::new(),

@@ -28,6 +28,7 @@ mod skills;
 mod sse;
 #[cfg(feature = "client-stdio")]
 mod stdio;
+mod tasks;
 pub mod transport;
 
 pub use builder::ClientBuilder;
@@ -46,3 +47,4 @@ pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions}
 pub use skills::LoadedSkill;
 #[cfg(feature = "client-stdio")]
 pub use stdio::StdioTransport;
+pub use tasks::{ClientTask, ToolTask};

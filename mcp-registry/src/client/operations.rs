@@ -186,6 +186,7 @@ impl Client {
             })
             .await?;
         let mut page: ListToolsResult = parse(&method, result)?;
+        self.remember_task_tools(&page.tools);
         if self.inner.transport.mirrors_tool_params() {
             let mut headers = lock(&self.inner.tool_headers);
             page.tools.retain(|tool| match tool_param_headers(&tool.input_schema) {
@@ -259,13 +260,29 @@ impl Client {
         policy::run(&policy, request, options.cancellation.as_ref(), attempt).await
     }
 
-    /// One attempt of a tool call.
+    /// One attempt of a tool call: a task the server makes of it is followed to its end.
     async fn call_tool_once(
         &self,
         name: &str,
         arguments: Value,
         options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        let result = self.send_tool_call(name, arguments, options, false).await?;
+        match self.read_tool_task(name, result)? {
+            super::ToolTask::Finished(result) => Ok(result),
+            super::ToolTask::Started(task) => task.result_with(options).await,
+        }
+    }
+
+    /// Sends `tools/call` (2025-11-25: with `task` when `as_task`, or when the tool runs
+    /// only as a task); its raw result, after any multi round-trip rounds.
+    pub(super) async fn send_tool_call(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &RequestOptions,
+        as_task: bool,
+    ) -> Result<Value, ClientError> {
         let arguments = match arguments {
             Value::Null => None,
             Value::Object(map) => Some(map),
@@ -285,19 +302,18 @@ impl Client {
         let typed = CallToolParams {
             name: name.to_owned(),
             arguments,
+            task: self.legacy_task(name, as_task),
             ..Default::default()
         };
         let build = |m: &mut ClientMachine, o: &RequestSettings, now| m.call_tool(&typed, o, now);
-        let result = self
-            .call_with_input(
-                method::TOOLS_CALL,
-                || to_map(&typed),
-                build,
-                options,
-                headers,
-            )
-            .await?;
-        parse(method::TOOLS_CALL, result)
+        self.call_with_input(
+            method::TOOLS_CALL,
+            || to_map(&typed),
+            build,
+            options,
+            headers,
+        )
+        .await
     }
 
     /// Every prompt, following `nextCursor` to the end.

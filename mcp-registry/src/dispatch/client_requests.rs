@@ -67,6 +67,8 @@ pub(super) struct SessionInput {
     pub(super) client: Arc<ClientCapabilities>,
     pub(super) sink: NotificationSink,
     pub(super) requests: Arc<ClientRequests>,
+    /// A call run as a task: its id, named in each request's `_meta` (2025-11-25).
+    pub(super) related_task: Option<crate::task::TaskIdSlot>,
 }
 
 impl SessionInput {
@@ -93,7 +95,11 @@ impl SessionInput {
             id: id.clone(),
         };
         // Plain data with string keys: serializing it cannot fail.
-        let request = serde_json::to_value(Request::new(id, method, params)).unwrap_or_default();
+        let mut request =
+            serde_json::to_value(Request::new(id, method, params)).unwrap_or_default();
+        if let Some(task) = self.related_task.as_ref().and_then(|slot| slot.0.get()) {
+            name_task(&mut request, task);
+        }
         self.sink.send(request);
         Box::pin(async move {
             let response = rx.await.map_err(|_| InputError::Disconnected)?;
@@ -111,6 +117,27 @@ impl SessionInput {
                 }
             })
         })
+    }
+}
+
+/// Puts `_meta.io.modelcontextprotocol/related-task` in a request's params.
+fn name_task(request: &mut serde_json::Value, task: &str) {
+    let Some(request) = request.as_object_mut() else {
+        return;
+    };
+    let params = request
+        .entry("params")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if let Some(params) = params.as_object_mut() {
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(
+                crate::protocol::META_RELATED_TASK.to_owned(),
+                serde_json::json!({ "taskId": task }),
+            );
+        }
     }
 }
 

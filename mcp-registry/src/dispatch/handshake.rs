@@ -8,7 +8,7 @@ use super::{
 };
 use crate::protocol::{
     CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams, InitializeResult,
-    ProtocolEra, ProtocolVersion, ServerCapabilities, ToolsCapability,
+    ProtocolEra, ProtocolVersion, ServerCapabilities, TASKS_EXTENSION, ToolsCapability,
 };
 use crate::registry::CallOptions;
 use crate::server::Server;
@@ -64,19 +64,27 @@ impl Dispatcher<'_> {
     }
 
     fn discover(&self, server: &Server, connection: Connection) -> DiscoverResult {
+        // 2026-07-28 subscribes through `subscriptions/listen` (list changes, resource
+        // updates); its log level travels in each request.
+        let mut capabilities = capabilities(
+            server,
+            Connection {
+                list_changed: true,
+                subscriptions: true,
+                logging: true,
+                ..connection
+            },
+        );
+        if server.has_task_tools() {
+            // SEP-2133: the extensions a server offers, by identifier.
+            capabilities.other.insert(
+                "extensions".to_owned(),
+                serde_json::json!({ TASKS_EXTENSION: {} }),
+            );
+        }
         DiscoverResult {
             supported_versions: ProtocolVersion::ALL.into_iter().rev().collect(),
-            // 2026-07-28 subscribes through `subscriptions/listen` (list changes, resource
-            // updates); its log level travels in each request.
-            capabilities: capabilities(
-                server,
-                Connection {
-                    list_changed: true,
-                    subscriptions: true,
-                    logging: true,
-                    ..connection
-                },
-            ),
+            capabilities,
             instructions: server.instructions().map(str::to_owned),
             cache: self.cache_hints(server),
         }
@@ -124,9 +132,17 @@ fn initialize_result(
         .and_then(ProtocolVersion::parse)
         .filter(|v| v.era() == ProtocolEra::Legacy)
         .unwrap_or(ProtocolVersion::LATEST_LEGACY);
+    let mut capabilities = capabilities(server, connection);
+    if version >= ProtocolVersion::V2025_11_25 && server.has_task_tools() {
+        // 2025-11-25 experimental tasks: task-augmented `tools/call`, listed and cancelled.
+        capabilities.other.insert(
+            "tasks".to_owned(),
+            serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        );
+    }
     InitializeResult {
         protocol_version: version,
-        capabilities: capabilities(server, connection),
+        capabilities,
         // `title` only for revisions that have it.
         server_info: Implementation {
             name: server.name().to_owned(),

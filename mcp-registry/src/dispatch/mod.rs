@@ -46,6 +46,7 @@ mod route;
 mod session;
 mod skills;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 pub use entry::{Message, MessageFuture, MessageRequest, TextFuture};
@@ -58,6 +59,7 @@ pub(crate) use reply::{
     empty_batch, error_value, parse_error, refuse_too_deep, reply_text, reply_value,
 };
 pub(crate) use tools::{PendingCall, input_required};
+use tools::{ToolCall, finish_call};
 
 use std::borrow::Cow;
 
@@ -125,6 +127,8 @@ pub(crate) enum Body {
     Skills(skills::SkillsBody),
     /// 2026-07-28: the request needs input from the client first.
     InputRequired(Box<InputRequiredResult>),
+    /// A task, or what a task method answers.
+    Task(Box<tasks::TaskBody>),
 }
 
 fn invalid_params(message: impl Into<String>) -> ErrorObject {

@@ -33,6 +33,7 @@ impl Serialize for Written<'_> {
             Body::Complete(r) => write(r, outcome, serializer),
             Body::Skills(r) => write(r, outcome, serializer),
             Body::InputRequired(r) => write(r, outcome, serializer),
+            Body::Task(r) => write(r, outcome, serializer),
             Body::Tools(page) => {
                 let tools = ToolsWritten {
                     page,

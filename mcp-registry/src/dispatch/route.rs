@@ -2,7 +2,8 @@
 //! method, each in its own file. A method in no row is -32601.
 
 use super::{
-    Routed, Step, completion, handshake, logging, prompts, resources, skills, subscriptions, tools,
+    Routed, Step, completion, handshake, logging, prompts, resources, skills, subscriptions, tasks,
+    tools,
 };
 use crate::protocol::method;
 use crate::registry::CallOptions;
@@ -37,6 +38,11 @@ pub(crate) fn route(request: Routed<'_>, options: &mut CallOptions) -> Step {
         (method::INITIALIZE, true) => handshake::initialize(request, options),
         (method::PING, true) => handshake::ping(request, options),
         (method::DISCOVER, false) => handshake::discover(request, options),
+        (method::TASKS_GET, _) => tasks::get(request, options),
+        (method::TASKS_CANCEL, _) => tasks::cancel(request, options),
+        (method::TASKS_UPDATE, false) => tasks::update(request, options),
+        (method::TASKS_RESULT, true) => tasks::result(request, options),
+        (method::TASKS_LIST, true) => tasks::list(request, options),
         _ => request.not_found(),
     }
 }

@@ -570,10 +570,25 @@ impl ServerSession {
             && options.input.is_none()
             && let (Some(client), Some(sink)) = (client, &options.notifications)
         {
+            // A call run as a task (2025-11-25 `task`) outlives its stream: it asks on the
+            // session's own (HTTP: the GET stream).
+            // Its requests name the task (`related-task`).
+            let (sink, related_task) = match request.params.contains_key("task") {
+                true => {
+                    let own = self.inner.notifications.clone();
+                    let slot = crate::task::TaskIdSlot::default();
+                    options = options
+                        .extension(crate::task::SessionStream(own.clone()))
+                        .extension(slot.clone());
+                    (own, Some(slot))
+                }
+                false => (sink.clone(), None),
+            };
             options.input = Some(Arc::new(SessionInput {
                 client,
-                sink: sink.clone(),
+                sink,
                 requests: self.inner.requests.clone(),
+                related_task,
             }));
         }
         let connection = Connection {

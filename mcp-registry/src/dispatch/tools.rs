@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::page::{Listing, Window};
 use super::round::Retry;
+use super::tasks::{TaskCall, TaskMode};
 use super::{Answer, Body, Dispatcher, Outcome, Parts, Routed, Step, invalid_params, outcome};
 use crate::protocol::decode::{CallText, raw_kind};
 use crate::protocol::{
@@ -47,6 +48,9 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
 /// `tools/call`: the call started, to await.
 #[inline]
 pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    if request.server.has_task_tools() {
+        return call_on_task_server(request, options);
+    }
     let (parts, mut info) = request.split();
     let Parts {
         registry,
@@ -66,6 +70,63 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
     };
     let dispatcher = Dispatcher::new(registry);
     match call.and_then(|call| dispatcher.call_tool(&server, call, options, info, retry)) {
+        Ok((call, round)) => Step::Calling(PendingCall {
+            call,
+            server,
+            version,
+            round,
+            span: None,
+        }),
+        Err(e) => Step::Answered(Answer::Error(e)),
+    }
+}
+
+/// [`call`] on a server with tools that run as tasks: the call started as a task when the
+/// tool and the request say so (see `tasks.rs`), else as a plain call. Kept out of the
+/// plain path, which servers without task tools take untouched.
+#[inline(never)]
+fn call_on_task_server(request: Routed<'_>, options: &mut CallOptions) -> Step {
+    let (parts, mut info) = request.split();
+    let Parts {
+        registry,
+        server,
+        mut params,
+        call_text,
+        era,
+        version,
+    } = parts;
+    let retry = match Retry::prepare(era, options, &mut params, &mut info) {
+        Ok(retry) => retry,
+        Err(e) => return Step::Answered(Answer::Error(e)),
+    };
+    // 2025-11-25: a call to run as a task names it in `task`.
+    let task = params.remove("task");
+    let call = match &call_text {
+        Some(text) => call_from_text(text),
+        None => call_from_params(params),
+    };
+    let call = call.and_then(|call| {
+        let mode = super::tasks::mode(&server, &call.name, era, task, info.meta.as_ref())?;
+        Ok((call, mode))
+    });
+    let dispatcher = Dispatcher::new(registry);
+    let started = match call {
+        Ok((call, TaskMode::Plain)) => dispatcher.call_tool(&server, call, options, info, retry),
+        Ok((call, mode)) => {
+            let task = TaskCall {
+                dispatcher,
+                server,
+                call,
+                mode,
+                version,
+                info,
+                retry,
+            };
+            return super::tasks::start(task, options);
+        }
+        Err(e) => Err(e),
+    };
+    match started {
         Ok((call, round)) => Step::Calling(PendingCall {
             call,
             server,
@@ -131,7 +192,7 @@ impl Dispatcher<'_> {
     }
 
     /// Starts a `tools/call`; with `retry`, in a round of a multi round-trip request.
-    fn call_tool(
+    pub(super) fn call_tool(
         &self,
         server: &Server,
         call: ToolCall<'_>,
@@ -169,8 +230,8 @@ impl Dispatcher<'_> {
 }
 
 /// What a `tools/call` names: the tool and its arguments.
-struct ToolCall<'a> {
-    name: Cow<'a, str>,
+pub(super) struct ToolCall<'a> {
+    pub(super) name: Cow<'a, str>,
     arguments: Arguments<'a>,
 }
 
@@ -259,46 +320,49 @@ impl PendingCall {
     /// The answer to a call that ended with `result` (recorded on its span).
     #[inline]
     pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
-        let answer = self.answer(result);
+        let answer = finish_call(&self.server, self.version, self.round.as_deref(), result);
         if let Some(span) = &self.span {
             super::record_outcome(span, &answer);
         }
         answer
     }
+}
 
-    #[inline]
-    fn answer(&self, result: Result<CallToolResult, CallError>) -> Answer {
-        if let Some(answer) = self
-            .round
-            .as_deref()
-            .and_then(|r| input_required(&self.server, r))
-        {
-            return answer;
-        }
-        let result = match result {
-            Ok(result) => result,
-            // A cancelled call gets no reply.
-            Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
-            // A layer's own error is the reply.
-            Err(CallError::Rejected { error, .. }) => return Answer::Error(error),
-            // 2026-07-28 refuses the request itself.
-            Err(CallError::MissingClientCapability {
-                capability,
-                message,
-                ..
-            }) if self.version == Some(ProtocolVersion::MODERN) => {
-                return Answer::Error(missing_capability(capability, message));
-            }
-            // The request itself is refused until the user has been elsewhere.
-            Err(CallError::UrlElicitationRequired {
-                message,
-                elicitations,
-                ..
-            }) => return Answer::Error(url_elicitation_required(message, elicitations)),
-            Err(e) => e.into_call_tool_result(),
-        };
-        Answer::Result(outcome(&self.server, self.version, Body::Call(result)))
+/// The answer to a call of `server`'s tool that ended with `result`, in a round of a multi
+/// round-trip request when `round` is set.
+#[inline]
+pub(super) fn finish_call(
+    server: &Server,
+    version: Option<ProtocolVersion>,
+    round: Option<&Round>,
+    result: Result<CallToolResult, CallError>,
+) -> Answer {
+    if let Some(answer) = round.and_then(|r| input_required(server, r)) {
+        return answer;
     }
+    let result = match result {
+        Ok(result) => result,
+        // A cancelled call gets no reply.
+        Err(CallError::Cancelled { .. }) => return Answer::Suppressed,
+        // A layer's own error is the reply.
+        Err(CallError::Rejected { error, .. }) => return Answer::Error(error),
+        // 2026-07-28 refuses the request itself.
+        Err(CallError::MissingClientCapability {
+            capability,
+            message,
+            ..
+        }) if version == Some(ProtocolVersion::MODERN) => {
+            return Answer::Error(missing_capability(capability, message));
+        }
+        // The request itself is refused until the user has been elsewhere.
+        Err(CallError::UrlElicitationRequired {
+            message,
+            elicitations,
+            ..
+        }) => return Answer::Error(url_elicitation_required(message, elicitations)),
+        Err(e) => e.into_call_tool_result(),
+    };
+    Answer::Result(outcome(server, version, Body::Call(result)))
 }
 
 /// The answer to a request whose run stopped for input: `input_required`, or the error

@@ -70,6 +70,9 @@ pub struct CallToolParams {
     /// The `requestState` of the `input_required` result, echoed exactly (a 2026-07-28 retry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
+    /// 2025-11-25: run the call as a task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<super::TaskRequest>,
 }
 
 /// The params of `resources/read`, `resources/subscribe` and `resources/unsubscribe`, and of

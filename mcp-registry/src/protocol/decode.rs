@@ -102,16 +102,17 @@ impl IncomingRequest<'_> {
         }
     }
 
-    /// What the request names: `params.name` (a tool or a prompt) or `params.uri` (a
-    /// resource), when it is a string.
+    /// What the request names: `params.name` (a tool or a prompt), `params.uri` (a
+    /// resource) or `params.taskId` (a task), when it is a string: what the `Mcp-Name`
+    /// header mirrors.
     pub(crate) fn name(&self) -> Option<&str> {
         if let Some(call) = &self.call_text {
             return call.name.as_deref();
         }
-        let key = if self.method == method::RESOURCES_READ {
-            "uri"
-        } else {
-            "name"
+        let key = match &*self.method {
+            method::RESOURCES_READ => "uri",
+            method::TASKS_GET | method::TASKS_UPDATE | method::TASKS_CANCEL => "taskId",
+            _ => "name",
         };
         self.params.get(key).and_then(Value::as_str)
     }
@@ -206,7 +207,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for CallText<'a> {
                             once(&call.meta, "_meta")?;
                             call.meta = Some(map.next_value()?);
                         }
-                        "inputResponses" | "requestState" => {
+                        // A retry, or a 2025-11-25 task: the value path reads them.
+                        "inputResponses" | "requestState" | "task" => {
                             map.next_value::<serde::de::IgnoredAny>()?;
                             call.retry = true;
                         }

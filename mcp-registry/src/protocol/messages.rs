@@ -156,6 +156,9 @@ pub enum ResultType {
     Complete,
     /// The server needs more input from the client before it can complete.
     InputRequired,
+    /// The request goes on as a task (the tasks extension): the result is a
+    /// [`DetailedTask`](super::DetailedTask) to follow with `tasks/get`.
+    Task,
 }
 
 /// Method names of the messages this crate reads and writes.
@@ -218,4 +221,16 @@ pub mod method {
     pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
     /// `notifications/subscriptions/acknowledged` (2026-07-28).
     pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+    /// `tasks/get`: a task's state (2026-07-28: with its result inlined).
+    pub const TASKS_GET: &str = "tasks/get";
+    /// `tasks/result` (2025-11-25): a task's result, once it has ended.
+    pub const TASKS_RESULT: &str = "tasks/result";
+    /// `tasks/list` (2025-11-25): the requestor's tasks.
+    pub const TASKS_LIST: &str = "tasks/list";
+    /// `tasks/cancel`.
+    pub const TASKS_CANCEL: &str = "tasks/cancel";
+    /// `tasks/update` (2026-07-28): answers to a task's input requests.
+    pub const TASKS_UPDATE: &str = "tasks/update";
+    /// `notifications/tasks/status` (2025-11-25): a task changed status.
+    pub const TASKS_STATUS: &str = "notifications/tasks/status";
 }

@@ -15,6 +15,7 @@ mod messages;
 mod prompt;
 mod resource;
 mod subscription;
+mod task;
 mod tool;
 mod version;
 
@@ -56,6 +57,11 @@ pub use completion::{
 };
 pub use logging::{LoggingLevel, LoggingMessageParams, META_LOG_LEVEL, SetLevelParams};
 pub use subscription::{ListenParams, META_SUBSCRIPTION_ID, SubscriptionFilter};
+pub use task::{
+    CreateTaskResult, DetailedTask, LegacyTask, ListTasksResult, META_RELATED_TASK,
+    TASKS_EXTENSION, TaskIdParams, TaskRequest, TaskStatus, TaskSupport, ToolExecution,
+    UpdateTaskParams,
+};
 pub use tool::{ToolAnnotations, ToolDescriptor, ToolNameError, validate_tool_name};
 pub(crate) use version::Era;
 #[cfg(feature = "http")]

@@ -59,6 +59,9 @@ pub struct ToolDescriptor {
     /// Tool metadata.
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// How the tool runs (2025-11-25: whether as a task).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<super::ToolExecution>,
 }
 
 /// Why a tool name was refused. The rule and the wording are the ones `#[mcp_tool]` applies
@@ -151,6 +154,7 @@ impl ToolDescriptor {
     ///     output_schema: Some(serde_json::json!({"type": "object"}).into()),
     ///     annotations: ToolAnnotations { read_only_hint: Some(true), ..Default::default() },
     ///     meta: None,
+    ///     execution: None,
     /// };
     /// let old = tool.for_version(ProtocolVersion::V2024_11_05);
     /// assert!(old.title.is_none() && old.output_schema.is_none() && old.annotations.is_empty());
@@ -168,6 +172,7 @@ impl ToolDescriptor {
         tool.title = None;
         tool.output_schema = None;
         tool.meta = None;
+        tool.execution = None;
         if version < V::V2025_03_26 {
             tool.annotations = ToolAnnotations::default();
         }

@@ -13,6 +13,7 @@ use super::{
     ServerEntry, Snapshot, approval,
 };
 use crate::server::Server;
+use crate::task::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
 use crate::tool::Extensions;
 use crate::tool::request_state;
 
@@ -31,6 +32,8 @@ pub struct RegistryBuilder {
     servers: Vec<Server>,
     lenient_scalars: bool,
     identity: UnionIdentity,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_settings: TaskSettings,
 }
 
 impl RegistryBuilder {
@@ -47,7 +50,24 @@ impl RegistryBuilder {
             servers: Vec::new(),
             lenient_scalars: true,
             identity: UnionIdentity::default(),
+            task_store: None,
+            task_settings: TaskSettings::default(),
         }
+    }
+
+    /// Where the registry keeps its tasks (default: a [`MemoryTaskStore`](crate::task::MemoryTaskStore)
+    /// of its own). A store kept outside the process lets another process answer
+    /// `tasks/get` for the tasks this one runs.
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How the registry runs tasks: time to live, poll interval, tasks under way per
+    /// requestor (see [`TaskSettings`]).
+    pub fn task_settings(mut self, settings: TaskSettings) -> Self {
+        self.task_settings = settings;
+        self
     }
 
     /// The timeout for calls that set none (default 30 s).
@@ -270,6 +290,11 @@ impl RegistryBuilder {
                     request_state_ttl: self.request_state_ttl,
                     lenient_scalars: self.lenient_scalars,
                     identity: self.identity,
+                    tasks: Tasks::new(
+                        self.task_store
+                            .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                        self.task_settings,
+                    ),
                 },
                 changes,
                 updates: Default::default(),

@@ -23,9 +23,9 @@ pub type CallRequest<'a> = WithOptions<ToolCall<'a>>;
 
 /// What a [`CallRequest`] calls: a tool by name, with its arguments.
 pub struct ToolCall<'a> {
-    registry: &'a Registry,
-    name: Cow<'a, str>,
-    arguments: Value,
+    pub(super) registry: &'a Registry,
+    pub(super) name: Cow<'a, str>,
+    pub(super) arguments: Value,
 }
 
 impl<'a> CallRequest<'a> {
@@ -136,7 +136,10 @@ impl Registry {
 }
 
 /// `arguments` as a tool takes them: an object (`null` for none), not nesting too deep.
-fn object_arguments(tool: &str, arguments: Value) -> Result<Map<String, Value>, CallError> {
+pub(super) fn object_arguments(
+    tool: &str,
+    arguments: Value,
+) -> Result<Map<String, Value>, CallError> {
     let invalid = |message: String| CallError::InvalidArguments {
         tool: tool.to_owned(),
         message,

@@ -136,6 +136,31 @@ pub enum CallError {
         /// What the tool was told.
         message: String,
     },
+    /// The tool does not run as a task
+    /// ([`ToolBuilder::task_support`](crate::ToolBuilder::task_support) is not set).
+    #[error(
+        "tool {tool:?} does not run as a task: give it ToolBuilder::task_support or #[mcp_tool(task = \"optional\")], or call it without as_task()"
+    )]
+    NotATask {
+        /// The tool.
+        tool: String,
+    },
+    /// No such task: it never existed, has expired (its time to live is over), or belongs to
+    /// another requestor.
+    #[error(
+        "unknown task {task:?}: it does not exist, has expired, or belongs to another requestor"
+    )]
+    UnknownTask {
+        /// The task's id.
+        task: String,
+    },
+    /// The registry's task store refused or failed (too many tasks under way, its backend
+    /// unreachable).
+    #[error("the task store refused: {message}")]
+    TaskStore {
+        /// Why.
+        message: String,
+    },
 }
 
 impl CallError {

@@ -14,6 +14,7 @@ mod prompts;
 mod resources;
 pub(crate) mod scope;
 pub(crate) mod skills;
+mod tasks;
 mod union;
 
 use std::collections::BTreeMap;
@@ -36,6 +37,8 @@ pub use resources::{
     ReadRequest, ReadResourceError, ResourceDefinition, ResourceRead, ResourceTemplateDefinition,
 };
 pub(crate) use resources::{UpdateHook, exists as resource_exists};
+pub(crate) use tasks::end_of;
+pub use tasks::{TaskHandle, TaskStart};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
@@ -322,6 +325,8 @@ pub(crate) struct Config {
     pub(crate) lenient_scalars: bool,
     /// How the union of the servers ([`ALL_SERVERS`]) introduces itself.
     pub(crate) identity: UnionIdentity,
+    /// The registry's tasks: their store, and those this process runs.
+    pub(crate) tasks: Arc<crate::task::Tasks>,
 }
 
 impl Config {

@@ -211,6 +211,7 @@ impl Tool {
             output_schema: None,
             meta: None,
             timeout: None,
+            task_support: None,
         }
     }
 
@@ -278,6 +279,15 @@ impl Tool {
         }
     }
 
+    /// Whether the tool runs as a task ([`ToolBuilder::task_support`]).
+    pub fn task_support(&self) -> protocol::TaskSupport {
+        self.inner
+            .descriptor
+            .execution
+            .and_then(|e| e.task_support)
+            .unwrap_or_default()
+    }
+
     /// The tool's own time limit ([`ToolBuilder::timeout`]), if it has one.
     pub fn timeout(&self) -> Option<std::time::Duration> {
         self.inner.timeout
@@ -334,9 +344,20 @@ pub struct ToolBuilder {
     output_schema: Option<Arc<Value>>,
     meta: Option<Map<String, Value>>,
     timeout: Option<std::time::Duration>,
+    task_support: Option<protocol::TaskSupport>,
 }
 
 impl ToolBuilder {
+    /// Whether the tool runs as a task: [`TaskSupport::Optional`](protocol::TaskSupport)
+    /// when the client can follow one (2025-11-25: it asks with `task`; 2026-07-28: its
+    /// request declares the tasks extension), [`Required`](protocol::TaskSupport::Required)
+    /// only then. The body stays a plain async function: its progress, cancellation and
+    /// input go through the task (see [`crate::task`]).
+    pub fn task_support(mut self, support: protocol::TaskSupport) -> Self {
+        self.task_support = Some(support);
+        self
+    }
+
     /// The time limit of each call (counted from its first wait), in place of the
     /// registry's default; a caller's own limit still wins.
     pub fn timeout(mut self, limit: std::time::Duration) -> Self {
@@ -507,6 +528,11 @@ impl ToolBuilder {
                     output_schema: self.output_schema,
                     annotations: self.annotations,
                     meta: self.meta,
+                    execution: self.task_support.filter(|t| t.allows_tasks()).map(|t| {
+                        protocol::ToolExecution {
+                            task_support: Some(t),
+                        }
+                    }),
                 },
                 handler: Arc::new(handler),
                 timeout: self.timeout,

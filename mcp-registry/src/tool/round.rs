@@ -11,7 +11,7 @@
 //! questions in the same order on each run.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -70,8 +70,19 @@ impl RoundSeal {
     }
 }
 
+/// Where the asks of a run that went on as a task go (the task's input requests): an ask's
+/// key and request, to the client's answer.
+pub(crate) type Escalation = Arc<
+    dyn Fn(String, InputRequest) -> super::BoxFuture<'static, Result<Value, InputError>>
+        + Send
+        + Sync,
+>;
+
 /// The asks and answers of one run, shared by the request's context and the call that runs it.
 pub(crate) struct Round {
+    /// Once the run goes on as a task: where asks without an answer go, instead of stopping
+    /// the run.
+    escalation: OnceLock<Escalation>,
     /// Answers by key: the state's, then the retry's `inputResponses` for other keys.
     answers: Map<String, Value>,
     /// What the request's `_meta` says its client answers.
@@ -112,11 +123,17 @@ impl Round {
         answers: Map<String, Value>,
     ) -> Self {
         Round {
+            escalation: OnceLock::new(),
             answers,
             capabilities,
             seal,
             run: Mutex::new(Run::default()),
         }
+    }
+
+    /// From now on, asks without an answer go to `escalation` (the run went on as a task).
+    pub(crate) fn escalate(&self, escalation: Escalation) {
+        let _ = self.escalation.set(escalation);
     }
 
     fn run(&self) -> std::sync::MutexGuard<'_, Run> {
@@ -133,6 +150,7 @@ impl Round {
         params: Map<String, Value>,
     ) -> Result<R, InputError> {
         let method = capability.method();
+        let mut escalated = None;
         {
             let mut run = self.run();
             let index = run.asks;
@@ -166,19 +184,27 @@ impl Round {
                         });
                     }
                 },
-                None => run.unanswered.push((
-                    key,
-                    InputRequest {
+                None => {
+                    let request = InputRequest {
                         method: method.to_owned(),
                         params,
-                    },
-                )),
+                    };
+                    match self.escalation.get() {
+                        Some(escalation) => escalated = Some(escalation(key, request)),
+                        None => run.unanswered.push((key, request)),
+                    }
+                }
             }
-            if let Some(waker) = run.waker.take() {
+            if escalated.is_none()
+                && let Some(waker) = run.waker.take()
+            {
                 waker.wake();
             }
         }
-        std::future::pending().await
+        match escalated {
+            Some(asked) => read_answer(method, asked.await?),
+            None => std::future::pending().await,
+        }
     }
 
     /// Whether the run waits for input it cannot get: it is to be stopped.
@@ -218,4 +244,12 @@ impl Round {
             request_state: Some(self.seal.key.sign(&payload)),
         }))
     }
+}
+
+/// An answer given to a task's input request, read as its request's result.
+fn read_answer<R: DeserializeOwned>(method: &'static str, answer: Value) -> Result<R, InputError> {
+    R::deserialize(answer).map_err(|e| InputError::InvalidAnswer {
+        method,
+        message: e.to_string(),
+    })
 }

@@ -226,7 +226,10 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// The options of one call: the caller's claims, when authorized, for tools to read.
 fn call_options(caller: Option<AccessClaims>) -> CallOptions {
     match caller {
-        Some(claims) => CallOptions::new().extension(claims),
+        // Tasks are bound to the token's subject: another caller's are not shown.
+        Some(claims) => CallOptions::new()
+            .extension(crate::task::TaskRequestor(claims.subject.clone()))
+            .extension(claims),
         None => CallOptions::new(),
     }
 }

@@ -109,10 +109,14 @@ impl ClientMachine {
                     META_CLIENT_INFO.into(),
                     serde_json::to_value(&self.config.info).unwrap_or_default(),
                 );
-                meta.insert(
-                    META_CLIENT_CAPABILITIES.into(),
-                    Value::Object(to_map(&self.config.capabilities)),
-                );
+                let mut capabilities = to_map(&self.config.capabilities);
+                if !self.config.extensions.is_empty() {
+                    capabilities.insert(
+                        "extensions".into(),
+                        Value::Object(self.config.extensions.clone()),
+                    );
+                }
+                meta.insert(META_CLIENT_CAPABILITIES.into(), Value::Object(capabilities));
                 if let Some(level) = self.log_level {
                     meta.insert(
                         META_LOG_LEVEL.into(),
@@ -134,6 +138,7 @@ impl ClientMachine {
         let key = match method {
             method::TOOLS_CALL | method::PROMPTS_GET => Some("name"),
             method::RESOURCES_READ => Some("uri"),
+            method::TASKS_GET | method::TASKS_UPDATE | method::TASKS_CANCEL => Some("taskId"),
             _ => None,
         };
         let name = key

@@ -38,6 +38,10 @@ pub struct ClientConfig {
     /// How long `initialize` and `server/discover` may go unanswered
     /// ([`check_timeouts`](super::ClientMachine::check_timeouts) reports them); none unless set.
     pub handshake_timeout: Option<Duration>,
+    /// The extensions (SEP-2133) the client follows, by identifier: declared under
+    /// `extensions` in every 2026-07-28 request's capabilities (a legacy `initialize` does
+    /// not carry them). [`Client`](crate::client::Client) declares the tasks extension.
+    pub extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ClientConfig {
@@ -48,6 +52,7 @@ impl ClientConfig {
             capabilities: ClientCapabilities::default(),
             version: VersionPreference::Auto,
             handshake_timeout: None,
+            extensions: serde_json::Map::new(),
         }
     }
 

@@ -153,10 +153,16 @@ pub(super) fn check_modern_headers(
         }
         _ => {}
     }
+    // The body member the Mcp-Name header mirrors (SEP-2243; tasks: SEP-2663).
     if let Some(request) = request
         && matches!(
             method,
-            method::TOOLS_CALL | method::RESOURCES_READ | method::PROMPTS_GET
+            method::TOOLS_CALL
+                | method::RESOURCES_READ
+                | method::PROMPTS_GET
+                | method::TASKS_GET
+                | method::TASKS_UPDATE
+                | method::TASKS_CANCEL
         )
     {
         check_name_header(headers, request.name().unwrap_or_default())?;

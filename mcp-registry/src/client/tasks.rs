@@ -1,0 +1,327 @@
+//! Tasks from the client's side: a tool call the server runs as a task, followed to its
+//! end (polled at the server's interval, its input requests answered by the client's
+//! handlers), started explicitly ([`Client::call_tool_as_task`]) or met on the way
+//! ([`Client::call_tool`] follows it and returns the result).
+//!
+//! 2026-07-28: every request declares the tasks extension; the server decides, and a
+//! `resultType: "task"` answer is a task. 2025-11-25: a call asks for a task with `task`
+//! (always for a tool listed as `execution.taskSupport: "required"`); the result comes from
+//! `tasks/result`.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::ClientError;
+use super::driver::{Client, lock, parse};
+use super::policy::RequestOptions;
+use crate::protocol::{
+    CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, TaskRequest,
+    TaskStatus, TaskSupport, ToolDescriptor, method,
+};
+
+/// How often to poll a task whose server suggests no interval.
+const DEFAULT_POLL: Duration = Duration::from_secs(1);
+/// The shortest interval polled at, whatever the server suggests.
+const MIN_POLL: Duration = Duration::from_millis(10);
+
+/// What a tool call started as a task gave: the result at once (the server chose not to
+/// make a task of it), or the task to follow.
+#[derive(Debug)]
+pub enum ToolTask {
+    /// The server answered at once.
+    Finished(CallToolResult),
+    /// The call goes on as a task.
+    Started(ClientTask),
+}
+
+/// A task on the server, followed by this client: its state ([`status`](Self::status)),
+/// its result once it ends ([`result`](Self::result)), its input
+/// ([`answer`](Self::answer)), its cancellation ([`cancel`](Self::cancel)).
+#[derive(Debug)]
+pub struct ClientTask {
+    client: Client,
+    id: String,
+    tool: String,
+    modern: bool,
+    poll: Mutex<Duration>,
+    /// Input request keys answered already (a key is unique over a task's life).
+    answered: Mutex<HashSet<String>>,
+}
+
+impl Client {
+    /// Calls tool `name` as a task: on 2026-07-28 the server decides (it may answer at
+    /// once: [`ToolTask::Finished`]); on 2025-11-25 the call asks for one with `task`.
+    pub async fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<ToolTask, ClientError> {
+        let options = RequestOptions::default();
+        let result = self.send_tool_call(name, arguments, &options, true).await?;
+        self.read_tool_task(name, result)
+    }
+
+    /// A task by id (one started earlier, perhaps by another connection), to follow.
+    pub fn task(&self, id: impl Into<String>) -> ClientTask {
+        self.follow(String::new(), id.into(), DEFAULT_POLL)
+    }
+
+    fn follow(&self, tool: String, id: String, poll: Duration) -> ClientTask {
+        ClientTask {
+            client: self.clone(),
+            id,
+            tool,
+            modern: self.is_modern(),
+            poll: Mutex::new(poll.max(MIN_POLL)),
+            answered: Mutex::default(),
+        }
+    }
+
+    fn is_modern(&self) -> bool {
+        self.protocol_version()
+            .is_some_and(|v| v.era() == ProtocolEra::Modern)
+    }
+
+    /// A `tools/call` result read: a task (2026-07-28 `resultType: "task"`, 2025-11-25
+    /// `{"task": ..}`) or the tool's result.
+    pub(super) fn read_tool_task(
+        &self,
+        name: &str,
+        result: Value,
+    ) -> Result<ToolTask, ClientError> {
+        if result.get("resultType").and_then(Value::as_str) == Some("task") {
+            let task: DetailedTask = parse(method::TOOLS_CALL, result)?;
+            let poll = task
+                .poll_interval_ms
+                .map_or(DEFAULT_POLL, Duration::from_millis);
+            return Ok(ToolTask::Started(self.follow(
+                name.to_owned(),
+                task.task_id,
+                poll,
+            )));
+        }
+        if !self.is_modern() && result.get("task").is_some() && result.get("content").is_none() {
+            let created: CreateTaskResult = parse(method::TOOLS_CALL, result)?;
+            let poll = created
+                .task
+                .poll_interval
+                .map_or(DEFAULT_POLL, Duration::from_millis);
+            return Ok(ToolTask::Started(self.follow(
+                name.to_owned(),
+                created.task.task_id,
+                poll,
+            )));
+        }
+        parse(method::TOOLS_CALL, result).map(ToolTask::Finished)
+    }
+
+    /// The `task` member of a 2025-11-25 call of `name`: asked for, or the tool runs only
+    /// as a task. None on 2026-07-28 (the server decides there).
+    pub(super) fn legacy_task(&self, name: &str, as_task: bool) -> Option<TaskRequest> {
+        if self.is_modern() {
+            return None;
+        }
+        (as_task || lock(&self.inner.task_tools).contains(name)).then(TaskRequest::default)
+    }
+
+    /// Remembers which listed tools run only as tasks.
+    pub(super) fn remember_task_tools(&self, tools: &[ToolDescriptor]) {
+        let mut required = lock(&self.inner.task_tools);
+        for tool in tools {
+            let support = tool.execution.and_then(|e| e.task_support);
+            if support == Some(TaskSupport::Required) {
+                required.insert(tool.name.clone());
+            } else {
+                required.remove(&tool.name);
+            }
+        }
+    }
+}
+
+fn task_params(id: &str) -> Map<String, Value> {
+    Map::from_iter([("taskId".to_owned(), Value::String(id.to_owned()))])
+}
+
+impl ClientTask {
+    /// The task's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The task as the server shows it now (`tasks/get`; a 2025-11-25 task has no result
+    /// or input requests inlined).
+    pub async fn status(&self) -> Result<DetailedTask, ClientError> {
+        self.status_with(&RequestOptions::default()).await
+    }
+
+    async fn status_with(&self, options: &RequestOptions) -> Result<DetailedTask, ClientError> {
+        let result = self
+            .client
+            .request(
+                method::TASKS_GET,
+                Some(task_params(&self.id)),
+                RequestOptions {
+                    policy: None,
+                    ..options.clone()
+                },
+            )
+            .await?;
+        let task = if self.modern {
+            parse(method::TASKS_GET, result)?
+        } else {
+            let task: LegacyTask = parse(method::TASKS_GET, result)?;
+            DetailedTask {
+                task_id: task.task_id,
+                status: task.status,
+                status_message: task.status_message,
+                created_at: task.created_at,
+                last_updated_at: task.last_updated_at,
+                ttl_ms: task.ttl,
+                poll_interval_ms: task.poll_interval,
+                input_requests: None,
+                result: None,
+                error: None,
+            }
+        };
+        if let Some(ms) = task.poll_interval_ms {
+            *lock(&self.poll) = Duration::from_millis(ms).max(MIN_POLL);
+        }
+        Ok(task)
+    }
+
+    /// The call's result once the task ends, polling at the server's interval and
+    /// answering its input requests with the client's handlers (2026-07-28; on 2025-11-25
+    /// the server asks over the session as usual).
+    pub async fn result(&self) -> Result<CallToolResult, ClientError> {
+        self.result_with(&RequestOptions::default()).await
+    }
+
+    /// [`result`](Self::result) under `options`: each poll's timeout, and a cancellation that
+    /// cancels the task too.
+    pub async fn result_with(
+        &self,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        loop {
+            let task = self.status_with(options).await?;
+            match task.status {
+                TaskStatus::Completed if self.modern => {
+                    return parse(method::TOOLS_CALL, task.result.unwrap_or_default());
+                }
+                TaskStatus::Failed if self.modern => {
+                    return Err(ClientError::Server {
+                        method: method::TOOLS_CALL.to_owned(),
+                        error: task.error.unwrap_or_else(|| {
+                            crate::protocol::ErrorObject::new(
+                                crate::protocol::ErrorCode::INTERNAL_ERROR,
+                                "the task failed",
+                            )
+                        }),
+                    });
+                }
+                TaskStatus::Cancelled => {
+                    return Err(ClientError::Cancelled {
+                        method: method::TOOLS_CALL.to_owned(),
+                    });
+                }
+                TaskStatus::Completed | TaskStatus::Failed => {
+                    return self.legacy_result(options).await;
+                }
+                TaskStatus::InputRequired if self.modern => self.answer_requests(task).await?,
+                _ => {}
+            }
+            let wait = *lock(&self.poll);
+            match &options.cancellation {
+                Some(token) => {
+                    if token
+                        .run_until_cancelled(tokio::time::sleep(wait))
+                        .await
+                        .is_none()
+                    {
+                        let _ = self.cancel().await;
+                        return Err(ClientError::Cancelled {
+                            method: method::TOOLS_CALL.to_owned(),
+                        });
+                    }
+                }
+                None => tokio::time::sleep(wait).await,
+            }
+        }
+    }
+
+    /// 2025-11-25: `tasks/result` of an ended task.
+    async fn legacy_result(&self, options: &RequestOptions) -> Result<CallToolResult, ClientError> {
+        let result = self
+            .client
+            .request(
+                method::TASKS_RESULT,
+                Some(task_params(&self.id)),
+                RequestOptions {
+                    policy: None,
+                    ..options.clone()
+                },
+            )
+            .await?;
+        parse(method::TASKS_RESULT, result)
+    }
+
+    /// Answers the input requests of `task` not answered yet, with the client's handlers.
+    async fn answer_requests(&self, task: DetailedTask) -> Result<(), ClientError> {
+        let mut answers = Map::new();
+        for (key, request) in task.input_requests.unwrap_or_default() {
+            if lock(&self.answered).contains(&key) {
+                continue;
+            }
+            let answer = self
+                .client
+                .answer(&request.method, request.params)
+                .await
+                .map_err(|error| ClientError::Server {
+                    method: request.method.clone(),
+                    error,
+                })?;
+            answers.insert(key, answer);
+        }
+        if answers.is_empty() {
+            return Ok(());
+        }
+        self.answer(answers).await
+    }
+
+    /// Answers the task's input requests by key (`tasks/update`, 2026-07-28): each answer
+    /// the result of its request (an `ElicitResult` for `elicitation/create`).
+    pub async fn answer(&self, answers: Map<String, Value>) -> Result<(), ClientError> {
+        let keys: Vec<String> = answers.keys().cloned().collect();
+        let mut params = task_params(&self.id);
+        params.insert("inputResponses".to_owned(), Value::Object(answers));
+        self.client
+            .request(
+                method::TASKS_UPDATE,
+                Some(params),
+                RequestOptions::default(),
+            )
+            .await?;
+        lock(&self.answered).extend(keys);
+        Ok(())
+    }
+
+    /// Cancels the task (`tasks/cancel`).
+    pub async fn cancel(&self) -> Result<(), ClientError> {
+        self.client
+            .request(
+                method::TASKS_CANCEL,
+                Some(task_params(&self.id)),
+                RequestOptions::default(),
+            )
+            .await
+            .map(|_| ())
+    }
+
+    /// The tool the task runs (empty for a task followed by id).
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+}

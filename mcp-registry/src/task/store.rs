@@ -1,0 +1,344 @@
+//! Where tasks are kept: the [`TaskStore`] trait and [`MemoryTaskStore`], the in-process
+//! default.
+//!
+//! A store keeps [`TaskRecord`]s: plain, serializable data (no channel, lock or future), so a
+//! store may keep them in another process (a database, Redis) and another process may answer
+//! `tasks/get` for a task this one runs. Every method is async. The running work itself (its
+//! cancellation, the answers it waits for) stays with the process that runs it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::{ErrorObject, InputRequest, TaskStatus};
+use crate::tool::BoxFuture;
+
+/// One task as a store keeps it: its state, and its result once it has one. Times are
+/// milliseconds since the Unix epoch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRecord {
+    /// The task's identifier (random, unguessable).
+    pub task_id: String,
+    /// Who started it: a task is only shown to its requestor (`None`: a caller with no
+    /// identity, such as a local session or an in-process host).
+    pub requestor: Option<String>,
+    /// The tool it runs.
+    pub tool: String,
+    /// Where it is.
+    pub status: TaskStatus,
+    /// What it is doing, for people.
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at_ms: u64,
+    /// When it last changed.
+    pub last_updated_at_ms: u64,
+    /// How long it is kept from its creation; `None`: until the store is dropped.
+    pub ttl_ms: Option<u64>,
+    /// How often its requestor should poll it.
+    pub poll_interval_ms: u64,
+    /// `input_required`: what it asks the client, by key.
+    #[serde(default)]
+    pub input_requests: BTreeMap<String, InputRequest>,
+    /// `completed`: the result (a `CallToolResult`).
+    pub result: Option<Value>,
+    /// `failed`: the JSON-RPC error.
+    pub error: Option<ErrorObject>,
+}
+
+impl TaskRecord {
+    /// When the record may be dropped, if ever.
+    pub fn expires_at_ms(&self) -> Option<u64> {
+        self.ttl_ms
+            .map(|ttl| self.created_at_ms.saturating_add(ttl))
+    }
+
+    /// Whether it has expired at `now_ms`.
+    pub fn expired(&self, now_ms: u64) -> bool {
+        self.expires_at_ms().is_some_and(|at| now_ms >= at)
+    }
+}
+
+/// A change to a task that has not ended. A store applies it only while the task's status
+/// is not terminal: a task that has ended changes no more.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TaskChange {
+    /// A new status message.
+    Message(String),
+    /// An input request, under a key not used before in this task: the task is
+    /// `input_required` until every request has an answer.
+    Ask(String, InputRequest),
+    /// The requests under these keys have their answers: removed, and the task is
+    /// `working` again when none is left.
+    Answered(Vec<String>),
+    /// The task ended: `completed` with a result, `failed` with an error, or `cancelled`.
+    End(TaskEnd),
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskEnd {
+    /// With a result (a tool's own error included).
+    Completed(Value),
+    /// With a JSON-RPC error.
+    Failed(ErrorObject),
+    /// Cancelled.
+    Cancelled,
+}
+
+impl TaskChange {
+    /// Applies the change to `record` at `now_ms`; `false` when the task has ended already
+    /// (the record is left as it is).
+    pub fn apply(self, record: &mut TaskRecord, now_ms: u64) -> bool {
+        if record.status.is_terminal() {
+            return false;
+        }
+        match self {
+            TaskChange::Message(message) => record.status_message = Some(message),
+            TaskChange::Ask(key, request) => {
+                record.input_requests.insert(key, request);
+                record.status = TaskStatus::InputRequired;
+            }
+            TaskChange::Answered(keys) => {
+                for key in keys {
+                    record.input_requests.remove(&key);
+                }
+                if record.input_requests.is_empty() {
+                    record.status = TaskStatus::Working;
+                }
+            }
+            TaskChange::End(end) => {
+                record.input_requests.clear();
+                match end {
+                    TaskEnd::Completed(result) => {
+                        record.status = TaskStatus::Completed;
+                        record.result = Some(result);
+                    }
+                    TaskEnd::Failed(error) => {
+                        record.status = TaskStatus::Failed;
+                        record.error = Some(error);
+                    }
+                    TaskEnd::Cancelled => {
+                        record.status = TaskStatus::Cancelled;
+                        record.status_message = Some("The task was cancelled.".to_owned());
+                    }
+                }
+            }
+        }
+        record.last_updated_at_ms = now_ms;
+        true
+    }
+}
+
+/// A page of a requestor's tasks ([`TaskStore::list`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskPage {
+    /// The tasks, in creation order.
+    pub tasks: Vec<TaskRecord>,
+    /// The task the next page starts with, when there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// Why a store could not do what was asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// A task with this identifier exists already.
+    #[error("a task with id {0:?} exists already")]
+    Duplicate(String),
+    /// The requestor has as many live tasks as it may have.
+    #[error(
+        "too many tasks under way for this requestor ({limit}); wait for one to end or cancel one with tasks/cancel"
+    )]
+    TooManyTasks {
+        /// The bound.
+        limit: usize,
+    },
+    /// The store itself failed (its backend unreachable, a record unreadable).
+    #[error("the task store failed: {0}")]
+    Backend(String),
+    /// A task runs on the Tokio runtime, and there is none here.
+    #[error("a task runs on a Tokio runtime: start it from inside one")]
+    NoRuntime,
+}
+
+/// Where tasks are kept: create, change, read, list, and drop those past their time to live.
+///
+/// Records are plain data ([`TaskRecord`]) so an implementation may keep them out of process
+/// (the registry's default is [`MemoryTaskStore`]). A store must make a created record
+/// visible to [`get`](Self::get) before `create` resolves: a client may ask for the task as
+/// soon as it learns its id.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Keeps a new task, unless its requestor already has `live_limit` tasks that have not
+    /// ended ([`TaskStoreError::TooManyTasks`]).
+    fn create(
+        &self,
+        record: TaskRecord,
+        live_limit: usize,
+    ) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+
+    /// The task `task_id`, if it is kept and has not expired at `now_ms`.
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+
+    /// Applies `change` ([`TaskChange::apply`]) at `now_ms`: the record after it, `None`
+    /// when there is no such task.
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+
+    /// A page of `requestor`'s tasks in creation order, from `cursor` (a task id the last
+    /// page ended before), and the cursor of the next page.
+    fn list<'a>(
+        &'a self,
+        requestor: Option<&'a str>,
+        cursor: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>>;
+
+    /// Drops every task expired at `now_ms`; how many.
+    fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
+}
+
+/// The in-process [`TaskStore`]: records in a map, dropped once their time to live has
+/// passed (on the next [`expire`](TaskStore::expire), and never shown after it).
+#[derive(Debug, Default)]
+pub struct MemoryTaskStore {
+    tasks: Mutex<Tasks>,
+}
+
+#[derive(Debug, Default)]
+struct Tasks {
+    by_id: HashMap<String, TaskRecord>,
+    /// Creation order: (created at, id).
+    order: Vec<(u64, String)>,
+}
+
+impl MemoryTaskStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, Tasks> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create(
+        &self,
+        record: TaskRecord,
+        live_limit: usize,
+    ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        let mut tasks = self.tasks();
+        let created = if tasks.by_id.contains_key(&record.task_id) {
+            Err(TaskStoreError::Duplicate(record.task_id))
+        } else if tasks
+            .by_id
+            .values()
+            .filter(|t| t.requestor == record.requestor && !t.status.is_terminal())
+            .count()
+            >= live_limit
+        {
+            Err(TaskStoreError::TooManyTasks { limit: live_limit })
+        } else {
+            tasks
+                .order
+                .push((record.created_at_ms, record.task_id.clone()));
+            tasks.by_id.insert(record.task_id.clone(), record);
+            Ok(())
+        };
+        Box::pin(std::future::ready(created))
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        let record = self
+            .tasks()
+            .by_id
+            .get(task_id)
+            .filter(|t| !t.expired(now_ms))
+            .cloned();
+        Box::pin(std::future::ready(Ok(record)))
+    }
+
+    fn update<'a>(
+        &'a self,
+        task_id: &'a str,
+        change: TaskChange,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        let mut tasks = self.tasks();
+        let record = tasks
+            .by_id
+            .get_mut(task_id)
+            .filter(|t| !t.expired(now_ms))
+            .map(|record| {
+                change.apply(record, now_ms);
+                record.clone()
+            });
+        Box::pin(std::future::ready(Ok(record)))
+    }
+
+    fn list<'a>(
+        &'a self,
+        requestor: Option<&'a str>,
+        cursor: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
+        let tasks = self.tasks();
+        let start = cursor
+            .and_then(|c| tasks.order.iter().position(|(_, id)| id == c))
+            .unwrap_or(0);
+        let mut page = Vec::new();
+        let mut next = None;
+        for (_, id) in &tasks.order[start..] {
+            let Some(record) = tasks.by_id.get(id) else {
+                continue;
+            };
+            if record.requestor.as_deref() != requestor || record.expired(now_ms) {
+                continue;
+            }
+            if page.len() == limit {
+                next = Some(id.clone());
+                break;
+            }
+            page.push(record.clone());
+        }
+        Box::pin(std::future::ready(Ok(TaskPage {
+            tasks: page,
+            next_cursor: next,
+        })))
+    }
+
+    fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
+        let mut tasks = self.tasks();
+        let before = tasks.by_id.len();
+        tasks.by_id.retain(|_, t| !t.expired(now_ms));
+        let Tasks { by_id, order } = &mut *tasks;
+        order.retain(|(_, id)| by_id.contains_key(id));
+        let dropped = before - tasks.by_id.len();
+        Box::pin(std::future::ready(Ok(dropped)))
+    }
+}
+
+impl std::fmt::Debug for dyn TaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TaskStore")
+    }
+}
