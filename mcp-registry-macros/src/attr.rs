@@ -34,6 +34,8 @@ pub(crate) struct ItemAttrs {
     pub(crate) server: Option<Path>,
     /// `timeout = "5s"`: the item's own time limit per request.
     pub(crate) timeout: Option<Timeout>,
+    /// `ui = "ui://..."`: the app (MCP Apps) that renders a tool's results.
+    pub(crate) ui: Option<LitStr>,
     /// The keys only `#[mcp_resource]` takes.
     pub(crate) resource: ResourceAttrs,
 }
@@ -250,6 +252,7 @@ fn keys(kind: Kind) -> &'static [&'static str] {
             "open_world",
             "blocking",
             "timeout",
+            "ui",
             "server",
             "crate",
         ],
@@ -318,6 +321,7 @@ impl ItemAttrs {
                 self.blocking = hint_value(meta, key, errors).map(|b| (b, meta.path().span()));
             }
             "timeout" => self.timeout = timeout_value(meta, errors),
+            "ui" => self.ui = ui_value(meta, errors),
             "server" => self.server = server_path(meta, errors),
             "uri" => self.resource.uri = string_value(meta, key, errors),
             "template" => self.resource.template = string_value(meta, key, errors),
@@ -329,6 +333,26 @@ impl ItemAttrs {
             },
         }
     }
+}
+
+/// `ui = "ui://clock/app.html"`: a string that is a `ui://` URI with something after the
+/// scheme.
+fn ui_value(meta: &Meta, errors: &mut Errors) -> Option<LitStr> {
+    let uri = string_value(meta, "ui", errors)?;
+    let text = uri.value();
+    if text
+        .strip_prefix("ui://")
+        .is_some_and(|rest| !rest.is_empty())
+    {
+        return Some(uri);
+    }
+    errors.spanned(
+        &uri,
+        format_args!(
+            "`ui` names the app's resource by its `ui://` URI, e.g. `ui = \"ui://clock/app.html\"`; got {text:?}"
+        ),
+    );
+    None
 }
 
 /// `size = 1024`: a byte count.

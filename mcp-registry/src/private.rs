@@ -44,6 +44,8 @@ pub struct ToolMeta {
     pub hints: [Option<bool>; 4],
     /// `timeout = "5s"`: the tool's own time limit per call.
     pub timeout: Option<std::time::Duration>,
+    /// `ui = "ui://.."`: the app rendering the tool's results, checked at compile time.
+    pub ui: Option<&'static str>,
 }
 
 /// Builds the tool from what `#[mcp_tool]` generated (see [`cached_tool`]).
@@ -76,6 +78,9 @@ fn build_tool(
     }
     if let Some(limit) = meta.timeout {
         builder = builder.timeout(limit);
+    }
+    if let Some(ui) = meta.ui {
+        builder = builder.ui(ui);
     }
     if let Some(output) = output_schema() {
         builder = builder.output_schema(Arc::unwrap_or_clone(output));

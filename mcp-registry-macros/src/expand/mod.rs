@@ -309,6 +309,7 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
         None => quote!(::core::option::Option::None),
     });
     let timeout = option_timeout(tool.attrs.timeout.as_ref());
+    let ui = option_str(tool.attrs.ui.as_ref().map(syn::LitStr::value).as_deref());
     quote! {
         &#krate::__private::ToolMeta {
             name: #name,
@@ -316,6 +317,7 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
             description: #description,
             hints: [#(#hints),*],
             timeout: #timeout,
+            ui: #ui,
         }
     }
 }
