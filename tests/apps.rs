@@ -9,6 +9,7 @@ use common::modern_meta;
 use mcp_registry::apps::{
     self, Csp, EXTENSION_ID, MIME_TYPE, Permissions, Requested, ToolUi, UiResourceMeta, Visibility,
 };
+use mcp_registry::client::Client;
 use mcp_registry::protocol::ClientCapabilities;
 use mcp_registry::{
     Registry, Resource, ResourceBuildError, Server, ServerSession, Tool, ToolBuildError, mcp_tool,
@@ -232,12 +233,33 @@ async fn a_2026_request_declares_the_extension_in_its_meta() {
 
 #[test]
 fn client_support_reads_the_declared_mime_types() {
-    let mut capabilities = ClientCapabilities::default();
-    assert!(!apps::client_supports(&capabilities));
-    apps::declare_client_support(&mut capabilities);
-    assert!(apps::client_supports(&capabilities));
-    assert_eq!(
-        serde_json::to_value(&capabilities).expect("serializes"),
-        ui_capabilities()
-    );
+    let declared = |capabilities: Value| {
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(capabilities).expect("capabilities");
+        apps::client_supports(&capabilities)
+    };
+    assert!(declared(ui_capabilities()));
+    assert!(!declared(json!({})));
+    assert!(!declared(json!({"extensions": {EXTENSION_ID: {}}})));
+    assert!(!declared(
+        json!({"extensions": {EXTENSION_ID: {"mimeTypes": "text/html"}}})
+    ));
+}
+
+#[tokio::test]
+async fn the_client_declares_the_extension_with_apps() {
+    let host = Client::builder()
+        .apps()
+        .connect_in_process(registry(), "clock")
+        .await
+        .expect("connects");
+    let tools = host.list_tools().await.expect("tools");
+    let clock = tools.iter().find(|t| t.name == "clock").expect("clock");
+    let ui = apps::tool_ui(clock.meta.as_ref()).expect("the app listed to a host");
+    assert_eq!(ui.resource_uri, "ui://clock/app.html");
+    let plain = Client::in_process(registry(), "clock")
+        .await
+        .expect("connects");
+    let tools = plain.list_tools().await.expect("tools");
+    assert!(tools.iter().all(|t| t.meta.is_none()));
 }

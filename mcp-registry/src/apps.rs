@@ -247,19 +247,6 @@ pub fn client_supports(capabilities: &ClientCapabilities) -> bool {
         .is_some_and(|s| s.mime_types.iter().any(|m| m == MIME_TYPE))
 }
 
-/// `capabilities` with the extension declared for HTML apps (a host's client).
-pub fn declare_client_support(capabilities: &mut ClientCapabilities) {
-    let extensions = capabilities
-        .other
-        .entry("extensions")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let (Value::Object(extensions), Ok(settings)) =
-        (extensions, serde_json::to_value(ClientUiSettings::html()))
-    {
-        extensions.insert(EXTENSION_ID.to_owned(), settings);
-    }
-}
-
 /// `meta` with its `ui` member set to `value` (other members kept).
 pub(crate) fn with_ui<T: Serialize>(
     meta: Option<Map<String, Value>>,
