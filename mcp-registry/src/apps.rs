@@ -242,9 +242,17 @@ pub fn client_supports(capabilities: &ClientCapabilities) -> bool {
     capabilities
         .other
         .get("extensions")
-        .and_then(|e| e.get(EXTENSION_ID))
-        .and_then(|s| ClientUiSettings::deserialize(s).ok())
-        .is_some_and(|s| s.mime_types.iter().any(|m| m == MIME_TYPE))
+        .is_some_and(extensions_support)
+}
+
+/// Whether a client's `capabilities.extensions` value declares the extension with
+/// [`MIME_TYPE`]. Read in place (no copy): it is asked on every request of a session.
+pub(crate) fn extensions_support(extensions: &Value) -> bool {
+    extensions
+        .get(EXTENSION_ID)
+        .and_then(|settings| settings.get("mimeTypes"))
+        .and_then(Value::as_array)
+        .is_some_and(|types| types.iter().any(|t| t.as_str() == Some(MIME_TYPE)))
 }
 
 /// `meta` with its `ui` member set to `value` (other members kept).

@@ -2,7 +2,6 @@
 //! with an app declares the extension, and a tool's `_meta.ui` is listed only to a client
 //! that declares it (its session's `initialize`, or a 2026-07-28 request's `_meta`).
 
-use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::ToolsPage;
@@ -42,8 +41,8 @@ pub(crate) fn session_declares(client: Option<&ClientCapabilities>) -> bool {
 /// (2026-07-28).
 pub(crate) fn request_declares(meta: Option<&Map<String, Value>>) -> bool {
     meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES))
-        .and_then(|c| ClientCapabilities::deserialize(c).ok())
-        .is_some_and(|c| apps::client_supports(&c))
+        .and_then(|c| c.get("extensions"))
+        .is_some_and(apps::extensions_support)
 }
 
 /// The page as a client without the extension sees it: each tool's `_meta.ui` taken out
