@@ -12,7 +12,8 @@ use mcp_registry::apps::{
 use mcp_registry::client::Client;
 use mcp_registry::protocol::ClientCapabilities;
 use mcp_registry::{
-    Registry, Resource, ResourceBuildError, Server, ServerSession, Tool, ToolBuildError, mcp_tool,
+    ALL_SERVERS, Registry, Resource, ResourceBuildError, Server, ServerSession, Tool,
+    ToolBuildError, mcp_tool,
 };
 use serde_json::{Value, json};
 
@@ -262,4 +263,33 @@ async fn the_client_declares_the_extension_with_apps() {
         .expect("connects");
     let tools = plain.list_tools().await.expect("tools");
     assert!(tools.iter().all(|t| t.meta.is_none()));
+}
+
+#[tokio::test]
+async fn a_whole_registry_serves_its_servers_apps() {
+    let registry = registry();
+    let mut params = json!({"_meta": modern_meta()});
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = ui_capabilities();
+    let ask = |method: &str, params: Value| {
+        let registry = registry.clone();
+        let message = request(1, method, params);
+        async move {
+            let reply = registry.handle_mcp_message(ALL_SERVERS, message).await;
+            reply.expect("a reply")["result"].clone()
+        }
+    };
+    let discovered = ask("server/discover", params.clone()).await;
+    assert_eq!(
+        discovered["capabilities"]["extensions"][EXTENSION_ID],
+        json!({})
+    );
+    let listed = ask("tools/list", params.clone()).await;
+    let tools = listed["tools"].as_array().expect("tools");
+    assert_eq!(
+        by_name(tools, "clock")["_meta"]["ui"]["resourceUri"],
+        "ui://clock/app.html"
+    );
+    params["uri"] = json!("ui://clock/app.html");
+    let read = ask("resources/read", params).await;
+    assert_eq!(read["contents"][0]["mimeType"], MIME_TYPE);
 }

@@ -126,12 +126,27 @@ def start_server(binary, logs):
     return process, found["url"]
 
 
-def run_chromium(chromium, url, logs):
-    profile = tempfile.mkdtemp(prefix="apps-chromium-")
+def run_chromium(chromium, url, logs, profile):
     args = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
             "--disable-dev-shm-usage", f"--user-data-dir={profile}", url]
     log = open(logs / "apps_chromium.log", "w")
     return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(process, group):
+    """Stops a process this script started (with its group, for the browser's children)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            if group:
+                os.killpg(process.pid, sig)
+            else:
+                process.send_signal(sig)
+            process.wait(timeout=15)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return
 
 
 def check(host):
@@ -173,15 +188,14 @@ def main():
     web = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(host))
     threading.Thread(target=web.serve_forever, daemon=True).start()
     page_url = f"http://127.0.0.1:{web.server_address[1]}/"
-    browser = run_chromium(args.chromium, page_url, logs)
-    try:
-        got = host.done.wait(WAIT_SECONDS)
-    finally:
-        os.killpg(browser.pid, signal.SIGTERM)
-        browser.wait(timeout=30)
-        server.terminate()
-        server.wait(timeout=30)
-        web.shutdown()
+    with tempfile.TemporaryDirectory(prefix="apps-chromium-") as profile:
+        browser = run_chromium(args.chromium, page_url, logs, profile)
+        try:
+            got = host.done.wait(WAIT_SECONDS)
+        finally:
+            stop(browser, group=True)
+            stop(server, group=False)
+            web.shutdown()
     if not got:
         sys.exit(f"apps_host: no verdict from the page within {WAIT_SECONDS} s (see {logs}/apps_chromium.log)")
     problems = check(host)
