@@ -30,9 +30,10 @@
 #      so no "unknown format" (tests/e2e/sdk_schemas.cjs);
 #   7. MCP Apps in a real browser: headless Chromium (Debian package `chromium`, installed with
 #      apt-get when missing) renders examples/apps' `ui://` app in a small web host
-#      (tests/e2e/apps_host.html, served and proxied by tests/e2e/apps_host.py) that speaks the
-#      extension's postMessage protocol; the app renders the pushed result and calls a tool back
-#      through the host, and the call is seen reaching the server.
+#      (tests/e2e/apps_host.html, served and proxied by tests/e2e/apps_host.py, with the sandbox
+#      proxy tests/e2e/apps_sandbox.html on another origin) that speaks the extension's
+#      postMessage protocol; the app renders the pushed result and calls a tool back through the
+#      host, and the call is seen reaching the server.
 #
 # Installs everything it needs under target/e2e/ (nothing lands in the repository), needs only
 # bash, python3 (with venv), npm (any Node), cargo, and Chromium (apt-get installs it when missing). Loopback only (the npm and PyPI installs

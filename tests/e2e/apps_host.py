@@ -3,7 +3,8 @@
 is rendered by a minimal web host (tests/e2e/apps_host.html) in headless Chromium.
 
 This script starts the example on a free loopback port, serves the host page and proxies
-its `/mcp` requests to the server (one origin for the page, so no CORS), opens the page in
+its `/mcp` requests to the server (one origin for the page, so no CORS), serves the sandbox
+proxy (tests/e2e/apps_sandbox.html) on another port (another origin), opens the page in
 headless Chromium, and waits (bounded) for the page's verdict on `POST /verdict`. It passes
 when the host found the tool's app through the negotiated extension, read the app's HTML
 with its MIME type, the app rendered the pushed result, and the app's own `tools/call`,
@@ -28,6 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PAGE = HERE / "apps_host.html"
+SANDBOX = HERE / "apps_sandbox.html"
 WAIT_SECONDS = 90
 FORWARDED = ("Content-Type", "Accept", "Mcp-Session-Id", "MCP-Protocol-Version")
 
@@ -49,9 +51,11 @@ def handler_for(host):
             pass
 
         def do_GET(self):
-            if self.path != "/":
+            pages = {"/": PAGE, "/sandbox": SANDBOX}
+            page = pages.get(self.path.split("?")[0])
+            if page is None:
                 return self.reply(404, b"not found", "text/plain")
-            self.reply(200, PAGE.read_bytes(), "text/html; charset=utf-8")
+            self.reply(200, page.read_bytes(), "text/html; charset=utf-8")
 
         def do_POST(self):
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -186,8 +190,12 @@ def main():
     server, server_url = start_server(args.binary, logs)
     host = Host(server_url)
     web = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(host))
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    page_url = f"http://127.0.0.1:{web.server_address[1]}/"
+    # The sandbox proxy on another port: another origin, as the spec requires of web hosts.
+    sandbox = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(host))
+    for server_ in (web, sandbox):
+        threading.Thread(target=server_.serve_forever, daemon=True).start()
+    sandbox_url = f"http://127.0.0.1:{sandbox.server_address[1]}/sandbox"
+    page_url = f"http://127.0.0.1:{web.server_address[1]}/?sandbox={sandbox_url}"
     with tempfile.TemporaryDirectory(prefix="apps-chromium-") as profile:
         browser = run_chromium(args.chromium, page_url, logs, profile)
         try:
@@ -196,6 +204,7 @@ def main():
             stop(browser, group=True)
             stop(server, group=False)
             web.shutdown()
+            sandbox.shutdown()
     if not got:
         sys.exit(f"apps_host: no verdict from the page within {WAIT_SECONDS} s (see {logs}/apps_chromium.log)")
     problems = check(host)
