@@ -192,12 +192,17 @@ async fn the_app_is_listed_only_to_a_client_that_declares_the_extension() {
         by_name(&listed, "clock")["_meta"]["ui"]["resourceUri"],
         "ui://clock/app.html"
     );
-    // Without the extension, or declaring another content type: plain tools, no `_meta`.
+    assert_eq!(
+        by_name(&listed, "refresh")["_meta"]["ui"]["visibility"],
+        json!(["app"])
+    );
+    // Without the extension, or declaring another content type: plain tools, no `_meta`, and
+    // no tool only an app calls.
     let other = json!({"extensions": {EXTENSION_ID: {"mimeTypes": ["text/uri-list"]}}});
     for capabilities in [json!({}), other] {
         let (plain, _) = session(capabilities).await;
         let listed = tools(&plain).await;
-        assert_eq!(listed.len(), 2);
+        assert_eq!(listed.len(), 1, "{listed:?}");
         for tool in &listed {
             assert!(tool.get("_meta").is_none(), "{tool}");
         }

@@ -6,7 +6,8 @@
 //! A server that has an app declares `capabilities.extensions["io.modelcontextprotocol/ui"]`;
 //! a tool's `_meta.ui` is listed only to a client whose own capabilities declare the
 //! extension with [`MIME_TYPE`] among its `mimeTypes` (the spec's "servers SHOULD check
-//! client capabilities"); other clients see the plain tool and call it as any other.
+//! client capabilities"); other clients see the plain tool and call it as any other, and do
+//! not see a tool only an app calls ([`Visibility::App`] alone).
 //!
 //! ```
 //! use mcp_registry::apps::{Csp, UiResourceMeta};

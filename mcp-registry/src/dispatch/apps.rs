@@ -46,7 +46,9 @@ pub(crate) fn request_declares(meta: Option<&Map<String, Value>>) -> bool {
 }
 
 /// The page as a client without the extension sees it: each tool's `_meta.ui` taken out
-/// (a `_meta` left empty goes too). A page without apps is left as it is.
+/// (a `_meta` left empty goes too), and a tool only an app may call (`visibility` without
+/// `"model"`) left out, as there is no app to call it and a host would hide it from the
+/// model. A page without apps is left as it is.
 pub(crate) fn hide_ui(page: &mut ToolsPage) {
     let has_ui = |t: &Value| t.get("_meta").and_then(|m| m.get(apps::META_KEY)).is_some();
     let picked = match page.picked.take() {
@@ -60,7 +62,22 @@ pub(crate) fn hide_ui(page: &mut ToolsPage) {
             window.to_vec()
         }
     };
-    page.picked = Some(picked.into_iter().map(without_ui).collect());
+    page.picked = Some(
+        picked
+            .into_iter()
+            .filter(|t| !app_only(t))
+            .map(without_ui)
+            .collect(),
+    );
+}
+
+/// Whether `tool`'s `_meta.ui.visibility` is given and leaves out the model.
+fn app_only(tool: &Value) -> bool {
+    tool.get("_meta")
+        .and_then(|m| m.get(apps::META_KEY))
+        .and_then(|ui| ui.get("visibility"))
+        .and_then(Value::as_array)
+        .is_some_and(|who| !who.iter().any(|w| w.as_str() == Some("model")))
 }
 
 fn without_ui(mut tool: Value) -> Value {
