@@ -298,3 +298,12 @@ async fn a_whole_registry_serves_its_servers_apps() {
     let read = ask("resources/read", params).await;
     assert_eq!(read["contents"][0]["mimeType"], MIME_TYPE);
 }
+
+#[test]
+fn a_model_is_not_offered_the_tools_only_an_app_calls() {
+    use mcp_registry::agent::ModelApi;
+    use mcp_registry::catalog::FilteredRegistry;
+    let export = FilteredRegistry::from(registry()).export_tools(ModelApi::AnthropicMessages);
+    let names: Vec<&Value> = export.tools.iter().map(|t| &t["name"]).collect();
+    assert_eq!(names, [&json!("mcp__clock__clock")]);
+}

@@ -268,6 +268,16 @@ pub(crate) fn with_ui<T: Serialize>(
     meta
 }
 
+/// Whether a model may see the tool with this `_meta`: no `_meta.ui.visibility`, or one that
+/// includes `"model"` (a host leaves the others out of the model's tools). Read in place.
+pub fn visible_to_model(meta: Option<&Map<String, Value>>) -> bool {
+    let visibility = meta
+        .and_then(|m| m.get(META_KEY))
+        .and_then(|ui| ui.get("visibility"))
+        .and_then(Value::as_array);
+    visibility.is_none_or(|who| who.iter().any(|w| w.as_str() == Some("model")))
+}
+
 /// The `ui` member of a tool's `_meta`, when it has one that names a resource.
 pub fn tool_ui(meta: Option<&Map<String, Value>>) -> Option<ToolUi> {
     meta?

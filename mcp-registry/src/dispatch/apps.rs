@@ -65,19 +65,10 @@ pub(crate) fn hide_ui(page: &mut ToolsPage) {
     page.picked = Some(
         picked
             .into_iter()
-            .filter(|t| !app_only(t))
+            .filter(|t| apps::visible_to_model(t.get("_meta").and_then(Value::as_object)))
             .map(without_ui)
             .collect(),
     );
-}
-
-/// Whether `tool`'s `_meta.ui.visibility` is given and leaves out the model.
-fn app_only(tool: &Value) -> bool {
-    tool.get("_meta")
-        .and_then(|m| m.get(apps::META_KEY))
-        .and_then(|ui| ui.get("visibility"))
-        .and_then(Value::as_array)
-        .is_some_and(|who| !who.iter().any(|w| w.as_str() == Some("model")))
 }
 
 fn without_ui(mut tool: Value) -> Value {
