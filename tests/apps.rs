@@ -307,3 +307,28 @@ fn a_model_is_not_offered_the_tools_only_an_app_calls() {
     let names: Vec<&Value> = export.tools.iter().map(|t| &t["name"]).collect();
     assert_eq!(names, [&json!("mcp__clock__clock")]);
 }
+
+/// A board whose tools are methods (`#[mcp_server]`).
+#[derive(Default)]
+struct Board;
+
+#[mcp_registry::mcp_server(name = "board")]
+impl Board {
+    /// The board, drawn by its app.
+    #[tool(ui = "ui://board/app.html")]
+    async fn show(&self) -> String {
+        "empty board".to_owned()
+    }
+}
+
+#[test]
+fn a_method_tool_names_its_app_too() {
+    let server = Board.into_server();
+    let show = server
+        .tools()
+        .iter()
+        .find(|t| t.name() == "show")
+        .expect("show");
+    let ui = apps::tool_ui(show.descriptor().meta.as_ref()).expect("_meta.ui");
+    assert_eq!(ui.resource_uri, "ui://board/app.html");
+}
