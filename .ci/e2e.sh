@@ -222,7 +222,7 @@ if [[ -z $CHROMIUM ]]; then
     SUDO=()
     [[ $(id -u) == 0 ]] || SUDO=(sudo -n)
     timeout 600 "${SUDO[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive timeout 900 "${SUDO[@]}" apt-get install -y -qq chromium >/dev/null
+    timeout 900 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     CHROMIUM=$(command -v chromium) || die "apt-get installed no chromium"
 fi
 echo "$("$CHROMIUM" --version 2>/dev/null)"
