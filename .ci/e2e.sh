@@ -28,15 +28,21 @@
 #   6. the TypeScript MCP SDK's client (npm `@modelcontextprotocol/sdk`, pinned) over stdio
 #      against examples/stdio_server: every listed schema compiled by the SDK's own validator
 #      (Ajv with ajv-formats, as Claude Code and the Inspector run it) without a word logged,
-#      so no "unknown format" (tests/e2e/sdk_schemas.cjs).
+#      so no "unknown format" (tests/e2e/sdk_schemas.cjs);
+#   7. MCP Apps in a real browser: headless Chromium (Debian package `chromium`, installed with
+#      apt-get when missing) renders examples/apps' `ui://` app in a small web host
+#      (tests/e2e/apps_host.html, served and proxied by tests/e2e/apps_host.py, with the sandbox
+#      proxy tests/e2e/apps_sandbox.html on another origin) that speaks the extension's
+#      postMessage protocol; the app renders the pushed result and calls a tool back through the
+#      host, and the call is seen reaching the server.
 #
 # Installs everything it needs under target/e2e/ (nothing lands in the repository), needs only
-# bash, python3 (with venv), npm (any Node) and cargo. Loopback only (the npm and PyPI installs
+# bash, python3 (with venv), npm (any Node), cargo, and Chromium (apt-get installs it when missing). Loopback only (the npm and PyPI installs
 # aside); every wait is bounded.
 # Usage: bash .ci/e2e.sh        (from anywhere; CI=true and no stdin are fine)
 # Knobs:  E2E_DIR, MCP_PY_VERSIONS, CONFORMANCE_TGZ, NODE_PACKAGE,
 #         CLAUDE_CODE_VERSION, EVERYTHING_VERSION, FASTMCP_VERSION, TS_SDK_VERSION,
-#         E2E_SKIP_BUILD=1.
+#         CHROMIUM, E2E_SKIP_BUILD=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -208,12 +214,24 @@ if [[ $(cat "$CLAUDE_DIR/.version" 2>/dev/null) != "$CLAUDE_CODE_VERSION" ]] || 
 fi
 echo "claude $(HOME=$E2E_DIR/claude-home "$CLAUDE_CLI" --version)"
 
+step "install: Chromium (Debian package \`chromium\`), the browser of the MCP Apps test"
+CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+if [[ -z $CHROMIUM ]]; then
+    command -v apt-get >/dev/null || die "Chromium is required: install the \`chromium\` package, or set CHROMIUM"
+    SUDO=()
+    [[ $(id -u) == 0 ]] || SUDO=(sudo -n)
+    timeout 600 "${SUDO[@]}" apt-get update -qq
+    timeout 900 "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    CHROMIUM=$(command -v chromium) || die "apt-get installed no chromium"
+fi
+echo "$("$CHROMIUM" --version 2>/dev/null)"
+
 # ---------------------------------------------------------------------------------------------
 if [[ ${E2E_SKIP_BUILD:-0} != 1 ]]; then
     step "build: cargo build --examples"
     cargo build --examples
 fi
-for name in stdio_server http_server http_auth_server conformance_server claude_code_host hub; do
+for name in stdio_server http_server http_auth_server conformance_server claude_code_host hub apps; do
     [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples)"
 done
 
@@ -249,6 +267,10 @@ for py in "${PYTHONS[@]}"; do
     run "http auth legacy ($py)" "$py" tests/e2e/auth_client.py "http://127.0.0.1:$AUTH_PORT/mcp"
 done
 run "http auth modern" "${PYTHONS[0]}" tests/e2e/auth_client.py "http://127.0.0.1:$AUTH_PORT/mcp" --era modern
+
+step "MCP Apps in headless Chromium (examples/apps, host page tests/e2e/apps_host.html)"
+run "MCP Apps in Chromium" python3 tests/e2e/apps_host.py "$EXAMPLES/apps" \
+    --chromium "$CHROMIUM" --logs "$LOGS"
 
 # ---------------------------------------------------------------------------------------------
 step "examples/hub mounting @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio)"

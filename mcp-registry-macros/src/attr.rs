@@ -36,6 +36,8 @@ pub(crate) struct ItemAttrs {
     pub(crate) timeout: Option<Timeout>,
     /// `task = "optional"` or `"required"` (tools): the `TaskSupport` variant's name.
     pub(crate) task: Option<&'static str>,
+    /// `ui = "ui://..."`: the app (MCP Apps) that renders a tool's results.
+    pub(crate) ui: Option<LitStr>,
     /// The keys only `#[mcp_resource]` takes.
     pub(crate) resource: ResourceAttrs,
 }
@@ -253,6 +255,7 @@ fn keys(kind: Kind) -> &'static [&'static str] {
             "blocking",
             "timeout",
             "task",
+            "ui",
             "server",
             "crate",
         ],
@@ -322,6 +325,7 @@ impl ItemAttrs {
             }
             "timeout" => self.timeout = timeout_value(meta, errors),
             "task" => self.task = task_value(meta, errors),
+            "ui" => self.ui = ui_value(meta, errors),
             "server" => self.server = server_path(meta, errors),
             "uri" => self.resource.uri = string_value(meta, key, errors),
             "template" => self.resource.template = string_value(meta, key, errors),
@@ -358,6 +362,26 @@ fn task_value(meta: &Meta, errors: &mut Errors) -> Option<&'static str> {
             None
         }
     }
+}
+
+/// `ui = "ui://clock/app.html"`: a string that is a `ui://` URI with something after the
+/// scheme.
+fn ui_value(meta: &Meta, errors: &mut Errors) -> Option<LitStr> {
+    let uri = string_value(meta, "ui", errors)?;
+    let text = uri.value();
+    if text
+        .strip_prefix("ui://")
+        .is_some_and(|rest| !rest.is_empty())
+    {
+        return Some(uri);
+    }
+    errors.spanned(
+        &uri,
+        format_args!(
+            "`ui` names the app's resource by its `ui://` URI, e.g. `ui = \"ui://clock/app.html\"`; got {text:?}"
+        ),
+    );
+    None
 }
 
 /// `size = 1024`: a byte count.

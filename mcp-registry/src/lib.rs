@@ -52,6 +52,7 @@
 
 #[cfg(feature = "agent")]
 pub mod agent;
+pub mod apps;
 pub mod catalog;
 pub mod client;
 pub mod completion;

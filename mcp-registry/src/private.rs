@@ -46,6 +46,8 @@ pub struct ToolMeta {
     pub timeout: Option<std::time::Duration>,
     /// `task = "optional"` or `"required"`: whether the tool runs as a task.
     pub task: Option<crate::protocol::TaskSupport>,
+    /// `ui = "ui://.."`: the app rendering the tool's results, checked at compile time.
+    pub ui: Option<&'static str>,
 }
 
 /// Builds the tool from what `#[mcp_tool]` generated (see [`cached_tool`]).
@@ -81,6 +83,9 @@ fn build_tool(
     }
     if let Some(task) = meta.task {
         builder = builder.task_support(task);
+    }
+    if let Some(ui) = meta.ui {
+        builder = builder.ui(ui);
     }
     if let Some(output) = output_schema() {
         builder = builder.output_schema(Arc::unwrap_or_clone(output));

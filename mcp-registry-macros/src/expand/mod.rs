@@ -316,6 +316,7 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
+    let ui = option_str(tool.attrs.ui.as_ref().map(syn::LitStr::value).as_deref());
     quote! {
         &#krate::__private::ToolMeta {
             name: #name,
@@ -324,6 +325,7 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
             hints: [#(#hints),*],
             timeout: #timeout,
             task: #task,
+            ui: #ui,
         }
     }
 }

@@ -300,7 +300,8 @@ fn json_arguments(arguments: Option<&Value>) -> Result<Value, String> {
 impl FilteredRegistry {
     /// The enabled, allowed tools as `api` definitions, named `mcp__<server>__<tool>` (see
     /// [`model_tool_name`](crate::catalog::model_tool_name)); name collisions are reported in
-    /// [`ToolExport::duplicates`].
+    /// [`ToolExport::duplicates`]. A tool only an MCP App calls (its `_meta.ui.visibility`
+    /// without `"model"`) is left out, as a host leaves it out of the model's tools.
     ///
     /// ```
     /// use mcp_registry::agent::ModelApi;
@@ -319,6 +320,7 @@ impl FilteredRegistry {
             tools: catalog
                 .tools()
                 .iter()
+                .filter(|t| crate::apps::visible_to_model(t.tool.meta.as_ref()))
                 .map(|t| api.tool_definition(&t.name, &t.tool))
                 .collect(),
             duplicates: catalog.duplicates().to_vec(),

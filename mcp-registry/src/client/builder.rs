@@ -223,6 +223,15 @@ impl ClientBuilder {
         self.extension(crate::skill::EXTENSION_ID, Value::Object(Map::new()))
     }
 
+    /// Declares MCP Apps (SEP-1865, `io.modelcontextprotocol/ui`) for HTML apps: a server
+    /// then lists its tools' apps (`_meta.ui`), which the host renders (see
+    /// [`crate::apps`]).
+    pub fn apps(self) -> Self {
+        let settings = serde_json::to_value(crate::apps::ClientUiSettings::html())
+            .unwrap_or_else(|_| Value::Object(Map::new()));
+        self.extension(crate::apps::EXTENSION_ID, settings)
+    }
+
     fn config(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if !self.extensions.is_empty() {

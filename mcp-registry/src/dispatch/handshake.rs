@@ -4,7 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    Answer, Body, Connection, Dispatcher, Effect, Routed, Step, outcome, prompts, resources, skills,
+    Answer, Body, Connection, Dispatcher, Effect, Routed, Step, apps, outcome, prompts, resources,
+    skills,
 };
 use crate::protocol::{
     CacheHints, CacheScope, DiscoverResult, Implementation, InitializeParams, InitializeResult,
@@ -113,6 +114,7 @@ fn other_capabilities(server: &Server, connection: Connection) -> Map<String, Va
         other.insert("completions".to_owned(), Value::Object(Map::new()));
     }
     skills::declare(server, &mut other);
+    apps::declare(server, &mut other);
     other
 }
 

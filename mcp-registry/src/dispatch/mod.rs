@@ -30,6 +30,7 @@
 //! A new request kind is a handler and a row in the table; a cross-cutting concern is a
 //! layer.
 
+mod apps;
 mod changes;
 mod client_requests;
 mod completion;
@@ -93,6 +94,8 @@ pub(crate) struct Connection {
     pub(crate) logging: bool,
     /// The level `logging/setLevel` set, if any.
     pub(crate) log_level: Option<LoggingLevel>,
+    /// Whether the session's client declared MCP Apps (`io.modelcontextprotocol/ui`).
+    pub(crate) apps: bool,
 }
 
 /// A request's answer, before it is written as a `Value` or as text.

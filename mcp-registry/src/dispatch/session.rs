@@ -564,6 +564,7 @@ impl ServerSession {
             let state = self.state();
             (state.version, state.log_level, state.client.clone())
         };
+        let apps = super::apps::session_declares(client.as_deref());
         // A legacy call asks the client with requests on the call's own stream.
         if request.method == method::TOOLS_CALL
             && matches!(request.era, Ok(Era::Legacy(_)))
@@ -598,6 +599,7 @@ impl ServerSession {
             subscriptions: true,
             logging: true,
             log_level,
+            apps,
         };
         Dispatcher::new(&self.inner.registry)
             .request(&self.inner.server, request, options, connection)

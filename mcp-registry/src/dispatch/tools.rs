@@ -34,14 +34,19 @@ pub(crate) struct ToolsPage {
     pub(crate) picked: Option<Vec<Value>>,
 }
 
-/// `tools/list`: a page of the server's tools, as the caller's listing filter shows them.
+/// `tools/list`: a page of the server's tools, as the caller's listing filter shows them;
+/// a tool's app (`_meta.ui`) only for a client that declares MCP Apps.
 pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
-    let page = request.dispatcher().list_tools(
+    let mut page = request.dispatcher().list_tools(
         &request.server,
         request.version,
         &request.params,
         options.listing_filter(),
     );
+    let apps = request.connection.apps || super::apps::request_declares(request.meta.as_ref());
+    if let (Ok(page), false) = (&mut page, apps) {
+        super::apps::hide_ui(page);
+    }
     request.answer(page.map(|page| Body::Tools(Box::new(page))))
 }
 

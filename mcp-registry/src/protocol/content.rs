@@ -99,6 +99,9 @@ pub struct TextResourceContents {
     pub mime_type: Option<String>,
     /// The text.
     pub text: String,
+    /// Metadata of these contents (an app's `_meta.ui`, for one).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// Binary contents of an embedded resource (base64).
@@ -112,6 +115,9 @@ pub struct BlobResourceContents {
     pub mime_type: Option<String>,
     /// Base64 data.
     pub blob: String,
+    /// Metadata of these contents.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// The contents of an embedded resource: text or blob.
@@ -231,6 +237,7 @@ impl Content {
                 uri: uri.into(),
                 mime_type: Some(mime_type.into()),
                 text: text.into(),
+                meta: None,
             }),
             annotations: None,
         })
@@ -247,6 +254,7 @@ impl Content {
                 uri: uri.into(),
                 mime_type: Some(mime_type.into()),
                 blob: b64(bytes),
+                meta: None,
             }),
             annotations: None,
         })

@@ -186,6 +186,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: None,
             text: text.into(),
+            meta: None,
         })
     }
 
@@ -202,6 +203,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: None,
             blob: base64::engine::general_purpose::STANDARD.encode(bytes),
+            meta: None,
         })
     }
 
@@ -209,6 +211,23 @@ impl ResourceContents {
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
         *self.mime_type_mut() = Some(mime_type.into());
         self
+    }
+
+    /// Sets `_meta` (replacing any).
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        match &mut self {
+            ResourceContents::Text(t) => t.meta = Some(meta),
+            ResourceContents::Blob(b) => b.meta = Some(meta),
+        }
+        self
+    }
+
+    /// `_meta`, when set.
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        match self {
+            ResourceContents::Text(t) => t.meta.as_ref(),
+            ResourceContents::Blob(b) => b.meta.as_ref(),
+        }
     }
 
     fn mime_type_mut(&mut self) -> &mut Option<String> {

@@ -2,6 +2,7 @@
 //! [`ResourceTemplate`] makes a family of them from an RFC 6570 URI template, its function
 //! given the variables of the URI read. Built at run time or by `#[mcp_resource]`.
 
+mod app;
 pub mod param;
 mod result;
 mod template;
@@ -145,6 +146,14 @@ pub enum ResourceBuildError {
     /// The URI is not an absolute URI (`scheme:...`).
     #[error("invalid resource URI {uri:?}: it must be an absolute URI, `scheme:...`")]
     InvalidUri {
+        /// The refused URI.
+        uri: String,
+    },
+    /// An app resource's URI is not a `ui://` URI.
+    #[error(
+        "an app resource's URI must start with `ui://` (e.g. \"ui://clock/app.html\"), got {uri:?}"
+    )]
+    NotAnApp {
         /// The refused URI.
         uri: String,
     },

@@ -158,6 +158,16 @@ pub enum ToolBuildError {
         /// The schema problem.
         source: SchemaError,
     },
+    /// `_meta.ui.resourceUri` is not a `ui://` URI.
+    #[error(
+        "tool {tool:?}: its app must be a `ui://` resource (e.g. \"ui://clock/app.html\"), got {uri:?}"
+    )]
+    InvalidUiUri {
+        /// The tool.
+        tool: String,
+        /// The URI given.
+        uri: String,
+    },
     /// A raw input schema is not an object schema.
     #[error(
         "tool {tool:?}: the input schema must be a JSON object with \"type\": \"object\" at its root, got {found}"
@@ -415,6 +425,15 @@ impl ToolBuilder {
         self
     }
 
+    /// The app that renders the tool's results (MCP Apps): `_meta.ui`, naming a `ui://`
+    /// resource the server serves ([`ResourceBuilder::app_html`](crate::ResourceBuilder::app_html)).
+    /// Listed only to clients that declare the extension (see [`apps`](crate::apps)). Set
+    /// after [`meta`](Self::meta), which replaces the whole `_meta`.
+    pub fn ui(mut self, ui: impl Into<crate::apps::ToolUi>) -> Self {
+        self.meta = Some(crate::apps::with_ui(self.meta.take(), &ui.into()));
+        self
+    }
+
     /// Tool `_meta`.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
@@ -504,6 +523,14 @@ impl ToolBuilder {
         handler: impl ToolHandler,
     ) -> Result<Tool, ToolBuildError> {
         protocol::validate_tool_name(&self.name)?;
+        if let Some(ui) = crate::apps::tool_ui(self.meta.as_ref())
+            && !crate::apps::is_ui_uri(&ui.resource_uri)
+        {
+            return Err(ToolBuildError::InvalidUiUri {
+                tool: self.name,
+                uri: ui.resource_uri,
+            });
+        }
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(ToolBuildError::InvalidInputSchema {
                 tool: self.name,

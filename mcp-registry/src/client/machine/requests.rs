@@ -110,11 +110,13 @@ impl ClientMachine {
                     serde_json::to_value(&self.config.info).unwrap_or_default(),
                 );
                 let mut capabilities = to_map(&self.config.capabilities);
-                if !self.config.extensions.is_empty() {
-                    capabilities.insert(
-                        "extensions".into(),
-                        Value::Object(self.config.extensions.clone()),
-                    );
+                // Beside those the capabilities declare (`ClientBuilder::extension`).
+                if !self.config.extensions.is_empty()
+                    && let Value::Object(declared) = capabilities
+                        .entry("extensions")
+                        .or_insert_with(|| Value::Object(Map::new()))
+                {
+                    declared.extend(self.config.extensions.clone());
                 }
                 meta.insert(META_CLIENT_CAPABILITIES.into(), Value::Object(capabilities));
                 if let Some(level) = self.log_level {
