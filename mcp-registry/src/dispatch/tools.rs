@@ -50,12 +50,11 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
     request.answer(page.map(|page| Body::Tools(Box::new(page))))
 }
 
-/// `tools/call`: the call started, to await.
+/// `tools/call`: the call started, to await; on a server with tools that run as tasks, as a
+/// task when the tool and the request say so (see `tasks.rs`).
 #[inline]
 pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
-    if request.server.has_task_tools() {
-        return call_on_task_server(request, options);
-    }
+    let tasks = request.server.has_task_tools();
     let (parts, mut info) = request.split();
     let Parts {
         registry,
@@ -69,69 +68,37 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
         Ok(retry) => retry,
         Err(e) => return Step::Answered(Answer::Error(e)),
     };
+    // 2025-11-25: a call to run as a task names it in `task` (ignored by a server without
+    // task tools, as that revision asks).
+    let task = if tasks { params.remove("task") } else { None };
     let call = match &call_text {
         Some(text) => call_from_text(text),
         None => call_from_params(params),
     };
-    let dispatcher = Dispatcher::new(registry);
-    match call.and_then(|call| dispatcher.call_tool(&server, call, options, info, retry)) {
-        Ok((call, round)) => Step::Calling(PendingCall {
-            call,
-            server,
-            version,
-            round,
-            span: None,
-        }),
-        Err(e) => Step::Answered(Answer::Error(e)),
-    }
-}
-
-/// [`call`] on a server with tools that run as tasks: the call started as a task when the
-/// tool and the request say so (see `tasks.rs`), else as a plain call. Kept out of the
-/// plain path, which servers without task tools take untouched.
-#[inline(never)]
-fn call_on_task_server(request: Routed<'_>, options: &mut CallOptions) -> Step {
-    let (parts, mut info) = request.split();
-    let Parts {
-        registry,
-        server,
-        mut params,
-        call_text,
-        era,
-        version,
-    } = parts;
-    let retry = match Retry::prepare(era, options, &mut params, &mut info) {
-        Ok(retry) => retry,
+    let call = match call {
+        Ok(call) => call,
         Err(e) => return Step::Answered(Answer::Error(e)),
     };
-    // 2025-11-25: a call to run as a task names it in `task`.
-    let task = params.remove("task");
-    let call = match &call_text {
-        Some(text) => call_from_text(text),
-        None => call_from_params(params),
-    };
-    let call = call.and_then(|call| {
-        let mode = super::tasks::mode(&server, &call.name, era, task, info.meta.as_ref())?;
-        Ok((call, mode))
-    });
     let dispatcher = Dispatcher::new(registry);
-    let started = match call {
-        Ok((call, TaskMode::Plain)) => dispatcher.call_tool(&server, call, options, info, retry),
-        Ok((call, mode)) => {
-            let task = TaskCall {
-                dispatcher,
-                server,
-                call,
-                mode,
-                version,
-                info,
-                retry,
-            };
-            return super::tasks::start(task, options);
+    if tasks {
+        match super::tasks::mode(&server, &call.name, era, task, info.meta.as_ref()) {
+            Err(e) => return Step::Answered(Answer::Error(e)),
+            Ok(TaskMode::Plain) => {}
+            Ok(mode) => {
+                let task = TaskCall {
+                    dispatcher,
+                    server,
+                    call,
+                    mode,
+                    version,
+                    info,
+                    retry,
+                };
+                return super::tasks::start(task, options);
+            }
         }
-        Err(e) => Err(e),
-    };
-    match started {
+    }
+    match dispatcher.call_tool(&server, call, options, info, retry) {
         Ok((call, round)) => Step::Calling(PendingCall {
             call,
             server,
