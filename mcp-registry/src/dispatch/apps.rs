@@ -24,12 +24,7 @@ pub(crate) fn declare(server: &Server, other: &mut Map<String, Value>) {
     if !(tool_app || resource_app) {
         return;
     }
-    let extensions = other
-        .entry("extensions")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(extensions) = extensions {
-        extensions.insert(EXTENSION_ID.to_owned(), Value::Object(Map::new()));
-    }
+    super::handshake::declare_extension(other, EXTENSION_ID, Value::Object(Map::new()));
 }
 
 /// Whether a session's client declared the extension in `initialize`.

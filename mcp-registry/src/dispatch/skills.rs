@@ -40,12 +40,8 @@ pub(crate) fn declare(server: &Server, other: &mut Map<String, Value>) {
     let settings = SkillsSettings {
         directory_read: Some(true),
     };
-    let extensions = other
-        .entry("extensions")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let (Value::Object(extensions), Ok(settings)) = (extensions, serde_json::to_value(settings))
-    {
-        extensions.insert(EXTENSION_ID.to_owned(), settings);
+    if let Ok(settings) = serde_json::to_value(settings) {
+        super::handshake::declare_extension(other, EXTENSION_ID, settings);
     }
 }
 
