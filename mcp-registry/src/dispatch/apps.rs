@@ -24,7 +24,7 @@ pub(crate) fn declare(server: &Server, other: &mut Map<String, Value>) {
     if !(tool_app || resource_app) {
         return;
     }
-    super::handshake::declare_extension(other, EXTENSION_ID, Value::Object(Map::new()));
+    super::declare_extension(other, EXTENSION_ID, Value::Object(Map::new()));
 }
 
 /// Whether a session's client declared the extension in `initialize`.

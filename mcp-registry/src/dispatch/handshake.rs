@@ -77,7 +77,7 @@ impl Dispatcher<'_> {
             },
         );
         if server.has_task_tools() {
-            declare_extension(
+            super::declare_extension(
                 &mut capabilities.other,
                 TASKS_EXTENSION,
                 Value::Object(Map::new()),
@@ -116,17 +116,6 @@ fn other_capabilities(server: &Server, connection: Connection) -> Map<String, Va
     skills::declare(server, &mut other);
     apps::declare(server, &mut other);
     other
-}
-
-/// Declares extension `id` with its `settings` (SEP-2133: `capabilities.extensions`, by
-/// identifier) beside the others the server declares.
-pub(crate) fn declare_extension(other: &mut Map<String, Value>, id: &str, settings: Value) {
-    if let Value::Object(extensions) = other
-        .entry("extensions")
-        .or_insert_with(|| Value::Object(Map::new()))
-    {
-        extensions.insert(id.to_owned(), settings);
-    }
 }
 
 /// The legacy handshake: the version asked for when this crate speaks it (as a legacy

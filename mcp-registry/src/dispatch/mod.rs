@@ -138,6 +138,17 @@ fn invalid_params(message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
 }
 
+/// Declares extension `id` with its `settings` (SEP-2133: `capabilities.extensions`, by
+/// identifier) beside the others the server declares.
+pub(crate) fn declare_extension(other: &mut Map<String, Value>, id: &str, settings: Value) {
+    if let Value::Object(extensions) = other
+        .entry("extensions")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        extensions.insert(id.to_owned(), settings);
+    }
+}
+
 /// `params` read as `T`, or -32602 saying why not.
 pub(crate) fn read_params<T: serde::de::DeserializeOwned>(
     method: &str,

@@ -41,7 +41,7 @@ pub(crate) fn declare(server: &Server, other: &mut Map<String, Value>) {
         directory_read: Some(true),
     };
     if let Ok(settings) = serde_json::to_value(settings) {
-        super::handshake::declare_extension(other, EXTENSION_ID, settings);
+        super::declare_extension(other, EXTENSION_ID, settings);
     }
 }
 
