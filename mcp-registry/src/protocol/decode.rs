@@ -63,6 +63,22 @@ impl Incoming<'_> {
         }
     }
 
+    /// The `_meta` of a request or a notification.
+    #[cfg(feature = "http")]
+    pub(crate) fn meta(&self) -> Option<&Map<String, Value>> {
+        match self {
+            Incoming::Request(request) => request.meta.as_ref(),
+            Incoming::Notification(n) => n.params.get("_meta").and_then(Value::as_object),
+            _ => None,
+        }
+    }
+
+    /// The protocol version the message's `_meta` names, when it is a string.
+    #[cfg(feature = "http")]
+    pub(crate) fn protocol_version(&self) -> Option<&str> {
+        self.meta()?.get(super::META_PROTOCOL_VERSION)?.as_str()
+    }
+
     /// The id a reply to this message goes under, when it is a request (or a request
     /// refused with a readable id).
     #[cfg(feature = "http")]
@@ -131,26 +147,6 @@ impl IncomingRequest<'_> {
                 .and_then(Value::as_object)
                 .map(Cow::Borrowed),
         }
-    }
-
-    /// The protocol version `_meta` names, when it is a string.
-    #[cfg(feature = "http")]
-    pub(crate) fn protocol_version(&self) -> Option<&str> {
-        self.meta
-            .as_ref()?
-            .get(super::META_PROTOCOL_VERSION)?
-            .as_str()
-    }
-}
-
-impl IncomingNotification {
-    /// The protocol version `params._meta` names, when it is a string.
-    #[cfg(feature = "http")]
-    pub(crate) fn protocol_version(&self) -> Option<&str> {
-        self.params
-            .get("_meta")?
-            .get(super::META_PROTOCOL_VERSION)?
-            .as_str()
     }
 }
 

@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
@@ -67,7 +67,7 @@ pub(super) async fn handle_post(
         }
         TextMessage::One(message) => message,
     };
-    if version_in_body(&message).is_some()
+    if message.protocol_version().is_some()
         || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION)
     {
         post_modern(&state, &headers, message, caller).await
@@ -130,24 +130,6 @@ fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
     }
 }
 
-/// The `_meta` of a request or a notification.
-fn meta<'m>(message: &'m Incoming<'_>) -> Option<&'m Map<String, Value>> {
-    match message {
-        Incoming::Request(request) => request.meta.as_ref(),
-        Incoming::Notification(n) => n.params.get("_meta").and_then(Value::as_object),
-        _ => None,
-    }
-}
-
-/// The protocol version a message's `_meta` names.
-fn version_in_body<'m>(message: &'m Incoming<'_>) -> Option<&'m str> {
-    match message {
-        Incoming::Request(request) => request.protocol_version(),
-        Incoming::Notification(n) => n.protocol_version(),
-        _ => None,
-    }
-}
-
 /// A batch: served by a legacy session whose negotiated version has batches (2025-03-26),
 /// refused anywhere else.
 async fn post_batch(
@@ -187,7 +169,7 @@ async fn post_modern(
     message: Incoming<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let version = version_in_body(&message);
+    let version = message.protocol_version();
     let id = message.id();
     let checked = check_modern_headers(headers, &message, version).and_then(|()| match &message {
         Incoming::Request(request) if request.method == method::TOOLS_CALL => {
@@ -207,7 +189,7 @@ async fn post_modern(
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == ProtocolEra::Modern);
     if (version.is_none() || modern)
-        && let Err(e) = require_modern_meta(meta(&message))
+        && let Err(e) = require_modern_meta(message.meta())
     {
         return error_response(StatusCode::BAD_REQUEST, id, e.code, e.message);
     }
