@@ -461,6 +461,18 @@ impl ServerSession {
             }
             Err(e) => return Some(parse_error(e).to_string()),
         };
+        self.answer_as_text(message, options).await
+    }
+
+    /// [`answer`](Self::answer), written as JSON text (what stdio and [`handle_text`]
+    /// send).
+    ///
+    /// [`handle_text`]: Self::handle_text
+    pub(crate) async fn answer_as_text(
+        &self,
+        message: Incoming<'_>,
+        options: CallOptions,
+    ) -> Option<String> {
         let (id, answer) = self.answer(message, options).await?;
         reply_text(id, answer)
     }

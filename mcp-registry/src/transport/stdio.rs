@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use crate::dispatch::{ServerSession, parse_error, reply_text};
+use crate::dispatch::{ServerSession, parse_error};
 use crate::protocol::decode::{Incoming, TextMessage, decode_text};
 use crate::protocol::method;
 use crate::registry::{CallOptions, Registry};
@@ -204,7 +204,11 @@ impl Running {
             _ => {
                 // A notification, a response, or a refusal: applied (or answered) before the
                 // next line is read, so that state changes keep their order.
-                if let Some(reply) = answer(&self.session, message, CallOptions::new()).await {
+                if let Some(reply) = self
+                    .session
+                    .answer_as_text(message, CallOptions::new())
+                    .await
+                {
                     let _ = self.out.send(reply);
                 }
                 return;
@@ -217,7 +221,7 @@ impl Running {
         let out = self.out.clone();
         let options = CallOptions::new().notifications(self.notifications.clone());
         let task = async move {
-            if let Some(reply) = answer(&session, message, options).await {
+            if let Some(reply) = session.answer_as_text(message, options).await {
                 let _ = out.send(reply);
             }
         };
@@ -261,16 +265,6 @@ fn log_failed(joined: Result<(), tokio::task::JoinError>) {
     {
         tracing::error!(error = %e, "stdio request task failed");
     }
-}
-
-/// The session's answer to a decoded message, as text.
-async fn answer(
-    session: &ServerSession,
-    message: Incoming<'_>,
-    options: CallOptions,
-) -> Option<String> {
-    let (id, answer) = session.answer(message, options).await?;
-    reply_text(id, answer)
 }
 
 /// The -32700 for a line that is not UTF-8, worded as the JSON parser words it.
