@@ -65,6 +65,8 @@ pub mod prompt;
 pub mod protocol;
 mod random;
 pub mod registry;
+#[cfg(feature = "redis")]
+pub mod replicas;
 pub mod resource;
 pub mod schema;
 pub mod server;

@@ -7,6 +7,7 @@
 pub mod dispatch;
 pub mod fuzz;
 pub mod http;
+pub mod redis;
 pub mod resources;
 
 use std::collections::HashMap;
