@@ -63,7 +63,9 @@ pub(crate) use tools::{PendingCall, input_required};
 use tools::{ToolCall, finish_call};
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::decode::{CallText, Incoming, IncomingRequest, Invalid};
@@ -111,8 +113,19 @@ pub(crate) struct Outcome {
     pub(crate) body: Body,
     /// 2026-07-28: `resultType`.
     result_type: Option<ResultType>,
-    /// 2026-07-28: `_meta` with the server's identity (a call's result carries its own).
-    meta: Option<Map<String, Value>>,
+    /// 2026-07-28: `_meta` with the server's identity, written once per server (a result
+    /// with a `_meta` of its own carries the identity there instead).
+    meta: Option<ResultMeta>,
+}
+
+/// A 2026-07-28 result's `_meta`.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub(crate) enum ResultMeta {
+    /// The server's identity alone, written once per server.
+    Server(Arc<RawValue>),
+    /// The server's identity and more.
+    Own(Map<String, Value>),
 }
 
 /// The method-specific part of a result.
@@ -475,30 +488,20 @@ fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) ->
             meta: None,
         };
     }
-    let info = server.info().clone();
-    let mut meta = None;
-    match &mut body {
-        Body::Call(result) => {
-            result
-                .meta
-                .get_or_insert_with(Map::new)
-                .insert(META_SERVER_INFO.to_owned(), info);
+    // A result with a `_meta` of its own carries the server's identity there.
+    let own = match &mut body {
+        Body::Call(result) => result.meta.as_mut(),
+        Body::Prompts(prompts::PromptsBody::Get(result)) => result.meta.as_mut(),
+        Body::Resources(resources::ResourcesBody::Read(result)) => result.meta.as_mut(),
+        _ => None,
+    };
+    let meta = match own {
+        Some(own) => {
+            own.insert(META_SERVER_INFO.to_owned(), server.info().clone());
+            None
         }
-        // A result with a `_meta` of its own carries the server's identity there.
-        Body::Prompts(prompts::PromptsBody::Get(result)) => {
-            result
-                .meta
-                .get_or_insert_with(Map::new)
-                .insert(META_SERVER_INFO.to_owned(), info);
-        }
-        Body::Resources(resources::ResourcesBody::Read(result)) => {
-            result
-                .meta
-                .get_or_insert_with(Map::new)
-                .insert(META_SERVER_INFO.to_owned(), info);
-        }
-        _ => meta = Some(Map::from_iter([(META_SERVER_INFO.to_owned(), info)])),
-    }
+        None => Some(ResultMeta::Server(server.info_meta().clone())),
+    };
     Outcome {
         body,
         result_type: Some(ResultType::Complete),

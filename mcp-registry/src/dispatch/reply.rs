@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::page::Window;
-use super::{Answer, Body, Outcome, ToolsPage};
+use super::{Answer, Body, Outcome, ResultMeta, ToolsPage};
 use crate::protocol::decode::{Incoming, Invalid, too_deep};
 use crate::protocol::{
     ErrorCode, ErrorObject, ErrorResponse, RequestId, ResultResponse, ResultType,
@@ -66,7 +66,7 @@ struct Flat<'a, B: Serialize> {
     #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
     result_type: Option<ResultType>,
     #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    meta: Option<&'a Map<String, Value>>,
+    meta: Option<&'a ResultMeta>,
 }
 
 impl<'a, B: Serialize> Flat<'a, B> {

@@ -10,10 +10,10 @@ use serde_json::{Map, Value};
 
 use super::changes::ServerChanges;
 use super::read_params;
-use super::{Answer, Body, Routed, Step, outcome};
+use super::{Answer, Body, ResultMeta, Routed, Step, outcome};
 use crate::protocol::{
-    ErrorCode, ErrorObject, ListenParams, META_SUBSCRIPTION_ID, ProtocolVersion, RequestId,
-    SubscriptionFilter, method,
+    ErrorCode, ErrorObject, ListenParams, META_SERVER_INFO, META_SUBSCRIPTION_ID, ProtocolVersion,
+    RequestId, SubscriptionFilter, method,
 };
 use crate::registry::{CallOptions, Registry, UpdateHook};
 use crate::server::Server;
@@ -157,10 +157,10 @@ impl Stream {
             }
         }
         let mut answer = outcome(&self.server, Some(ProtocolVersion::MODERN), Body::Empty);
-        answer
-            .meta
-            .get_or_insert_with(Map::new)
-            .insert(META_SUBSCRIPTION_ID.to_owned(), self.subscription.clone());
+        answer.meta = Some(ResultMeta::Own(Map::from_iter([
+            (META_SERVER_INFO.to_owned(), self.server.info().clone()),
+            (META_SUBSCRIPTION_ID.to_owned(), self.subscription.clone()),
+        ])));
         Answer::Result(answer)
     }
 

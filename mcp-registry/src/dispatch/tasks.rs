@@ -24,9 +24,8 @@ use super::{
 };
 use crate::protocol::{
     CreateTaskResult, DetailedTask, Era, ErrorCode, ErrorObject, LegacyTask, ListTasksResult,
-    META_CLIENT_CAPABILITIES, META_RELATED_TASK, META_SERVER_INFO, ProtocolVersion, ResultType,
-    TASKS_EXTENSION, TaskIdParams, TaskRequest, TaskStatus, TaskSupport, UpdateTaskParams, method,
-    value_kind,
+    META_CLIENT_CAPABILITIES, META_RELATED_TASK, ProtocolVersion, ResultType, TASKS_EXTENSION,
+    TaskIdParams, TaskRequest, TaskStatus, TaskSupport, UpdateTaskParams, method, value_kind,
 };
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, end_of};
@@ -203,10 +202,7 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             Ok(record) if modern => Answer::Result(Outcome {
                 body: Body::Task(Box::new(TaskBody::Detailed(record.detailed()))),
                 result_type: Some(ResultType::Task),
-                meta: Some(Map::from_iter([(
-                    META_SERVER_INFO.to_owned(),
-                    server.info().clone(),
-                )])),
+                meta: Some(super::ResultMeta::Server(server.info_meta().clone())),
             }),
             Ok(record) => Answer::Result(outcome(
                 &server,

@@ -13,8 +13,8 @@ use super::tasks::{TaskCall, TaskMode};
 use super::{Answer, Body, Dispatcher, Outcome, Parts, Routed, Step, invalid_params, outcome};
 use crate::protocol::decode::{CallText, raw_kind};
 use crate::protocol::{
-    CallToolResult, ElicitParams, ErrorCode, ErrorObject, META_SERVER_INFO, ProtocolVersion,
-    ResultType, UrlElicitationRequiredData, method, value_kind,
+    CallToolResult, ElicitParams, ErrorCode, ErrorObject, ProtocolVersion, ResultType,
+    UrlElicitationRequiredData, method, value_kind,
 };
 use crate::registry::ListingFilter;
 use crate::registry::call::CallFuture;
@@ -344,10 +344,7 @@ pub(crate) fn input_required(server: &Server, round: &Round) -> Option<Answer> {
         Ok(result) => Answer::Result(Outcome {
             body: Body::InputRequired(Box::new(result)),
             result_type: Some(ResultType::InputRequired),
-            meta: Some(Map::from_iter([(
-                META_SERVER_INFO.to_owned(),
-                server.info().clone(),
-            )])),
+            meta: Some(super::ResultMeta::Server(server.info_meta().clone())),
         }),
         Err(error) => Answer::Error(error),
     })
