@@ -1,39 +1,17 @@
 //! Logging: `logging/setLevel` per legacy session, the 2026-07-28 level in each request's
 //! `_meta`, `ToolContext::log` sending `notifications/message` at or above the level (and
-//! nothing without one), the `logging` capability, and the same messages as `tracing`
-//! events; replies and notifications validated against the official schema of each version.
+//! nothing without one) and the `logging` capability (the same messages as `tracing` events:
+//! `logging_tracing.rs`); replies and notifications validated against the official schema of each version.
 
 mod common;
 
 use std::sync::{Arc, Mutex};
 
+use common::logs::registry;
 use common::{LEGACY, MODERN, assert_reply, assert_valid, modern_meta};
 use mcp_registry::protocol::LoggingLevel;
-use mcp_registry::{
-    CallOptions, NotificationSink, Registry, Server, ServerSession, ToolContext, mcp_tool,
-};
+use mcp_registry::{CallOptions, NotificationSink, ServerSession};
 use serde_json::{Value, json};
-
-/// Logs once at each of four levels, then answers.
-#[mcp_tool]
-async fn chatty(ctx: ToolContext) -> String {
-    ctx.log(LoggingLevel::Debug, None, "debug detail");
-    ctx.log(LoggingLevel::Info, Some("steps"), "step 1 done");
-    ctx.log(
-        LoggingLevel::Warning,
-        Some("steps"),
-        json!({"slow_ms": 900}),
-    );
-    ctx.log(LoggingLevel::Error, None, "step 2 failed");
-    format!("level {:?}", ctx.log_level())
-}
-
-fn registry() -> Registry {
-    Registry::from_servers([Server::builder("logs")
-        .tool(chatty::tool())
-        .build()
-        .unwrap()])
-}
 
 fn call(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "chatty", "arguments": {}}})
@@ -255,69 +233,4 @@ async fn in_process_calls_choose_their_level() {
         .await
         .unwrap();
     assert_eq!(result.first_text(), Some("level None"));
-}
-
-/// Records the `tracing` events of the current thread: their level and fields.
-struct Recorder(Arc<Mutex<Vec<String>>>);
-
-impl tracing::Subscriber for Recorder {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!(" {}={:?}", field.name(), value));
-            }
-        }
-        let mut fields = Fields(format!(
-            "{} {}",
-            event.metadata().level(),
-            event.metadata().target()
-        ));
-        event.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
-#[test]
-fn a_tools_log_also_goes_to_tracing() {
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tracing::subscriber::with_default(Recorder(events.clone()), || {
-        runtime.block_on(async {
-            // No client asked for anything: tracing still gets every message.
-            registry()
-                .call_tool_by_name("chatty", json!({}))
-                .await
-                .unwrap();
-        })
-    });
-    let events = events.lock().unwrap();
-    let tool_events: Vec<&String> = events
-        .iter()
-        .filter(|e| e.contains("mcp_registry::tool"))
-        .collect();
-    assert_eq!(tool_events.len(), 4, "{events:#?}");
-    assert!(tool_events[0].starts_with("DEBUG"));
-    assert!(tool_events[2].starts_with("WARN"));
-    assert!(
-        tool_events[2].contains("tool=\"chatty\""),
-        "{}",
-        tool_events[2]
-    );
-    assert!(tool_events[2].contains("server=\"logs\""));
-    assert!(tool_events[2].contains("slow_ms"));
-    assert!(tool_events[3].starts_with("ERROR"));
 }

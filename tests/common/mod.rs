@@ -7,6 +7,7 @@
 pub mod dispatch;
 pub mod fuzz;
 pub mod http;
+pub mod logs;
 pub mod redis;
 pub mod resources;
 
