@@ -225,26 +225,7 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
         "http-standard-headers" | "http-custom-headers" | "http-invalid-tool-headers" => {
             run_headers(scenario, url).await?
         }
-        // Skills (SEP-2640): listing reads no skill file.
-        "sep-2640-client-no-prefetch" => {
-            let client = builder().skills().connect_http(url).await?;
-            client.list_skills().await?;
-            client.close().await;
-        }
-        // Load each skill (its SKILL.md, verified), then read its other files (each
-        // verified); a file that fails verification stops here, refused.
-        s if s.starts_with("sep-2640-client-verify-") => {
-            let client = builder().skills().connect_http(url).await?;
-            for entry in client.list_skills().await? {
-                let skill = client.load_skill(&entry).await?;
-                if let SkillResources::Files(files) = &skill.entry.resources {
-                    for file in files.iter().filter(|f| f.uri != entry.uri) {
-                        client.read_skill_file(&entry, &file.uri).await?;
-                    }
-                }
-            }
-            client.close().await;
-        }
+        s if s.starts_with("sep-2640-client-") => run_skills(s, url).await?,
         // initialize, tools_call, sse-retry and anything else: list the tools, call the first.
         _ => {
             let client = builder().connect_http(url).await?;
@@ -257,6 +238,27 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
             client.close().await;
         }
     }
+    Ok(())
+}
+
+/// The Skills scenarios (SEP-2640).
+async fn run_skills(scenario: &str, url: &str) -> Result<(), ClientError> {
+    let client = builder().skills().connect_http(url).await?;
+    // Listing reads no skill file (`sep-2640-client-no-prefetch`); the `verify` scenarios
+    // load each skill (its SKILL.md, verified), then read its other files (each verified):
+    // a file that fails verification stops here, refused.
+    let entries = client.list_skills().await?;
+    if scenario.starts_with("sep-2640-client-verify-") {
+        for entry in entries {
+            let skill = client.load_skill(&entry).await?;
+            if let SkillResources::Files(files) = &skill.entry.resources {
+                for file in files.iter().filter(|f| f.uri != entry.uri) {
+                    client.read_skill_file(&entry, &file.uri).await?;
+                }
+            }
+        }
+    }
+    client.close().await;
     Ok(())
 }
 
