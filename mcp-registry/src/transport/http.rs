@@ -54,10 +54,12 @@ pub mod dpop;
 mod post;
 mod serve;
 mod sessions;
+mod shared;
 mod stream;
 
 pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
+pub use shared::{SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError};
 
 use checks::check_host;
 use post::handle_post;
@@ -90,6 +92,9 @@ pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 /// ```
 pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
     let state = Arc::new(AppState::new(registry, server, config.clone()));
+    if let Some(store) = &config.session_store {
+        store.attach(SessionEvents::new(&state));
+    }
     let mut app = Router::new().route(
         &config.path,
         post(handle_post).get(handle_get).delete(handle_delete),
