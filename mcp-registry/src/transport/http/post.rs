@@ -21,7 +21,7 @@ use super::{
 use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
 use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
-    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId, method,
+    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, method,
     require_modern_meta,
 };
 use crate::registry::CallOptions;
@@ -282,11 +282,13 @@ async fn post_initialize(
         pushed,
         stream: Mutex::new(None),
     };
-    let Some(session_id) = state.open_session(slot) else {
+    let Some((session_id, slot)) = state.open_session(slot) else {
         return too_many_sessions(Some(&id), state.config.max_sessions);
     };
-    if let Err(refused) = share_new_session(state, &session_id, Some(&id)).await {
-        return refused;
+    if let Err(e) = state.share(&session_id, &slot).await {
+        // Not served by the other replicas: not opened at all.
+        state.forget_session(&session_id);
+        return store_down(Some(&id), &e);
     }
     let mut response = text_response(StatusCode::OK, reply);
     if let Ok(v) = HeaderValue::from_str(&session_id) {
@@ -362,24 +364,6 @@ async fn post_session_message(
     match shared {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => store_down(None, &e),
-    }
-}
-
-/// Saves a session just opened in the session store, if any; ends it when that fails.
-async fn share_new_session(
-    state: &AppState,
-    session_id: &str,
-    id: Option<&RequestId>,
-) -> Result<(), Response> {
-    let Some(slot) = state.session(session_id, None) else {
-        return Ok(());
-    };
-    match state.share(session_id, &slot).await {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            state.end_session(session_id, None);
-            Err(store_down(id, &e))
-        }
     }
 }
 

@@ -172,9 +172,18 @@ impl AppState {
     /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
     /// reached. Idle sessions are ended first, and the cap check and the insert happen under
     /// one lock, so concurrent `initialize`s cannot overshoot the cap.
-    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<String> {
+    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<(String, Arc<SessionSlot>)> {
         let session_id = uuid::Uuid::new_v4().simple().to_string();
-        self.keep_session(&session_id, slot).map(|_| session_id)
+        let slot = self.keep_session(&session_id, slot)?;
+        Some((session_id, slot))
+    }
+
+    /// Forgets session `id` (ending it), whoever opened it.
+    pub(super) fn forget_session(&self, id: &str) {
+        let removed = self.sessions().live.remove(id);
+        if let Some(live) = removed {
+            live.slot.end();
+        }
     }
 
     /// Keeps `slot` as session `id` (new here, or rebuilt from the session store), or `None`
