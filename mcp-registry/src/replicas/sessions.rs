@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::{RedisBus, RedisUnavailable};
 use crate::tool::BoxFuture;
 use crate::transport::http::{
-    SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
+    Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
 };
 
 /// Legacy (2025-xx Streamable HTTP) sessions kept in Redis, so any replica serves any
@@ -17,7 +17,11 @@ use crate::transport::http::{
 /// events (changed, ended, a client's reply to a request waiting on another replica) go
 /// through the replica's [`RedisBus`].
 ///
-/// Costs: one Redis round trip (`PEXPIRE`) per legacy request on a replica that holds the
+/// An ended session leaves a marker, `mcp:{prefix}:session-ended:{id}`, for the idle limit:
+/// a replica still holding it then ends it too, where a session Redis merely lost (a
+/// restart) is saved again by the replica holding it.
+///
+/// Costs: one Redis round trip (`PEXPIRE`, `EXISTS`) per legacy request on a replica that holds the
 /// session; a `GET` the first time a replica sees it; a `SET` and a `PUBLISH` (one
 /// transaction) when its state changes.
 ///
@@ -42,6 +46,11 @@ impl RedisSessions {
 
     fn key(&self, id: &str) -> String {
         self.bus.redis().key(&format!("session:{id}"))
+    }
+
+    /// The key that remembers, for the idle limit, that session `id` ended.
+    fn ended_key(&self, id: &str) -> String {
+        self.bus.redis().key(&format!("session-ended:{id}"))
     }
 
     fn failed(&self, e: &redis::RedisError) -> SessionStoreError {
@@ -121,20 +130,31 @@ impl SessionStore for RedisSessions {
         &'a self,
         id: &'a str,
         idle: Duration,
-    ) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
+    ) -> BoxFuture<'a, Result<Presence, SessionStoreError>> {
         Box::pin(async move {
             let mut conn = self.bus.redis().connection().await.map_err(|e| lost(&e))?;
-            let renewed: i64 = redis::cmd("PEXPIRE")
+            let (renewed, ended): (i64, i64) = redis::pipe()
+                .cmd("PEXPIRE")
                 .arg(self.key(id))
                 .arg(millis(idle))
+                .cmd("EXISTS")
+                .arg(self.ended_key(id))
                 .query_async(&mut conn)
                 .await
                 .map_err(|e| self.failed(&e))?;
-            Ok(renewed == 1)
+            Ok(match (renewed, ended) {
+                (1, _) => Presence::Live,
+                (_, 0) => Presence::Lost,
+                _ => Presence::Ended,
+            })
         })
     }
 
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
+    fn remove<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
         Box::pin(async move {
             let ended = SessionEvent::Ended {
                 session: id.to_owned(),
@@ -144,6 +164,12 @@ impl SessionStore for RedisSessions {
                 .atomic()
                 .cmd("DEL")
                 .arg(self.key(id))
+                .cmd("SET")
+                .arg(self.ended_key(id))
+                .arg(1)
+                .arg("PX")
+                .arg(millis(idle))
+                .ignore()
                 .add_command(self.bus.session_publish(ended))
                 .query_async(&mut conn)
                 .await

@@ -11,7 +11,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::AccessClaims;
-use super::shared::{EventSink, SessionEvent, SessionRecord, SessionStore, SessionStoreError};
+use super::shared::{
+    EventSink, Presence, SessionEvent, SessionRecord, SessionStore, SessionStoreError,
+};
 use super::{HttpConfig, error_response};
 use crate::dispatch::{Outgoing, ServerSession};
 use crate::protocol::decode::IncomingResponse;
@@ -229,8 +231,13 @@ impl AppState {
         if let Some(slot) = local {
             // Kept alive in the store for the other replicas; put back when the store lost
             // it (restarted empty).
-            if !store.touch(id, idle).await.map_err(refused)? {
-                self.share(id, &slot).await.map_err(refused)?;
+            match store.touch(id, idle).await.map_err(refused)? {
+                Presence::Live => {}
+                Presence::Lost => self.share(id, &slot).await.map_err(refused)?,
+                Presence::Ended => {
+                    self.forget_session(id);
+                    return Err(unknown_session(request, id));
+                }
             }
             return Ok(slot);
         }
@@ -289,7 +296,10 @@ impl AppState {
         match slot {
             Ok(_) => {
                 self.end_session(id, caller);
-                store.remove(id).await.map_err(|e| store_down(None, &e))
+                store
+                    .remove(id, self.config.session_idle_timeout)
+                    .await
+                    .map_err(|e| store_down(None, &e))
             }
             Err(refused) if refused.status() == StatusCode::NOT_FOUND => Ok(false),
             Err(refused) => Err(refused),

@@ -70,6 +70,19 @@ pub enum SessionEvent {
     },
 }
 
+/// What [`SessionStore::touch`] found of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    /// The store has it (its expiry renewed).
+    Live,
+    /// The store lost it (restarted empty, say) though it did not end: the replica that
+    /// holds it saves it again.
+    Lost,
+    /// It ended ([`SessionStore::remove`]), maybe on another replica: the replica that
+    /// still holds it ends it too.
+    Ended,
+}
+
 /// A failed [`SessionStore`] operation: the request that needed the shared session is
 /// refused with `503` and this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -100,16 +113,21 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
         idle: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SessionStoreError>>;
 
-    /// Renews session `id`'s expiry to `idle`; `Ok(false)` when the store no longer has it.
+    /// Renews session `id`'s expiry to `idle`, saying whether the store still has it.
     fn touch<'a>(
         &'a self,
         id: &'a str,
         idle: Duration,
-    ) -> BoxFuture<'a, Result<bool, SessionStoreError>>;
+    ) -> BoxFuture<'a, Result<Presence, SessionStoreError>>;
 
-    /// Removes session `id` and tells the other replicas it ended
-    /// ([`SessionEvent::Ended`]); whether the store had it.
-    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, SessionStoreError>>;
+    /// Removes session `id`, remembers for `idle` that it ended (so that
+    /// [`touch`](Self::touch) says [`Presence::Ended`], not [`Presence::Lost`]), and tells
+    /// the other replicas ([`SessionEvent::Ended`]); whether the store had it.
+    fn remove<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<bool, SessionStoreError>>;
 
     /// Tells the other replicas about `event`.
     fn publish<'a>(&'a self, event: SessionEvent) -> BoxFuture<'a, Result<(), SessionStoreError>>;
