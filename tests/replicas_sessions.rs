@@ -15,6 +15,7 @@ use common::math_server;
 use common::redis::RedisServer;
 use http_body_util::BodyExt;
 use mcp_registry::replicas::{Redis, RedisBus, RedisSessions};
+use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
 use mcp_registry::transport::http::{HttpConfig, router};
 use mcp_registry::{Elicitation, Registry, Resource, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
@@ -60,13 +61,18 @@ fn server(extra: Option<Tool>) -> Server {
 
 /// A replica on the Redis at `url`, subscribed to its bus.
 async fn replica(url: &str) -> Replica {
+    replica_with(url, HttpConfig::default()).await
+}
+
+/// A replica on the Redis at `url` with `config`, subscribed to its bus.
+async fn replica_with(url: &str, config: HttpConfig) -> Replica {
     let redis = Redis::new(url).unwrap().prefix("replicas");
     let bus = RedisBus::new(&redis);
     let registry = Registry::builder()
         .server(server(None))
         .change_bus(bus.clone())
         .build();
-    let config = HttpConfig::default().session_store(RedisSessions::new(&bus));
+    let config = config.session_store(RedisSessions::new(&bus));
     let app = router(registry.clone(), "math", config);
     bus.ready().await.expect("the bus subscribes");
     Replica { registry, app, bus }
@@ -190,7 +196,7 @@ async fn a_session_opened_on_one_replica_is_served_by_the_other() {
     b.registry.notify_resource_updated(NOTE);
     let updated = next_of(&mut stream, "notifications/resources/updated").await;
     assert_eq!(updated["params"]["uri"], NOTE);
-    // Another subject's token, or another server's session, is no key to it.
+    // An id no replica minted is unknown everywhere.
     let unknown = send(
         &b.app,
         "POST",
@@ -376,6 +382,53 @@ async fn redis_down_refuses_shared_sessions_only_and_everything_recovers() {
     a.registry.notify_resource_updated(NOTE);
     let updated = next_of(&mut listen, "notifications/resources/updated").await;
     assert_eq!(updated["params"]["uri"], NOTE);
+}
+
+/// Bearer tokens: two subjects.
+async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
+    match token.secret() {
+        "alice-token" => Ok(AccessClaims::new("alice").with_audience([RESOURCE])),
+        "bob-token" => Ok(AccessClaims::new("bob").with_audience([RESOURCE])),
+        _ => Err(AuthError::InvalidToken("not in the table".into())),
+    }
+}
+
+const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+#[tokio::test]
+async fn a_shared_session_serves_only_the_subject_that_opened_it() {
+    let Some(redis) = RedisServer::start().await else {
+        return;
+    };
+    let config = || HttpConfig::default().auth(Auth::new(RESOURCE, validate).unwrap());
+    let a = replica_with(&redis.url(), config()).await;
+    let b = replica_with(&redis.url(), config()).await;
+    let alice = [("authorization", "Bearer alice-token")];
+    let init = send(&a.app, "POST", &alice, INIT).await;
+    assert_eq!(init.status, StatusCode::OK, "{}", init.body);
+    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let as_bob = [
+        ("mcp-session-id", sid.as_str()),
+        ("authorization", "Bearer bob-token"),
+    ];
+    assert_eq!(
+        send(&b.app, "POST", &as_bob, ping).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let as_alice = [
+        ("mcp-session-id", sid.as_str()),
+        ("authorization", "Bearer alice-token"),
+    ];
+    assert_eq!(
+        send(&b.app, "POST", &as_alice, ping).await.status,
+        StatusCode::OK
+    );
+    // Held by B now, still not Bob's.
+    assert_eq!(
+        send(&b.app, "POST", &as_bob, ping).await.status,
+        StatusCode::NOT_FOUND
+    );
 }
 
 /// Polls `check` until it holds (60 s at most, generous for a loaded machine).
