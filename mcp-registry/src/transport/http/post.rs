@@ -320,15 +320,19 @@ async fn post_in_session(
     if !matches!(message, Incoming::Request(_)) {
         return post_session_message(state, session_id, &slot, message).await;
     }
-    let changes_state = state.store().is_some() && changes_session(&message);
+    // What to save in the session store after the answer, when the message changes the
+    // session's state (nothing is cloned for the others).
+    let share = (state.store().is_some() && changes_session(&message))
+        .then(|| (state.clone(), session_id.to_owned()));
     // The session answers after the body is gone: the message is made owned (a call's
     // arguments copied as text, not parsed).
     let message = message.into_owned();
-    let (state, session_id) = (state.clone(), session_id.to_owned());
     respond(Mode::Session, caller, move |options| {
         Pending::Later(Box::pin(async move {
             let answered = slot.session.answer(message, options).await;
-            if changes_state && let Err(e) = state.share(&session_id, &slot).await {
+            if let Some((state, session_id)) = share
+                && let Err(e) = state.share(&session_id, &slot).await
+            {
                 let (id, _) = answered?;
                 let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!(
                     "the session's change was made on this replica but could not be shared with the others ({e}); send it again"
