@@ -26,6 +26,14 @@ pub(super) struct ClientRequests {
 }
 
 impl ClientRequests {
+    /// Numbers this session's requests from `first` on: a session rebuilt in another
+    /// process starts far from the one that opened it, so the client's replies, which may
+    /// reach either, name one request only.
+    pub(super) fn number_from(&self, first: u64) {
+        self.next_id
+            .store(first, std::sync::atomic::Ordering::Relaxed);
+    }
+
     pub(super) fn waiting(
         &self,
     ) -> MutexGuard<'_, HashMap<RequestId, oneshot::Sender<IncomingResponse>>> {

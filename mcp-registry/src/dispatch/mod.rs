@@ -54,6 +54,7 @@ pub use entry::{Message, MessageFuture, MessageRequest, TextFuture};
 pub use outbox::{OUTBOX_CAPACITY, Outgoing};
 pub use session::{
     Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, ServerSession, SessionMessage, SessionRequest,
+    SessionSnapshot,
 };
 
 pub(crate) use reply::{

@@ -12,6 +12,10 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+mod shared;
+
+pub use shared::SessionSnapshot;
+
 use super::changes::ServerChanges;
 use super::client_requests::{ClientRequests, SessionInput};
 use super::outbox::{self, Outgoing};

@@ -9,8 +9,8 @@ use tokio::sync::watch;
 use super::UnionIdentity;
 use super::layer::Layer;
 use super::{
-    Approval, ApprovalRequest, Config, DEFAULT_TIMEOUT, Inner, Registry, RegistryChange,
-    ServerEntry, Snapshot, approval,
+    Approval, ApprovalRequest, ChangeBus, Config, DEFAULT_TIMEOUT, Inner, Registry, RegistryChange,
+    RemoteChanges, ServerEntry, Snapshot, approval,
 };
 use crate::server::Server;
 use crate::task::{MemoryTaskStore, TaskSettings, TaskStore, Tasks};
@@ -34,6 +34,7 @@ pub struct RegistryBuilder {
     identity: UnionIdentity,
     task_store: Option<Arc<dyn TaskStore>>,
     task_settings: TaskSettings,
+    change_bus: Option<Arc<dyn ChangeBus>>,
 }
 
 impl RegistryBuilder {
@@ -52,6 +53,7 @@ impl RegistryBuilder {
             identity: UnionIdentity::default(),
             task_store: None,
             task_settings: TaskSettings::default(),
+            change_bus: None,
         }
     }
 
@@ -250,6 +252,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// Shares the registry's changes with the other replicas of its server through `bus`
+    /// (with the feature `redis`: `mcp_registry::replicas::RedisBus`, one per replica): a
+    /// tool, prompt or resource list change, or a [`Registry::notify_resource_updated`],
+    /// here reaches the `subscriptions/listen` streams and legacy sessions of every replica,
+    /// and theirs reach this one's. Without a bus (the default) changes stay in the process.
+    pub fn change_bus(mut self, bus: impl ChangeBus + 'static) -> Self {
+        self.change_bus = Some(Arc::new(bus));
+        self
+    }
+
     /// The registry.
     pub fn build(self) -> Registry {
         let servers = self
@@ -270,7 +282,7 @@ impl RegistryBuilder {
             servers: Vec::new(),
             last_changed: Arc::default(),
         });
-        Registry {
+        let registry = Registry {
             inner: Arc::new(Inner {
                 state: ArcSwap::from_pointee(Snapshot::build(servers)),
                 write: Mutex::new(()),
@@ -295,10 +307,15 @@ impl RegistryBuilder {
                             .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
                         self.task_settings,
                     ),
+                    change_bus: self.change_bus,
                 },
                 changes,
                 updates: Default::default(),
             }),
+        };
+        if let Some(bus) = &registry.inner.config.change_bus {
+            bus.attach(RemoteChanges::new(&registry));
         }
+        registry
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod approval;
 mod builder;
+mod bus;
 pub(crate) mod call;
 mod complete;
 mod error;
@@ -28,6 +29,7 @@ use tokio::sync::watch;
 
 pub use approval::{Approval, ApprovalRequest};
 pub use builder::RegistryBuilder;
+pub use bus::{ChangeBus, RemoteChanges, SharedChange};
 pub use call::{CallFuture, CallRequest, ToolCall};
 pub use error::{CallError, RegistryError};
 pub use options::{CallOptions, WithOptions};
@@ -327,6 +329,8 @@ pub(crate) struct Config {
     pub(crate) identity: UnionIdentity,
     /// The registry's tasks: their store, and those this process runs.
     pub(crate) tasks: Arc<crate::task::Tasks>,
+    /// Where changes go to (and come from) the other replicas, when there are some.
+    pub(crate) change_bus: Option<Arc<dyn ChangeBus>>,
 }
 
 impl Config {
@@ -465,16 +469,30 @@ impl Registry {
         let (changed, out) = change(&mut servers);
         if !changed.is_empty() {
             self.inner.state.store(Arc::new(Snapshot::build(servers)));
-            self.inner.changes.send_modify(|c| {
-                c.generation += 1;
-                let last_changed = Arc::make_mut(&mut c.last_changed);
-                for name in &changed {
-                    last_changed.insert(name.clone(), c.generation);
-                }
-                c.servers = changed;
-            });
+            if let Some(bus) = &self.inner.config.change_bus {
+                bus.publish(SharedChange::Servers {
+                    servers: changed.clone(),
+                });
+            }
+            self.announce(changed);
         }
         out
+    }
+
+    /// Tells the registry's watchers that `changed` servers' lists changed (here, or in
+    /// another replica: see [`ChangeBus`]).
+    fn announce(&self, changed: Vec<String>) {
+        if changed.is_empty() {
+            return;
+        }
+        self.inner.changes.send_modify(|c| {
+            c.generation += 1;
+            let last_changed = Arc::make_mut(&mut c.last_changed);
+            for name in &changed {
+                last_changed.insert(name.clone(), c.generation);
+            }
+            c.servers = changed;
+        });
     }
 
     /// Adds `server`, replacing (and returning) a server of the same name. A replaced server

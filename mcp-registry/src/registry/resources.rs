@@ -494,7 +494,21 @@ impl Registry {
     /// The stateless entry points (`handle_mcp_message`) have no subscriptions.
     ///
     /// [`ServerSession`]: crate::ServerSession
+    ///
+    /// With a [`change_bus`](crate::RegistryBuilder::change_bus), the other replicas' sessions
+    /// and listen streams are told too (the count is this replica's).
     pub fn notify_resource_updated(&self, uri: &str) -> usize {
+        if let Some(bus) = &self.inner.config.change_bus {
+            bus.publish(super::SharedChange::ResourceUpdated {
+                uri: uri.to_owned(),
+            });
+        }
+        self.tell_resource_updated(uri)
+    }
+
+    /// Tells this registry's sessions and listen streams that `uri` changed; how many were
+    /// told.
+    pub(crate) fn tell_resource_updated(&self, uri: &str) -> usize {
         let hooks: Vec<Arc<UpdateHook>> = {
             let mut hooks = self.inner.updates.hooks();
             hooks.retain(|h| h.strong_count() > 0);

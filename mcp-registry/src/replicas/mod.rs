@@ -14,6 +14,14 @@
 //! # Ok(()) }
 //! ```
 
+mod bus;
+#[cfg(feature = "http")]
+mod sessions;
+
+pub use bus::RedisBus;
+#[cfg(feature = "http")]
+pub use sessions::RedisSessions;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,7 +100,6 @@ impl Redis {
     }
 
     /// The key `part` under this connection's prefix: `mcp:{prefix}:{part}`.
-    #[allow(dead_code, reason = "the Redis stores (next commits) use it")]
     pub(crate) fn key(&self, part: &str) -> String {
         format!("{}:{part}", self.prefix)
     }
@@ -113,6 +120,11 @@ impl Redis {
             .await
             .map_err(|e| self.unavailable(&e))?;
         Ok(manager.clone())
+    }
+
+    /// The client, for the connections pub/sub needs of its own.
+    pub(crate) fn client(&self) -> &redis::Client {
+        &self.inner.client
     }
 
     /// The error for a failed Redis command.

@@ -26,8 +26,17 @@
 //!   authorization): see [`auth`].
 //!
 //! Stateless (2026-07-28) traffic needs no sticky sessions, so N replicas can sit behind any
-//! load balancer; legacy sessions live in the replica that minted them, so legacy clients need
-//! routing by the `Mcp-Session-Id` header (see the README).
+//! load balancer. Legacy sessions live in the replica that minted them, unless the replicas
+//! share them through a [`SessionStore`] ([`HttpConfig::session_store`]; with the feature
+//! `redis`, `replicas::RedisSessions`): then any replica serves any session, round-robin.
+//! Changes reach the streams of every replica when the registry has a change bus
+//! ([`RegistryBuilder::change_bus`](crate::RegistryBuilder::change_bus)). Per replica:
+//!
+//! ```text
+//! let bus = RedisBus::new(&Redis::new(url)?.prefix("notes"));
+//! let registry = Registry::builder().servers(servers).change_bus(bus.clone()).build();
+//! let config = HttpConfig::default().session_store(RedisSessions::new(&bus));
+//! ```
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -54,10 +63,14 @@ pub mod dpop;
 mod post;
 mod serve;
 mod sessions;
+mod shared;
 mod stream;
 
 pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
+pub use shared::{
+    Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
+};
 
 use checks::check_host;
 use post::handle_post;
@@ -90,6 +103,9 @@ pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 /// ```
 pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
     let state = Arc::new(AppState::new(registry, server, config.clone()));
+    if let Some(store) = &config.session_store {
+        store.attach(SessionEvents::new(&state));
+    }
     let mut app = Router::new().route(
         &config.path,
         post(handle_post).get(handle_get).delete(handle_delete),

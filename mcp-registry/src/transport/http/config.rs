@@ -1,8 +1,10 @@
 //! [`HttpConfig`]: the transport's settings, and the Host and Origin rules they set.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::Auth;
+use super::shared::SessionStore;
 
 /// Settings of the HTTP transport.
 ///
@@ -28,6 +30,7 @@ pub struct HttpConfig {
     pub(super) body_read_timeout: Duration,
     pub(super) idle_timeout: Duration,
     pub(super) max_connections: usize,
+    pub(super) session_store: Option<Arc<dyn SessionStore>>,
 }
 
 impl Default for HttpConfig {
@@ -47,6 +50,7 @@ impl Default for HttpConfig {
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
+            session_store: None,
         }
     }
 }
@@ -164,6 +168,22 @@ impl HttpConfig {
     /// descriptor: raise the process's limit (`ulimit -n`) along with this.
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// Keeps legacy sessions in `store`, shared by every replica of the server (with the
+    /// feature `redis`: `mcp_registry::replicas::RedisSessions`): a session opened on one
+    /// replica is served by any other (rebuilt from the store on its first request there),
+    /// `DELETE` on any ends it on all, and it expires after
+    /// [`session_idle_timeout`](Self::session_idle_timeout) unused on all. Each legacy
+    /// request then needs the store: while it does not answer, they get `503` (stateless
+    /// 2026-07-28 requests are unaffected). Without a store (the default), a session lives in
+    /// the replica that opened it.
+    ///
+    /// For the sessions' streams to hear the changes made on other replicas, give the
+    /// registry a change bus too ([`RegistryBuilder::change_bus`](crate::RegistryBuilder::change_bus)).
+    pub fn session_store(mut self, store: impl SessionStore + 'static) -> Self {
+        self.session_store = Some(Arc::new(store));
         self
     }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
-use super::sessions::{AppState, SessionSlot, unknown_session};
+use super::sessions::{AppState, SessionSlot, store_down, too_many_sessions};
 use super::stream::{Mode, Pending, respond};
 use super::{
     SESSION_HEADER, VERSION_HEADER, call_options, error_response, header_str, json_response,
@@ -21,7 +21,8 @@ use super::{
 use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
 use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
-    ErrorCode, MODERN_VERSION, ProtocolEra, ProtocolVersion, method, require_modern_meta,
+    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, method,
+    require_modern_meta,
 };
 use crate::registry::CallOptions;
 
@@ -138,10 +139,11 @@ async fn post_batch(
     batch: Vec<Value>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let Some(slot) = header_str(headers, SESSION_HEADER)
-        .and_then(|id| state.session(id, caller.as_ref()))
-        .filter(|slot| slot.session.accepts_batches())
-    else {
+    let slot = match header_str(headers, SESSION_HEADER) {
+        Some(id) => state.find_session(id, caller.as_ref(), None).await.ok(),
+        None => None,
+    };
+    let Some(slot) = slot.filter(|slot| slot.session.accepts_batches()) else {
         return error_response(
             StatusCode::BAD_REQUEST,
             None,
@@ -221,7 +223,7 @@ fn stateless(state: &AppState, request: IncomingRequest<'_>, options: &mut CallO
 /// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
 /// belongs to one.
 async fn post_legacy(
-    state: &AppState,
+    state: &Arc<AppState>,
     headers: &HeaderMap,
     message: Incoming<'_>,
     caller: Option<AccessClaims>,
@@ -280,17 +282,14 @@ async fn post_initialize(
         pushed,
         stream: Mutex::new(None),
     };
-    let Some(session_id) = state.open_session(slot) else {
-        return error_response(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some(&id),
-            ErrorCode::INTERNAL_ERROR,
-            format!(
-                "too many open sessions (HttpConfig::max_sessions: {}); idle ones end after HttpConfig::session_idle_timeout, or use protocol version 2026-07-28 (stateless)",
-                state.config.max_sessions
-            ),
-        );
+    let Some((session_id, slot)) = state.open_session(slot) else {
+        return too_many_sessions(Some(&id), state.config.max_sessions);
     };
+    if let Err(e) = state.share(&session_id, &slot).await {
+        // Not served by the other replicas: not opened at all.
+        state.forget_session(&session_id);
+        return store_down(Some(&id), &e);
+    }
     let mut response = text_response(StatusCode::OK, reply);
     if let Ok(v) = HeaderValue::from_str(&session_id) {
         response.headers_mut().insert(SESSION_HEADER, v);
@@ -300,7 +299,7 @@ async fn post_initialize(
 
 /// A legacy message after `initialize`, for the session its `Mcp-Session-Id` names.
 async fn post_in_session(
-    state: &AppState,
+    state: &Arc<AppState>,
     headers: &HeaderMap,
     message: Incoming<'_>,
     caller: Option<AccessClaims>,
@@ -314,20 +313,77 @@ async fn post_in_session(
             "missing Mcp-Session-Id header: send initialize first, or use protocol version 2026-07-28 (stateless)",
         );
     };
-    let Some(slot) = state.session(session_id, caller.as_ref()) else {
-        return unknown_session(id, session_id);
+    let slot = match state.find_session(session_id, caller.as_ref(), id).await {
+        Ok(slot) => slot,
+        Err(refused) => return refused,
     };
     if !matches!(message, Incoming::Request(_)) {
-        let _ = slot.session.answer(message, CallOptions::new()).await;
-        return StatusCode::ACCEPTED.into_response();
+        return post_session_message(state, session_id, &slot, message).await;
     }
+    // What to save in the session store after the answer, when the message changes the
+    // session's state (nothing is cloned for the others).
+    let share = (state.store().is_some() && changes_session(&message))
+        .then(|| (state.clone(), session_id.to_owned()));
     // The session answers after the body is gone: the message is made owned (a call's
     // arguments copied as text, not parsed).
     let message = message.into_owned();
     respond(Mode::Session, caller, move |options| {
         Pending::Later(Box::pin(async move {
-            slot.session.answer(message, options).await
+            let answered = slot.session.answer(message, options).await;
+            if let Some((state, session_id)) = share
+                && let Err(e) = state.share(&session_id, &slot).await
+            {
+                let (id, _) = answered?;
+                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!(
+                    "the session's change was made on this replica but could not be shared with the others ({e}); send it again"
+                ));
+                return Some((id, Answer::Error(error)));
+            }
+            answered
         }))
     })
     .await
+}
+
+/// A notification or a response in a session: `202`, once handled (a client's reply to a
+/// request waiting on another replica is handed there; `notifications/initialized` is
+/// saved in the session store).
+async fn post_session_message(
+    state: &AppState,
+    session_id: &str,
+    slot: &SessionSlot,
+    message: Incoming<'_>,
+) -> Response {
+    let shared = match message {
+        Incoming::Response(response) => state.client_response(session_id, slot, response).await,
+        message => {
+            let changes_state = state.store().is_some() && changes_session(&message);
+            let _ = slot.session.answer(message, CallOptions::new()).await;
+            match changes_state {
+                true => state.share(session_id, slot).await,
+                false => Ok(()),
+            }
+        }
+    };
+    match shared {
+        Ok(()) => StatusCode::ACCEPTED.into_response(),
+        Err(e) => store_down(None, &e),
+    }
+}
+
+/// Whether a legacy message changes the session's negotiated state (what the other
+/// replicas must then hear of).
+fn changes_session(message: &Incoming<'_>) -> bool {
+    let method = match message {
+        Incoming::Request(request) => &*request.method,
+        Incoming::Notification(n) => &*n.method,
+        _ => return false,
+    };
+    matches!(
+        method,
+        method::INITIALIZED
+            | method::LOGGING_SET_LEVEL
+            | method::RESOURCES_SUBSCRIBE
+            | method::RESOURCES_UNSUBSCRIBE
+    )
 }

@@ -11,8 +11,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::AccessClaims;
+use super::shared::{
+    EventSink, Presence, SessionEvent, SessionRecord, SessionStore, SessionStoreError,
+};
 use super::{HttpConfig, error_response};
 use crate::dispatch::{Outgoing, ServerSession};
+use crate::protocol::decode::IncomingResponse;
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::Registry;
 
@@ -170,21 +174,225 @@ impl AppState {
     /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
     /// reached. Idle sessions are ended first, and the cap check and the insert happen under
     /// one lock, so concurrent `initialize`s cannot overshoot the cap.
-    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<String> {
+    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<(String, Arc<SessionSlot>)> {
+        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        let slot = self.keep_session(&session_id, slot)?;
+        Some((session_id, slot))
+    }
+
+    /// Forgets session `id` (ending it), whoever opened it.
+    pub(super) fn forget_session(&self, id: &str) {
+        let removed = self.sessions().live.remove(id);
+        if let Some(live) = removed {
+            live.slot.end();
+        }
+    }
+
+    /// Keeps `slot` as session `id` (new here, or rebuilt from the session store), or `None`
+    /// when the session cap is reached.
+    pub(super) fn keep_session(&self, id: &str, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
         let mut sessions = self.sessions();
         sessions.sweep(now, self.config.session_idle_timeout);
         if sessions.live.len() >= self.config.max_sessions {
             return None;
         }
-        let session_id = uuid::Uuid::new_v4().simple().to_string();
+        let slot = Arc::new(slot);
         let live = LiveSession {
-            slot: Arc::new(slot),
+            slot: slot.clone(),
             last_used: now,
         };
-        sessions.live.insert(session_id.clone(), live);
-        Some(session_id)
+        if let Some(replaced) = sessions.live.insert(id.to_owned(), live) {
+            replaced.slot.end();
+        }
+        Some(slot)
     }
+
+    /// The session store the replicas share, when there is one.
+    pub(super) fn store(&self) -> Option<&dyn SessionStore> {
+        self.config.session_store.as_deref()
+    }
+
+    /// The session `id` of `caller`: this replica's, or (with a session store) rebuilt from
+    /// the store, whichever replica opened it. The refusal otherwise: `404` for an unknown
+    /// session, `503` when the store does not answer or the session cap is reached.
+    pub(super) async fn find_session(
+        &self,
+        id: &str,
+        caller: Option<&AccessClaims>,
+        request: Option<&RequestId>,
+    ) -> Result<Arc<SessionSlot>, Response> {
+        let local = self.session(id, caller);
+        let Some(store) = self.store() else {
+            return local.ok_or_else(|| unknown_session(request, id));
+        };
+        let idle = self.config.session_idle_timeout;
+        let refused = |e: SessionStoreError| store_down(request, &e);
+        if let Some(slot) = local {
+            // Kept alive in the store for the other replicas; put back when the store lost
+            // it (restarted empty).
+            match store.touch(id, idle).await.map_err(refused)? {
+                Presence::Live => {}
+                Presence::Lost => self.share(id, &slot).await.map_err(refused)?,
+                Presence::Ended => {
+                    self.forget_session(id);
+                    return Err(unknown_session(request, id));
+                }
+            }
+            return Ok(slot);
+        }
+        let owner = caller.map(|c| c.subject.as_str());
+        let record = store
+            .load(id, idle)
+            .await
+            .map_err(refused)?
+            .filter(|r| r.session.server == self.server && r.owner.as_deref() == owner);
+        let Some(record) = record else {
+            return Err(unknown_session(request, id));
+        };
+        let Some((session, pushed)) =
+            ServerSession::restore(self.registry.clone(), &record.session)
+        else {
+            return Err(unknown_session(request, id));
+        };
+        let slot = SessionSlot {
+            session,
+            owner: record.owner,
+            pushed,
+            stream: Mutex::new(None),
+        };
+        self.keep_session(id, slot)
+            .ok_or_else(|| too_many_sessions(request, self.config.max_sessions))
+    }
+
+    /// Saves session `id`'s state in the session store (when there is one), telling the
+    /// other replicas holding it.
+    pub(super) async fn share(
+        &self,
+        id: &str,
+        slot: &SessionSlot,
+    ) -> Result<(), SessionStoreError> {
+        let (Some(store), Some(snapshot)) = (self.store(), slot.session.snapshot()) else {
+            return Ok(());
+        };
+        let record = SessionRecord::new(slot.owner.clone(), snapshot);
+        store
+            .save(id, &record, self.config.session_idle_timeout)
+            .await
+    }
+
+    /// Ends session `id` here and in the session store: whether it was found in either;
+    /// the refusal (`503`) when the store does not answer.
+    pub(super) async fn delete_session(
+        &self,
+        id: &str,
+        caller: Option<&AccessClaims>,
+    ) -> Result<bool, Response> {
+        let Some(store) = self.store() else {
+            return Ok(self.end_session(id, caller));
+        };
+        // The store's record says whose it is when this replica does not hold it.
+        let slot = self.find_session(id, caller, None).await;
+        match slot {
+            Ok(_) => {
+                self.end_session(id, caller);
+                store
+                    .remove(id, self.config.session_idle_timeout)
+                    .await
+                    .map_err(|e| store_down(None, &e))
+            }
+            Err(refused) if refused.status() == StatusCode::NOT_FOUND => Ok(false),
+            Err(refused) => Err(refused),
+        }
+    }
+}
+
+impl EventSink for AppState {
+    /// Another replica's event about a session this one may hold.
+    fn on_event(&self, event: SessionEvent) {
+        match event {
+            SessionEvent::Changed { session, record } => {
+                if let Some(live) = self.sessions().live.get(&session) {
+                    live.slot.session.update_from(&record.session);
+                }
+            }
+            SessionEvent::Ended { session } => {
+                let ended = self.sessions().live.remove(&session);
+                if let Some(live) = ended {
+                    live.slot.end();
+                }
+            }
+            SessionEvent::Response {
+                session,
+                id,
+                result,
+                error,
+            } => {
+                let slot = self.sessions().live.get(&session).map(|l| l.slot.clone());
+                let response = IncomingResponse {
+                    id: Some(id),
+                    result,
+                    error,
+                };
+                if let Some(slot) = slot {
+                    // Only the replica whose call waits for it takes it.
+                    let _ = slot.session.deliver_response(response);
+                }
+            }
+        }
+    }
+}
+
+impl AppState {
+    /// A client's reply (in session `id`) to a request the server sent it: to the call
+    /// waiting for it here, or, with a session store, to the replica where it waits.
+    pub(super) async fn client_response(
+        &self,
+        id: &str,
+        slot: &SessionSlot,
+        response: IncomingResponse,
+    ) -> Result<(), SessionStoreError> {
+        let Err(response) = slot.session.deliver_response(response) else {
+            return Ok(());
+        };
+        let (Some(store), Some(request)) = (self.store(), response.id) else {
+            tracing::debug!(session = id, "a reply to no request waiting for one");
+            return Ok(());
+        };
+        store
+            .publish(SessionEvent::Response {
+                session: id.to_owned(),
+                id: request,
+                result: response.result,
+                error: response.error,
+            })
+            .await
+    }
+}
+
+/// `503` for a request that needs the shared session store when it does not answer.
+pub(super) fn store_down(id: Option<&RequestId>, error: &SessionStoreError) -> Response {
+    tracing::warn!(error = %error, "HTTP: the shared session store did not answer");
+    error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "this legacy session is shared between replicas, and their session store did not answer: {error}. Retry once it is back; requests in protocol version 2026-07-28 (stateless) need no session"
+        ),
+    )
+}
+
+/// `503` past [`HttpConfig::max_sessions`].
+pub(super) fn too_many_sessions(id: Option<&RequestId>, max: usize) -> Response {
+    error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "too many open sessions (HttpConfig::max_sessions: {max}); idle ones end after HttpConfig::session_idle_timeout, or use protocol version 2026-07-28 (stateless)"
+        ),
+    )
 }
 
 /// Whether `caller` (the subject of its token; nobody without authorization) opened `slot`.

@@ -178,8 +178,9 @@ pub(super) async fn handle_get(
             "the Accept header must list text/event-stream",
         );
     }
-    let Some(slot) = state.session(session_id, caller.as_ref()) else {
-        return unknown_session(None, session_id);
+    let slot = match state.find_session(session_id, caller.as_ref(), None).await {
+        Ok(slot) => slot,
+        Err(refused) => return refused,
     };
     // The newest GET gets the stream: a client that lost its stream (maybe without the
     // server noticing yet) opens it again, and the one it lost ends.
@@ -228,9 +229,9 @@ pub(super) async fn handle_delete(
         );
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     };
-    if state.end_session(session_id, caller.as_ref()) {
-        StatusCode::OK.into_response()
-    } else {
-        unknown_session(None, session_id)
+    match state.delete_session(session_id, caller.as_ref()).await {
+        Ok(true) => StatusCode::OK.into_response(),
+        Ok(false) => unknown_session(None, session_id),
+        Err(refused) => refused,
     }
 }

@@ -1,0 +1,188 @@
+//! [`RedisSessions`]: legacy sessions any replica can serve, kept in Redis.
+
+use std::time::Duration;
+
+use super::{RedisBus, RedisUnavailable};
+use crate::tool::BoxFuture;
+use crate::transport::http::{
+    Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
+};
+
+/// Legacy (2025-xx Streamable HTTP) sessions kept in Redis, so any replica serves any
+/// session: give it to [`HttpConfig::session_store`](crate::transport::http::HttpConfig::session_store).
+///
+/// Each session is one key, `mcp:{prefix}:session:{id}`, holding its negotiated state
+/// (protocol version, the client's capabilities, log level, resource subscriptions, the
+/// subject that opened it) as JSON, expiring after the session's idle limit unused. Its
+/// events (changed, ended, a client's reply to a request waiting on another replica) go
+/// through the replica's [`RedisBus`].
+///
+/// An ended session leaves a marker, `mcp:{prefix}:session-ended:{id}`, for the idle limit:
+/// a replica still holding it then ends it too, where a session Redis merely lost (a
+/// restart) is saved again by the replica holding it.
+///
+/// Costs: one Redis round trip (`PEXPIRE`, `EXISTS`) per legacy request on a replica that holds the
+/// session; a `GET` the first time a replica sees it; a `SET` and a `PUBLISH` (one
+/// transaction) when its state changes.
+///
+/// ```no_run
+/// # fn demo() -> Result<(), mcp_registry::replicas::RedisUnavailable> {
+/// use mcp_registry::replicas::{Redis, RedisBus, RedisSessions};
+/// use mcp_registry::transport::http::HttpConfig;
+/// let bus = RedisBus::new(&Redis::new("redis://127.0.0.1:6379/")?.prefix("notes"));
+/// let config = HttpConfig::default().session_store(RedisSessions::new(&bus));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct RedisSessions {
+    bus: RedisBus,
+}
+
+impl RedisSessions {
+    /// The sessions of the replica whose change bus is `bus` (on its Redis and prefix).
+    pub fn new(bus: &RedisBus) -> Self {
+        RedisSessions { bus: bus.clone() }
+    }
+
+    fn key(&self, id: &str) -> String {
+        self.bus.redis().key(&format!("session:{id}"))
+    }
+
+    /// The key that remembers, for the idle limit, that session `id` ended.
+    fn ended_key(&self, id: &str) -> String {
+        self.bus.redis().key(&format!("session-ended:{id}"))
+    }
+
+    fn failed(&self, e: &redis::RedisError) -> SessionStoreError {
+        lost(&self.bus.redis().unavailable(e))
+    }
+}
+
+fn lost(e: &RedisUnavailable) -> SessionStoreError {
+    SessionStoreError(e.to_string())
+}
+
+/// Milliseconds of `idle`, at least 1 (Redis refuses 0).
+fn millis(idle: Duration) -> u64 {
+    u64::try_from(idle.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl SessionStore for RedisSessions {
+    fn save<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(record)
+                .map_err(|e| SessionStoreError(format!("the session cannot be written: {e}")))?;
+            let changed = SessionEvent::Changed {
+                session: id.to_owned(),
+                record: record.clone(),
+            };
+            let mut conn = self.bus.redis().connection().await.map_err(|e| lost(&e))?;
+            redis::pipe()
+                .atomic()
+                .cmd("SET")
+                .arg(self.key(id))
+                .arg(json)
+                .arg("PX")
+                .arg(millis(idle))
+                .ignore()
+                .add_command(self.bus.session_publish(changed))
+                .ignore()
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(|e| self.failed(&e))
+        })
+    }
+
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>, SessionStoreError>> {
+        Box::pin(async move {
+            let mut conn = self.bus.redis().connection().await.map_err(|e| lost(&e))?;
+            let key = self.key(id);
+            let (json, _): (Option<String>, i64) = redis::pipe()
+                .cmd("GET")
+                .arg(&key)
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(millis(idle))
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| self.failed(&e))?;
+            // A record this version cannot read is no session it can serve.
+            Ok(json.and_then(|json| match serde_json::from_str(&json) {
+                Ok(record) => Some(record),
+                Err(e) => {
+                    tracing::warn!(session = id, error = %e, "replicas: an unreadable session record in Redis");
+                    None
+                }
+            }))
+        })
+    }
+
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<Presence, SessionStoreError>> {
+        Box::pin(async move {
+            let mut conn = self.bus.redis().connection().await.map_err(|e| lost(&e))?;
+            let (renewed, ended): (i64, i64) = redis::pipe()
+                .cmd("PEXPIRE")
+                .arg(self.key(id))
+                .arg(millis(idle))
+                .cmd("EXISTS")
+                .arg(self.ended_key(id))
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| self.failed(&e))?;
+            Ok(match (renewed, ended) {
+                (1, _) => Presence::Live,
+                (_, 0) => Presence::Lost,
+                _ => Presence::Ended,
+            })
+        })
+    }
+
+    fn remove<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
+        Box::pin(async move {
+            let ended = SessionEvent::Ended {
+                session: id.to_owned(),
+            };
+            let mut conn = self.bus.redis().connection().await.map_err(|e| lost(&e))?;
+            let (removed, _): (i64, i64) = redis::pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(self.key(id))
+                .cmd("SET")
+                .arg(self.ended_key(id))
+                .arg(1)
+                .arg("PX")
+                .arg(millis(idle))
+                .ignore()
+                .add_command(self.bus.session_publish(ended))
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| self.failed(&e))?;
+            Ok(removed == 1)
+        })
+    }
+
+    fn publish<'a>(&'a self, event: SessionEvent) -> BoxFuture<'a, Result<(), SessionStoreError>> {
+        Box::pin(async move { self.bus.publish_session(event).await.map_err(|e| lost(&e)) })
+    }
+
+    fn attach(&self, events: SessionEvents) {
+        self.bus.attach_sessions(events);
+    }
+}
