@@ -20,7 +20,9 @@
 #      directly over stdio and Streamable HTTP (tests/client_everything.rs, ignored by
 #      `cargo test`, run here);
 #   4. the MCP client against a FastMCP server (PyPI `fastmcp`, pinned; tests/client_fastmcp.rs,
-#      ignored by `cargo test`, run here) over stdio and Streamable HTTP, and mounted;
+#      ignored by `cargo test`, run here) over stdio and Streamable HTTP, and mounted; the
+#      Python SDK (mcp 2.x) through HAProxy in front of three examples/replica sharing a
+#      redis-server (tests/replicas_lb.rs, its ignored test, with tests/e2e/replicas_client.py);
 #   5. the real Claude Code CLI (npm `@anthropic-ai/claude-code`, pinned) as the agent runtime
 #      of examples/claude_code_host, its servers in-process through ControlRouter, the model
 #      played offline by tests/e2e/messages_api_standin.py (ANTHROPIC_BASE_URL on loopback,
@@ -291,6 +293,14 @@ run "client vs server-everything (tests/client_everything.rs)" \
 step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
 run "client vs FastMCP (tests/client_fastmcp.rs)" \
     env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --quiet --test client_fastmcp -- --ignored
+
+# ---------------------------------------------------------------------------------------------
+# The Python SDK (mcp 2.x: it drives multi round-trip requests itself) through HAProxy in front
+# of three examples/replica and a redis-server (tests/replicas_lb.rs starts and stops them):
+# calls spread, a retry finished on another replica, a key rotated under load, Redis restarted.
+step "Python SDK client behind HAProxy and three replicas (tests/replicas_lb.rs, ${PYTHONS[0]})"
+run "Python SDK behind a load balancer (tests/replicas_lb.rs)" \
+    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --quiet --test replicas_lb -- --ignored
 
 # ---------------------------------------------------------------------------------------------
 step "MCP conformance suite: requirement sets ${CONFORMANCE_REVISIONS[*]}, server leg (examples/conformance_server)"

@@ -25,7 +25,7 @@ pub struct RegistryBuilder {
     page_size: Option<usize>,
     list_ttl: Duration,
     extensions: Extensions,
-    request_state_key: Option<request_state::RequestStateKey>,
+    request_state_keys: Option<crate::tool::RequestStateKeys>,
     request_state_ttl: Duration,
     approval: Option<approval::Approver>,
     layers: Vec<Arc<dyn Layer>>,
@@ -44,7 +44,7 @@ impl RegistryBuilder {
             page_size: None,
             list_ttl: Duration::ZERO,
             extensions: Extensions::new(),
-            request_state_key: None,
+            request_state_keys: None,
             request_state_ttl: request_state::DEFAULT_TTL,
             approval: None,
             layers: Vec::new(),
@@ -109,8 +109,21 @@ impl RegistryBuilder {
     /// instance issues is accepted by every instance sharing the key (behind a load
     /// balancer). Default: 32 random bytes drawn when the first state is issued or read, good
     /// for this registry only. Keep it secret: it is what makes the state tamper-proof.
+    ///
+    /// One key; for several, and to rotate them while the registry runs, see
+    /// [`request_state_keys`](Self::request_state_keys).
     pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
-        self.request_state_key = Some(request_state::RequestStateKey::new(key));
+        self.request_state_keys = Some(crate::tool::RequestStateKeys::new(key));
+        self
+    }
+
+    /// The keys that sign and verify 2026-07-28 `requestState`: the ring's first key signs,
+    /// every key verifies. Keep a clone of `keys` to rotate them while the registry serves
+    /// (see [`RequestStateKeys`](crate::tool::RequestStateKeys) for the three steps across
+    /// replicas); load them with
+    /// [`RequestStateKeys::from_env`](crate::tool::RequestStateKeys::from_env).
+    pub fn request_state_keys(mut self, keys: crate::tool::RequestStateKeys) -> Self {
+        self.request_state_keys = Some(keys);
         self
     }
 
@@ -295,8 +308,8 @@ impl RegistryBuilder {
                         self.layers,
                         self.approval.map(|a| Arc::new(a) as Arc<dyn Layer>),
                     ),
-                    request_state_key: match self.request_state_key {
-                        Some(key) => key.into(),
+                    request_state_keys: match self.request_state_keys {
+                        Some(keys) => keys.into(),
                         None => std::sync::OnceLock::new(),
                     },
                     request_state_ttl: self.request_state_ttl,

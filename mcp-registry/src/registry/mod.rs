@@ -44,7 +44,6 @@ pub use tasks::{TaskHandle, TaskStart};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
-use crate::tool::request_state;
 use crate::tool::{CallNames, Extensions, Tool};
 pub(crate) use union::UnionIdentity;
 
@@ -318,8 +317,8 @@ pub(crate) struct Config {
     pub(crate) extensions: Extensions,
     /// The host's layers, then its approval.
     pub(crate) layers: scope::Stack,
-    /// The key of 2026-07-28 `requestState`: the host's, or drawn on first use.
-    pub(crate) request_state_key: std::sync::OnceLock<request_state::RequestStateKey>,
+    /// The keys of 2026-07-28 `requestState`: the host's, or one drawn on first use.
+    pub(crate) request_state_keys: std::sync::OnceLock<crate::tool::RequestStateKeys>,
     /// How long a `requestState` is accepted.
     pub(crate) request_state_ttl: Duration,
     /// Whether tools read scalars sent as strings as their schema's number, integer or
@@ -334,9 +333,15 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    pub(crate) fn request_state_key(&self) -> &request_state::RequestStateKey {
-        self.request_state_key
-            .get_or_init(request_state::RequestStateKey::random)
+    /// The ring of request-state keys (made, with one random key, on first use).
+    pub(crate) fn request_state_ring(&self) -> &crate::tool::RequestStateKeys {
+        self.request_state_keys
+            .get_or_init(crate::tool::RequestStateKeys::random)
+    }
+
+    /// The request-state keys as they are now, for one request.
+    pub(crate) fn request_state_key(&self) -> Arc<crate::tool::KeySet> {
+        self.request_state_ring().current()
     }
 }
 
@@ -401,6 +406,12 @@ impl Registry {
     /// Configures a registry.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::new()
+    }
+
+    /// The ring of keys that sign and verify this registry's 2026-07-28 `requestState`: a
+    /// handle, to rotate them while the registry serves (the host's, or one random key).
+    pub fn request_state_keys(&self) -> crate::tool::RequestStateKeys {
+        self.config().request_state_ring().clone()
     }
 
     /// A registry holding `servers`, all enabled (a later server with the same name replaces

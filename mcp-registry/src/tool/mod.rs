@@ -5,6 +5,7 @@ mod ask;
 mod blocking;
 mod context;
 pub mod input;
+mod key_ring;
 pub mod param;
 pub(crate) mod request_state;
 mod result;
@@ -30,6 +31,8 @@ pub use input::{
     ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
     elicitation_form,
 };
+pub(crate) use key_ring::KeySet;
+pub use key_ring::{RequestStateKeys, RequestStateKeysError};
 pub use result::{IntoToolResult, Json, ToolError};
 pub use state::{MissingState, State};
 

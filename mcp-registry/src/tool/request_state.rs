@@ -3,10 +3,10 @@
 //!
 //! The state is `base64url(payload) "." base64url(HMAC-SHA256(key, payload))`, the payload a
 //! JSON object naming the request it belongs to (method, server, tool or prompt, a digest of
-//! the arguments), when it was issued, and the answers so far. The key is the registry's:
-//! drawn from the OS on first use, or set by the host
-//! (`RegistryBuilder::request_state_key`) so that
-//! every instance behind a load balancer accepts the others' state.
+//! the arguments), when it was issued, and the answers so far. The keys are the registry's
+//! ring ([`super::key_ring`]): one drawn from the OS on first use, or the host's
+//! (`RegistryBuilder::request_state_keys`), so that every instance behind a load balancer
+//! accepts the others' state; the first signs, all verify.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -40,6 +40,7 @@ impl RequestStateKey {
     }
 
     /// A key from the OS's random source (see [`crate::random`]).
+    #[cfg(test)]
     pub(crate) fn random() -> Self {
         let mut bytes = [0u8; 32];
         crate::random::fill(&mut bytes);
@@ -155,7 +156,7 @@ impl StatePayload {
     }
 }
 
-fn tampered() -> ErrorObject {
+pub(crate) fn tampered() -> ErrorObject {
     ErrorObject::new(
         ErrorCode::INVALID_PARAMS,
         "`requestState` failed its integrity check: send it back exactly as the server returned it",

@@ -18,8 +18,9 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::KeySet;
 use super::input::{ClientCapability, InputError};
-use super::request_state::{RequestStateKey, StatePayload, StateScope, arguments_digest};
+use super::request_state::{StatePayload, StateScope, arguments_digest};
 use crate::protocol::{
     ClientCapabilities, ErrorCode, ErrorObject, InputRequest, InputRequiredResult,
 };
@@ -35,7 +36,8 @@ pub(crate) enum BoundArguments {
 /// What a run needs to issue its state.
 #[derive(Debug)]
 pub(crate) struct RoundSeal {
-    pub(crate) key: RequestStateKey,
+    /// The registry's request-state keys when the request came in.
+    pub(crate) key: Arc<KeySet>,
     pub(crate) method: &'static str,
     pub(crate) server: Arc<str>,
     pub(crate) name: Arc<str>,
