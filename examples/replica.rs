@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mcp_registry::replicas::Redis;
+use mcp_registry::replicas::{Redis, RedisBus, RedisSessions};
 use mcp_registry::tool::{Elicitation, RequestStateKeys};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{Registry, Resource, Server, ToolContext, ToolError, mcp_tool};
@@ -227,18 +227,21 @@ async fn main() -> std::io::Result<()> {
         notes: Mutex::default(),
     });
 
-    let builder = Registry::builder()
+    let mut builder = Registry::builder()
         .request_state_keys(keys.clone())
         .extension(shared.clone());
-    // Where the state shared through Redis plugs in, one line each once merged:
-    // tasks any replica answers:      builder.task_store(RedisTaskStore::new(redis.clone()))
-    // list changes heard everywhere:  builder.change_bus(RedisChangeBus::new(redis.clone()))
+    let mut config = HttpConfig::default();
+    // The state shared through Redis: list changes heard by every replica's streams, and
+    // legacy sessions any replica serves.
+    if let Some(redis) = &redis {
+        let bus = RedisBus::new(redis);
+        builder = builder.change_bus(bus.clone());
+        config = config.session_store(RedisSessions::new(&bus));
+    }
     let registry = builder
         .server(server(&[]).map_err(std::io::Error::other)?)
         .build();
     let _ = shared.registry.set(registry.clone());
-    // legacy sessions any replica serves: config.sessions(RedisSessions::new(redis.clone()))
-    let config = HttpConfig::default();
 
     reload_keys_on_sighup(keys.clone(), name.clone())?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));

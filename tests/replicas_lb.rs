@@ -26,8 +26,12 @@ mod peers;
 use std::time::Duration;
 
 use cluster::{Cluster, HAPROXY_CFG, WAIT, key};
+use mcp_registry::client::ServerNotification;
 use mcp_registry::client::ToolTask;
+use mcp_registry::protocol::{ProtocolVersion, SubscriptionFilter};
 use peers::{Peer, Report, Work};
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 /// The keys the cluster starts with: one.
 fn first_keys() -> String {
@@ -183,6 +187,72 @@ async fn one_replica_tools(cluster: &Cluster) {
     client.close().await;
 }
 
+/// A legacy (2025-11-25) session opened through the load balancer: its stateless calls and
+/// its calls that ask the user (the answer POSTed to whichever replica round-robin picks,
+/// routed through Redis to the call waiting for it) are served by every replica, none fails.
+async fn legacy_sessions(cluster: &Cluster, peer: &Peer) {
+    spread(cluster, peer).await;
+}
+
+/// A `subscriptions/listen` stream held on one replica hears of the list change made on
+/// another (the change bus), and so does a legacy session's stream. (`add_note` registers its
+/// server again on the replica that runs it: the others announce the server's lists as
+/// changed; their own resource list is the same, so what they send is `tools/list_changed`.)
+async fn list_change_across(cluster: &Cluster) {
+    let held = [
+        peers::connect(&cluster.replica_url(0)).await,
+        peers::connect_version(&cluster.replica_url(2), ProtocolVersion::LATEST_LEGACY).await,
+    ];
+    let mut heard = Vec::new();
+    let stop = CancellationToken::new();
+    for client in &held {
+        heard.push(client.notifications());
+        let (client, stop) = (client.clone(), stop.clone());
+        let filter = SubscriptionFilter {
+            tools_list_changed: true,
+            resources_list_changed: true,
+            ..Default::default()
+        };
+        tokio::spawn(async move { client.listen(filter, stop).await });
+    }
+    // The change, made on the replica in the middle, until each stream heard one (a
+    // listen stream may not be open yet when the first change is made).
+    let changer = peers::connect(&cluster.replica_url(1)).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    for (i, notifications) in heard.iter_mut().enumerate() {
+        loop {
+            changer
+                .call_tool("add_note", serde_json::json!({"text": "across"}))
+                .await
+                .expect("add_note answers");
+            let wait = tokio::time::timeout(Duration::from_secs(2), async {
+                loop {
+                    match notifications.recv().await {
+                        Ok(
+                            ServerNotification::ToolsListChanged
+                            | ServerNotification::ResourcesListChanged,
+                        ) => return true,
+                        Ok(_) | Err(RecvError::Lagged(_)) => continue,
+                        Err(RecvError::Closed) => return false,
+                    }
+                }
+            });
+            if wait.await == Ok(true) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "stream {i} never heard the change made on another replica (logs: {})",
+                cluster.logs().display()
+            );
+        }
+    }
+    stop.cancel();
+    for client in held.iter().chain([&changer]) {
+        client.close().await;
+    }
+}
+
 /// Each scenario on a fresh cluster, with `peer`.
 async fn run(peer: Peer, scenario: &str) {
     let started = std::time::Instant::now();
@@ -196,6 +266,8 @@ async fn run(peer: Peer, scenario: &str) {
         "rotation" => rotation(&cluster, &peer).await,
         "redis_restart" => redis_restart(&mut cluster, &peer).await,
         "one_replica_tools" => one_replica_tools(&cluster).await,
+        "legacy_sessions" => legacy_sessions(&cluster, &peer).await,
+        "list_change_across" => list_change_across(&cluster).await,
         other => panic!("no scenario {other}"),
     }
     eprintln!("{scenario}: done in {:?}", started.elapsed());
@@ -249,4 +321,14 @@ fn the_readme_quotes_the_haproxy_configuration() {
         readme.contains(&quoted),
         "README.md must quote tests/e2e/replicas/haproxy.cfg exactly, in a ```text block"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_legacy_client_session_is_served_by_every_replica() {
+    run(Peer::OursLegacy, "legacy_sessions").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_on_one_replica_reaches_streams_held_on_others() {
+    run(Peer::Ours, "list_change_across").await;
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_registry::client::Client;
-use mcp_registry::protocol::ElicitResult;
+use mcp_registry::protocol::{ElicitResult, ProtocolVersion};
 use serde::Deserialize;
 use serde_json::{Map, json};
 use tokio::io::AsyncBufReadExt as _;
@@ -51,8 +51,11 @@ pub struct Report {
 /// Which client drives the cluster.
 #[derive(Debug, Clone)]
 pub enum Peer {
-    /// `mcp_registry::client`.
+    /// `mcp_registry::client`, 2026-07-28 (stateless).
     Ours,
+    /// `mcp_registry::client` speaking 2025-11-25: one legacy session, its requests spread
+    /// over the replicas (the session shared through Redis).
+    OursLegacy,
     /// The Python SDK, run by this Python (with `mcp` >= 2 installed).
     PythonSdk(String),
 }
@@ -98,7 +101,10 @@ impl Peer {
     /// Starts `workers` loops calling `work` through `url`.
     pub async fn load(&self, url: &str, work: Work, workers: usize) -> Load {
         match self {
-            Peer::Ours => ours(url, work, workers).await,
+            Peer::Ours => ours(url, work, workers, None).await,
+            Peer::OursLegacy => {
+                ours(url, work, workers, Some(ProtocolVersion::LATEST_LEGACY)).await
+            }
             Peer::PythonSdk(python) => python_sdk(python, url, work, workers).await,
         }
     }
@@ -106,14 +112,23 @@ impl Peer {
 
 /// Our client, modern era (2026-07-28), answering elicitations with "confirm".
 pub async fn connect(url: &str) -> Client {
-    connect_asking(url, Arc::default()).await
+    connect_asking(url, Arc::default(), None).await
+}
+
+/// Our client speaking `version`.
+pub async fn connect_version(url: &str, version: ProtocolVersion) -> Client {
+    connect_asking(url, Arc::default(), Some(version)).await
 }
 
 /// Who asked which item, from the elicitation messages (`rN asks: order ITEM?`).
 type Askers = Arc<Mutex<HashMap<String, String>>>;
 
-async fn connect_asking(url: &str, askers: Askers) -> Client {
-    Client::builder()
+async fn connect_asking(url: &str, askers: Askers, version: Option<ProtocolVersion>) -> Client {
+    let mut builder = Client::builder();
+    if let Some(version) = version {
+        builder = builder.protocol_version(version);
+    }
+    builder
         .info("replicas-lb-test", "0.1")
         .timeout(Some(Duration::from_secs(30)))
         .on_elicitation(move |params| {
@@ -184,9 +199,9 @@ async fn one_call(
     }
 }
 
-async fn ours(url: &str, work: Work, workers: usize) -> Load {
+async fn ours(url: &str, work: Work, workers: usize, version: Option<ProtocolVersion>) -> Load {
     let askers = Askers::default();
-    let client = connect_asking(url, askers.clone()).await;
+    let client = connect_asking(url, askers.clone(), version).await;
     let done = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let report = Arc::new(Mutex::new(Report::default()));
