@@ -308,6 +308,8 @@ async fn python_sdk_client_behind_the_load_balancer() {
         eprintln!("python sdk: {scenario}");
         run(Peer::PythonSdk(python.clone()), scenario).await;
     }
+    eprintln!("python sdk, legacy session: legacy_sessions");
+    run(Peer::PythonSdkLegacy(python), "legacy_sessions").await;
 }
 
 /// README.md's "Running several replicas" quotes the HAProxy configuration the tests run.

@@ -4,11 +4,13 @@
 tests/replicas_lb.rs (run by .ci/e2e.sh).
 
     replicas_client.py --url http://127.0.0.1:PORT/mcp --work whoami|order [--workers N]
+                       [--mode 2026-07-28|legacy]
 
 `--work whoami` calls `whoami` (stateless) and counts the replicas that answered; `--work order`
 calls `confirm_order`, whose elicitation the client answers (the question names the replica
 that asked, the result the one that finished) and counts the requests finished elsewhere than
-they were asked. Calls go on, `--workers` at a time, until stdin closes. Prints `done N` after
+they were asked. `--mode legacy` makes it one 2025-11-25 session (the initialize handshake), its
+requests spread over the replicas by the load balancer. Calls go on, `--workers` at a time, until stdin closes. Prints `done N` after
 each call, then `report {json}` (done, failures, served_by, elsewhere). Exit status 0 unless
 the script itself broke; failed calls are in the report.
 """
@@ -96,6 +98,7 @@ async def main() -> int:
     parser.add_argument("--url", required=True)
     parser.add_argument("--work", choices=["whoami", "order"], required=True)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--mode", default="2026-07-28")
     args = parser.parse_args()
     tally = Tally()
 
@@ -106,7 +109,7 @@ async def main() -> int:
         return types.ElicitResult(action="accept", content={"confirm": True})
 
     stop = asyncio.Event()
-    async with Client(args.url, mode="2026-07-28", elicitation_callback=elicit, cache=None) as client:
+    async with Client(args.url, mode=args.mode, elicitation_callback=elicit, cache=None) as client:
         watcher = asyncio.create_task(wait_for_stdin_close(stop))
         await asyncio.gather(*(worker(client, tally, args.work, w, args.workers, stop) for w in range(args.workers)))
         await watcher

@@ -56,8 +56,10 @@ pub enum Peer {
     /// `mcp_registry::client` speaking 2025-11-25: one legacy session, its requests spread
     /// over the replicas (the session shared through Redis).
     OursLegacy,
-    /// The Python SDK, run by this Python (with `mcp` >= 2 installed).
+    /// The Python SDK, run by this Python (with `mcp` >= 2 installed), 2026-07-28.
     PythonSdk(String),
+    /// The same, in a legacy session (`mode="legacy"`: the initialize handshake).
+    PythonSdkLegacy(String),
 }
 
 /// A load under way.
@@ -105,7 +107,8 @@ impl Peer {
             Peer::OursLegacy => {
                 ours(url, work, workers, Some(ProtocolVersion::LATEST_LEGACY)).await
             }
-            Peer::PythonSdk(python) => python_sdk(python, url, work, workers).await,
+            Peer::PythonSdk(python) => python_sdk(python, "2026-07-28", url, work, workers).await,
+            Peer::PythonSdkLegacy(python) => python_sdk(python, "legacy", url, work, workers).await,
         }
     }
 }
@@ -248,11 +251,11 @@ async fn ours(url: &str, work: Work, workers: usize, version: Option<ProtocolVer
 
 /// tests/e2e/replicas_client.py: prints `done N` after each call, reads `stop` on stdin,
 /// prints its report (JSON) last.
-async fn python_sdk(python: &str, url: &str, work: Work, workers: usize) -> Load {
+async fn python_sdk(python: &str, mode: &str, url: &str, work: Work, workers: usize) -> Load {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/e2e/replicas_client.py");
     let mut child = tokio::process::Command::new(python)
         .args([script, "--url", url, "--work", work.name()])
-        .args(["--workers", &workers.to_string()])
+        .args(["--workers", &workers.to_string(), "--mode", mode])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
