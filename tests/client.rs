@@ -1,6 +1,9 @@
 //! The MCP client against this project's own servers: in-process, over stdio
 //! (examples/stdio_server) and over Streamable HTTP, in both protocol eras.
 
+#[path = "common/examples.rs"]
+mod examples;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -247,18 +250,7 @@ async fn http_unreachable_is_a_clear_error() {
 }
 
 fn stdio_server() -> tokio::process::Command {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
-    let path = format!("{target}/debug/examples/stdio_server");
-    if !std::path::Path::new(&path).exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--example", "stdio_server"])
-            .current_dir(root)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    tokio::process::Command::new(path)
+    tokio::process::Command::new(examples::example("stdio_server"))
 }
 
 #[tokio::test]

@@ -4,6 +4,9 @@
 //! explicitly is polled and cancelled, and a task's input request is answered by the
 //! client's elicitation handler.
 
+#[path = "common/examples.rs"]
+mod examples;
+
 use std::future::IntoFuture;
 use std::time::Duration;
 
@@ -32,16 +35,7 @@ fn builder(era: ProtocolEra) -> ClientBuilder {
 }
 
 fn tasks_server() -> tokio::process::Command {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
-    let path = format!("{target}/debug/examples/tasks_server");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--example", "tasks_server"])
-        .current_dir(root)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    tokio::process::Command::new(path)
+    tokio::process::Command::new(examples::example("tasks_server"))
 }
 
 /// `fut`, or a failure naming `what` after 30 s (a bounded wait).

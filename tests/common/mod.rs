@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod dispatch;
+pub mod examples;
 pub mod fuzz;
 pub mod http;
 pub mod logs;

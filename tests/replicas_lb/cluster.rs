@@ -233,31 +233,8 @@ fn scratch_dir() -> PathBuf {
 }
 
 /// examples/replica, built once per test run (cargo does nothing when it is up to date).
-static REPLICA_BINARY: LazyLock<PathBuf> = LazyLock::new(replica_binary);
-
-fn replica_binary() -> PathBuf {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo
-        .args(["build", "--quiet", "--example", "replica"])
-        .current_dir(root);
-    // What `cargo test` adds to a test's environment: ring's build script reruns when
-    // CARGO_PKG_* change, so passing them on would rebuild half the tree twice per run.
-    for (name, _) in std::env::vars_os() {
-        let name = name.to_string_lossy();
-        if name.starts_with("CARGO_PKG_")
-            || name.starts_with("CARGO_MANIFEST_")
-            || name.starts_with("CARGO_CRATE_")
-            || name == "LD_LIBRARY_PATH"
-        {
-            cargo.env_remove(&*name);
-        }
-    }
-    let status = cargo.status().expect("cargo runs");
-    assert!(status.success(), "cargo build --example replica");
-    PathBuf::from(target).join("debug/examples/replica")
-}
+static REPLICA_BINARY: LazyLock<PathBuf> =
+    LazyLock::new(|| crate::common::examples::example("replica"));
 
 /// Until 127.0.0.1:`port` accepts connections (a bounded wait); the log is shown otherwise.
 async fn wait_listening(port: u16, log: &Path) {
