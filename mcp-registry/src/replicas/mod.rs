@@ -14,6 +14,10 @@
 //! # Ok(()) }
 //! ```
 
+mod tasks;
+
+pub use tasks::RedisTaskStore;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,7 +96,6 @@ impl Redis {
     }
 
     /// The key `part` under this connection's prefix: `mcp:{prefix}:{part}`.
-    #[allow(dead_code, reason = "the Redis stores (next commits) use it")]
     pub(crate) fn key(&self, part: &str) -> String {
         format!("{}:{part}", self.prefix)
     }

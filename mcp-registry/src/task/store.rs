@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::TaskRuns;
 use crate::protocol::{ErrorObject, InputRequest, TaskStatus};
 use crate::tool::BoxFuture;
 
@@ -208,6 +209,29 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Drops every task expired at `now_ms`; how many.
     fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
+
+    /// Told once, when a registry takes the store, which tasks that registry runs in this
+    /// process ([`TaskRuns`]). A store shared with other processes keeps those runs in step
+    /// with what the others do (a task cancelled elsewhere is stopped here; answers received
+    /// elsewhere reach its run) and tells the others these runs are alive. The default does
+    /// nothing: a store kept in one process has nothing to relay.
+    fn attach(&self, runs: TaskRuns) {
+        let _ = runs;
+    }
+
+    /// Hands `answers` to requests the task `task_id` lists on to the process that runs it,
+    /// recording them answered ([`TaskChange::Answered`]): `tasks/update` received by a
+    /// process other than the task's. `false` when this store does not relay (the default:
+    /// a store kept in one process, where the answers reach the run directly).
+    fn forward_answers<'a>(
+        &'a self,
+        task_id: &'a str,
+        answers: Map<String, Value>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        let _ = (task_id, answers, now_ms);
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 /// The in-process [`TaskStore`]: records in a map, dropped once their time to live has
