@@ -6,6 +6,14 @@
 //! deployments already run: Redis. [`Redis`] is the connection every Redis-backed store of
 //! this module uses.
 //!
+//! - **Tasks** ([`RedisTaskStore`], given to
+//!   [`RegistryBuilder::task_store`](crate::RegistryBuilder::task_store)): any replica
+//!   answers `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `tasks/update` for
+//!   any task; the task runs in the replica that started it, which renews a lease on it and
+//!   picks up what the others received (a cancellation stops the run there, input answers
+//!   reach it). A replica that dies has its tasks marked failed once their lease runs out
+//!   (15 s by default); they are not run again.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_registry::replicas::RedisUnavailable> {
 //! use mcp_registry::replicas::Redis;

@@ -464,51 +464,34 @@ impl Inner {
         let mut page = TaskPage::default();
         let mut gone = Vec::new();
         'batches: loop {
-            let ids: Vec<(String, f64)> = redis::cmd("ZRANGEBYSCORE")
-                .arg(&order)
-                .arg(&from)
-                .arg("+inf")
-                .arg("WITHSCORES")
-                .arg("LIMIT")
-                .arg(0)
-                .arg(batch)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| self.failed(&e))?;
-            let Some((_, last)) = ids.last() else {
+            let (entries, last) = self.batch(&mut conn, &order, &from, batch).await?;
+            let Some(last) = last else {
                 break;
             };
             from = format!("({last}");
-            let mut keys: Vec<String> = ids.iter().map(|(id, _)| self.record_key(id)).collect();
-            keys.extend(ids.iter().map(|(id, _)| self.lease_key(id)));
-            let values: Vec<Option<String>> = redis::cmd("MGET")
-                .arg(keys)
-                .query_async(&mut conn)
-                .await
-                .map_err(|e| self.failed(&e))?;
-            let (raws, leases) = values.split_at(ids.len().min(values.len()));
-            for ((id, _), (raw, lease)) in ids.iter().zip(raws.iter().zip(leases)) {
+            let full = entries.len() == batch;
+            for (id, raw, leased) in entries {
                 let Some(raw) = raw else {
-                    gone.push(id.clone());
+                    gone.push(id);
                     continue;
                 };
-                let mut record = parse(id, raw)?;
+                let mut record = parse(&id, &raw)?;
                 if record.expired(now_ms) {
                     continue;
                 }
                 if page.tasks.len() == limit {
-                    page.next_cursor = Some(id.clone());
+                    page.next_cursor = Some(id);
                     break 'batches;
                 }
                 if !record.status.is_terminal()
-                    && lease.is_none()
-                    && let Some(failed) = self.change(id, |_| {}, &[], now_ms).await?
+                    && !leased
+                    && let Some(failed) = self.change(&id, |_| {}, &[], now_ms).await?
                 {
                     record = failed;
                 }
                 page.tasks.push(record);
             }
-            if ids.len() < batch {
+            if !full {
                 break;
             }
         }
@@ -521,6 +504,45 @@ impl Inner {
                 .await;
         }
         Ok(page)
+    }
+
+    /// Up to `size` entries of the sorted set `order` from the score `from`: each task's
+    /// id, record (if still kept) and whether its lease is alive; and the last score.
+    async fn batch(
+        &self,
+        conn: &mut redis::aio::ConnectionManager,
+        order: &str,
+        from: &str,
+        size: usize,
+    ) -> Result<(Vec<(String, Option<String>, bool)>, Option<f64>), TaskStoreError> {
+        let ids: Vec<(String, f64)> = redis::cmd("ZRANGEBYSCORE")
+            .arg(order)
+            .arg(from)
+            .arg("+inf")
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(size)
+            .query_async(conn)
+            .await
+            .map_err(|e| self.failed(&e))?;
+        let Some(&(_, last)) = ids.last() else {
+            return Ok((Vec::new(), None));
+        };
+        let mut keys: Vec<String> = ids.iter().map(|(id, _)| self.record_key(id)).collect();
+        keys.extend(ids.iter().map(|(id, _)| self.lease_key(id)));
+        let mut values: Vec<Option<String>> = redis::cmd("MGET")
+            .arg(keys)
+            .query_async(conn)
+            .await
+            .map_err(|e| self.failed(&e))?;
+        let leases = values.split_off(ids.len().min(values.len()));
+        let entries = ids
+            .into_iter()
+            .zip(values.into_iter().zip(leases))
+            .map(|((id, _), (raw, lease))| (id, raw, lease.is_some()))
+            .collect();
+        Ok((entries, Some(last)))
     }
 
     /// Starts the heartbeat of this replica's tasks, unless it runs already.

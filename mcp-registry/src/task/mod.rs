@@ -19,7 +19,11 @@
 //!   capped by [`TaskSettings::max_ttl`]), its result with it; the tool's own time limit, if
 //!   any, still applies, else the time to live bounds the run;
 //! - **bounds**: a requestor has at most [`TaskSettings::max_live_per_requestor`] tasks under
-//!   way.
+//!   way;
+//! - **replicas**: a task's run lives in the process that started it; with a store shared
+//!   by several processes (`replicas::RedisTaskStore`, feature `redis`) any of them answers
+//!   for the task, and the store relays what reaches the others (a cancellation, input
+//!   answers) to the run through [`TaskRuns`].
 
 mod input;
 mod runs;

@@ -44,17 +44,19 @@ impl TaskRuns {
     }
 
     /// The task `id` ended elsewhere (cancelled through another process, failed, expired):
-    /// its run here is stopped (its cancellation token fires, its future is dropped). The
-    /// store keeps the record as the other process left it.
+    /// its run here is stopped (its cancellation token fires, its future is dropped), and
+    /// those following it here are told. The store keeps the record as the other process
+    /// left it.
     pub fn stop(&self, id: &str) {
         let Some(tasks) = self.0.upgrade() else {
             return;
         };
-        let live = tasks.live().remove(id);
-        if let Some(live) = live {
-            live.cancel.cancel();
+        // The run, stopped, records its end (a no-op on an ended record: its status
+        // notification still goes out) and leaves the live map itself.
+        let cancel = tasks.live().get(id).map(|live| live.cancel.clone());
+        if let Some(cancel) = cancel {
+            cancel.cancel();
         }
-        tasks.changed.notify_waiters();
     }
 
     /// Answers to the input requests of the task `id` running here, received by another
