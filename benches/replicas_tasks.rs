@@ -10,6 +10,8 @@
 //! nothing persisted); without it they are skipped with a message. Tasks live 5 s, so the
 //! records a run leaves behind stay few.
 
+// The tests' helper, whole: the bench uses only `start` and `url`.
+#[allow(dead_code)]
 #[path = "../tests/common/redis.rs"]
 mod redis_server;
 

@@ -19,7 +19,7 @@ use mcp_registry::protocol::TaskSupport;
 use mcp_registry::replicas::{Redis, RedisTaskStore};
 use mcp_registry::task::TaskSettings;
 use mcp_registry::tool::{Elicitation, InputError};
-use mcp_registry::{Registry, Server, Tool, ToolContext};
+use mcp_registry::{NotificationSink, Registry, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -181,6 +181,41 @@ async fn a_task_started_on_one_replica_is_cancelled_through_another() {
         let got = result_of(replica, modern(4, "tasks/get", json!({"taskId": id}))).await;
         assert_eq!(got["status"], "cancelled", "{got}");
     }
+}
+
+#[tokio::test]
+async fn a_legacy_task_cancelled_through_another_replica_tells_its_session() {
+    let Some((_redis, a, b, dropped)) = two_replicas(8).await else {
+        return;
+    };
+    let (notes, mut noted) = tokio::sync::mpsc::unbounded_channel();
+    let call = legacy(1, "tools/call", json!({"name": "slow", "task": {}}));
+    let reply = a
+        .handle_mcp_message("s", call)
+        .notifications(NotificationSink::from_channel(notes))
+        .await
+        .unwrap();
+    let id = reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let cancelled = result_of(&b, legacy(2, "tasks/cancel", json!({"taskId": id}))).await;
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    // A's run stops, and the session that started the task on A hears of it.
+    let told = tokio::time::timeout(PATIENCE, async {
+        while let Some(note) = noted.recv().await {
+            if note["method"] == "notifications/tasks/status" {
+                return note;
+            }
+        }
+        panic!("the session's notifications ended");
+    })
+    .await
+    .expect("a status notification");
+    assert_eq!(told["params"]["taskId"], id);
+    assert_eq!(told["params"]["status"], "cancelled", "{told}");
+    assert!(dropped.load(Ordering::SeqCst), "A's run was stopped");
 }
 
 #[tokio::test]
