@@ -152,12 +152,20 @@ return out
 /// # let _ = registry;
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
 pub struct RedisTaskStore {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
+impl std::fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisTaskStore")
+            .field("redis", &self.inner.redis)
+            .field("lease", &self.inner.lease)
+            .field("watch_interval", &self.inner.watch)
+            .finish()
+    }
+}
+
 struct Inner {
     redis: Redis,
     lease: Duration,
@@ -167,7 +175,6 @@ struct Inner {
     scripts: Scripts,
 }
 
-#[derive(Debug)]
 struct Scripts {
     create: Script,
     swap: Script,
@@ -596,6 +603,7 @@ impl Inner {
 async fn heartbeats(inner: Weak<Inner>, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut failing = false;
     loop {
         tick.tick().await;
         let Some(inner) = inner.upgrade() else {
@@ -607,8 +615,17 @@ async fn heartbeats(inner: Weak<Inner>, every: Duration) {
         if !runs.is_alive() {
             return;
         }
-        if let Err(e) = inner.heartbeat(&runs).await {
-            tracing::warn!(error = %e, "could not renew the leases of this replica's tasks");
+        // Told once per outage, not every round.
+        match inner.heartbeat(&runs).await {
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "could not renew the leases of this replica's tasks; retrying");
+            }
+            Ok(()) if failing => {
+                failing = false;
+                tracing::info!("the leases of this replica's tasks are renewed again");
+            }
+            _ => {}
         }
     }
 }
