@@ -2,13 +2,14 @@
 //! in-process default (`MemoryTaskStore`), the same trivial task tool either way:
 //!
 //! - `start_to_result/{memory,redis}`: a task started in-process (`as_task`) and its result
-//!   awaited (`TaskHandle::result`), on the replica that runs it;
+//!   awaited (`TaskHandle::result`), on the replica that runs it, the store keeping what
+//!   the run's earlier iterations left (tasks live 5 s); `memory_empty`: the same on a new
+//!   `MemoryTaskStore` each time;
 //! - `tasks_get/{memory,redis}`: 2026-07-28 `tasks/get` of a finished task (what every
 //!   replica's poll costs).
 //!
 //! The Redis runs need `redis-server` on `PATH` (started by the bench on a free port,
-//! nothing persisted); without it they are skipped with a message. Tasks live 5 s, so the
-//! records a run leaves behind stay few.
+//! nothing persisted); without it they are skipped with a message.
 
 // The tests' helper, whole: the bench uses only `start` and `url`.
 #[allow(dead_code)]
@@ -17,10 +18,10 @@ mod redis_server;
 
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use mcp_registry::protocol::TaskSupport;
 use mcp_registry::replicas::{Redis, RedisTaskStore};
-use mcp_registry::task::{TaskSettings, TaskStore};
+use mcp_registry::task::{MemoryTaskStore, TaskSettings, TaskStore};
 use mcp_registry::{Registry, Server, Tool};
 use serde_json::{Value, json};
 
@@ -88,12 +89,35 @@ fn bench_store(
     group.finish();
 }
 
+/// `start_to_result` on a new, empty `MemoryTaskStore` each time: the store's own cost,
+/// without the records earlier iterations left (`MemoryTaskStore` scans every record it
+/// keeps on each start).
+fn bench_fresh_memory(c: &mut Criterion, runtime: &tokio::runtime::Runtime) {
+    let mut group = c.benchmark_group("replicas_tasks");
+    group.bench_function("start_to_result/memory_empty", |b| {
+        b.to_async(runtime).iter_batched(
+            || registry(MemoryTaskStore::new()),
+            |registry| async move {
+                let task = registry
+                    .call_tool_by_name("echo", json!({}))
+                    .as_task()
+                    .await
+                    .expect("a task");
+                task.result().await.expect("a result")
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a runtime");
-    let memory = registry(mcp_registry::task::MemoryTaskStore::new());
+    bench_fresh_memory(c, &runtime);
+    let memory = registry(MemoryTaskStore::new());
     bench_store(c, &runtime, "memory", &memory);
 
     let Some(server) = runtime.block_on(redis_server::RedisServer::start()) else {

@@ -37,6 +37,10 @@ const DEFAULT_WATCH: Duration = Duration::from_millis(250);
 /// How long, by default, a task outlives the last renewal of its lease: a replica that died
 /// has its tasks failed this long after.
 const DEFAULT_LEASE: Duration = Duration::from_secs(15);
+/// The longest lease (and three times the longest watch interval).
+const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
+/// The longest time to live Redis is asked to keep a task (ten years; longer ones are cut).
+const MAX_TTL_MS: u64 = 10 * 365 * 24 * 3600 * 1000;
 /// How many times a change is tried when other writes keep changing the record first.
 const CAS_TRIES: usize = 32;
 
@@ -204,11 +208,11 @@ impl RedisTaskStore {
     }
 
     fn with(redis: Redis, lease: Duration, watch: Duration) -> Self {
-        let watch = watch.max(Duration::from_millis(1));
+        let watch = watch.clamp(Duration::from_millis(1), MAX_LEASE / 3);
         RedisTaskStore {
             inner: Arc::new(Inner {
                 redis,
-                lease: lease.max(watch * 3),
+                lease: lease.clamp(watch.saturating_mul(3), MAX_LEASE),
                 watch,
                 runs: OnceLock::new(),
                 watcher: Mutex::new(None),
@@ -223,7 +227,7 @@ impl RedisTaskStore {
 
     /// How long a task stays `working` after its replica last renewed its lease: the bound
     /// on how late a dead replica's tasks are marked failed (default 15 s; at least three
-    /// watch intervals). A replica stalled longer than this (a pause, a partition from
+    /// watch intervals, at most a day). A replica stalled longer than this (a pause, a partition from
     /// Redis) finds its tasks failed and stops them. Set before the store is used.
     pub fn lease(self, lease: Duration) -> Self {
         Self::with(self.inner.redis.clone(), lease, self.inner.watch)
@@ -373,7 +377,7 @@ impl Inner {
             .map_err(|e| TaskStoreError::Backend(format!("task {id:?} unwritable: {e}")))?;
         let ttl = record
             .ttl_ms
-            .map(|t| t.max(1).to_string())
+            .map(|t| t.clamp(1, MAX_TTL_MS).to_string())
             .unwrap_or_default();
         let requestor = record.requestor.as_deref();
         let mut conn = self.connection().await?;
