@@ -1,10 +1,11 @@
 //! The `TaskStore` contract (tests/common/task_store.rs) kept by `MemoryTaskStore`, which
-//! also drops expired records when asked; a record's serialized form.
+//! also drops expired records when asked (freeing the slots of live ones); a record's
+//! serialized form.
 
 mod common;
 
 use common::task_store::{record, store_contract};
-use mcp_registry::task::{MemoryTaskStore, TaskRecord, TaskStore};
+use mcp_registry::task::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 use serde_json::json;
 
 #[tokio::test]
@@ -15,6 +16,17 @@ async fn the_memory_store_keeps_the_contract() {
     assert_eq!(store.expire(60_001).await.unwrap(), 2);
     assert_eq!(store.expire(60_001).await.unwrap(), 0);
     assert!(store.get("x", 60_001).await.unwrap().is_some());
+    // A live task that expires frees its requestor's slot.
+    let full = store.create(record("y", Some("bob"), 60_001), 1).await;
+    assert!(matches!(
+        full,
+        Err(TaskStoreError::TooManyTasks { limit: 1 })
+    ));
+    assert_eq!(store.expire(60_002).await.unwrap(), 1); // x
+    store
+        .create(record("y", Some("bob"), 60_002), 1)
+        .await
+        .unwrap();
 }
 
 #[test]
