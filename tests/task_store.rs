@@ -1,120 +1,32 @@
-//! The `TaskStore` contract, checked on `MemoryTaskStore`: what any store (one kept out of
-//! process too) must do. `store_contract` takes any store, for the next ones to reuse.
+//! The `TaskStore` contract (tests/common/task_store.rs) kept by `MemoryTaskStore`, which
+//! also drops expired records when asked (freeing the slots of live ones); a record's
+//! serialized form.
 
-use std::collections::BTreeMap;
+mod common;
 
-use mcp_registry::protocol::{ErrorCode, ErrorObject, InputRequest, TaskStatus};
-use mcp_registry::task::{
-    MemoryTaskStore, TaskChange, TaskEnd, TaskRecord, TaskStore, TaskStoreError,
-};
+use common::task_store::{record, store_contract};
+use mcp_registry::task::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 use serde_json::json;
-
-fn record(id: &str, requestor: Option<&str>, created_at_ms: u64) -> TaskRecord {
-    TaskRecord {
-        task_id: id.to_owned(),
-        requestor: requestor.map(str::to_owned),
-        tool: "build".to_owned(),
-        status: TaskStatus::Working,
-        status_message: None,
-        created_at_ms,
-        last_updated_at_ms: created_at_ms,
-        ttl_ms: Some(1_000),
-        poll_interval_ms: 100,
-        input_requests: BTreeMap::new(),
-        result: None,
-        error: None,
-    }
-}
-
-async fn store_contract(store: &dyn TaskStore) {
-    // Created, then visible at once; a duplicate id is refused.
-    store
-        .create(record("a", Some("alice"), 0), 2)
-        .await
-        .unwrap();
-    assert_eq!(store.get("a", 10).await.unwrap().unwrap().tool, "build");
-    let duplicate = store.create(record("a", Some("alice"), 0), 2).await;
-    assert!(matches!(duplicate, Err(TaskStoreError::Duplicate(_))));
-
-    // The bound counts a requestor's live tasks only.
-    store
-        .create(record("b", Some("alice"), 1), 2)
-        .await
-        .unwrap();
-    let third = store.create(record("c", Some("alice"), 2), 2).await;
-    assert!(matches!(
-        third,
-        Err(TaskStoreError::TooManyTasks { limit: 2 })
-    ));
-    store.create(record("x", Some("bob"), 2), 2).await.unwrap();
-
-    // Input requests move the status; answers move it back.
-    let ask = InputRequest {
-        method: "elicitation/create".to_owned(),
-        params: Default::default(),
-    };
-    let asked = store
-        .update("a", TaskChange::Ask("k1".to_owned(), ask), 20)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(asked.status, TaskStatus::InputRequired);
-    assert_eq!(asked.last_updated_at_ms, 20);
-    let answered = store
-        .update("a", TaskChange::Answered(vec!["k1".to_owned()]), 30)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(answered.status, TaskStatus::Working);
-    assert!(answered.input_requests.is_empty());
-
-    // An ended task changes no more, and frees its slot.
-    let done = TaskChange::End(TaskEnd::Completed(json!({"content": []})));
-    store.update("a", done, 40).await.unwrap();
-    let failed = TaskChange::End(TaskEnd::Failed(ErrorObject::new(
-        ErrorCode::INTERNAL_ERROR,
-        "late",
-    )));
-    let after = store.update("a", failed, 50).await.unwrap().unwrap();
-    assert_eq!(after.status, TaskStatus::Completed);
-    assert!(after.error.is_none());
-    store
-        .create(record("c", Some("alice"), 60), 2)
-        .await
-        .unwrap();
-
-    // Listed per requestor in creation order, paged.
-    let page = store.list(Some("alice"), None, 2, 70).await.unwrap();
-    let ids: Vec<_> = page.tasks.iter().map(|t| t.task_id.as_str()).collect();
-    assert_eq!(ids, ["a", "b"]);
-    assert_eq!(page.next_cursor.as_deref(), Some("c"));
-    let rest = store.list(Some("alice"), Some("c"), 2, 70).await.unwrap();
-    assert_eq!(rest.tasks.len(), 1);
-    assert!(rest.next_cursor.is_none());
-    assert_eq!(
-        store
-            .list(Some("bob"), None, 10, 70)
-            .await
-            .unwrap()
-            .tasks
-            .len(),
-        1
-    );
-
-    // Kept until created + ttl, then neither shown nor changed, and dropped by expire.
-    assert!(store.get("a", 999).await.unwrap().is_some());
-    assert!(store.get("a", 1_000).await.unwrap().is_none());
-    let late = TaskChange::Message("late".to_owned());
-    assert!(store.update("a", late, 1_000).await.unwrap().is_none());
-    assert_eq!(store.expire(1_001).await.unwrap(), 2); // a (at 1000), b (at 1001)
-    assert_eq!(store.expire(1_001).await.unwrap(), 0);
-    assert!(store.get("x", 1_001).await.unwrap().is_some());
-    assert!(store.get("c", 1_001).await.unwrap().is_some());
-}
 
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
-    store_contract(&MemoryTaskStore::new()).await;
+    let store = MemoryTaskStore::new();
+    store_contract(&store).await;
+    // Expired records are dropped when asked: a (at 60 000), b (at 60 001).
+    assert_eq!(store.expire(60_001).await.unwrap(), 2);
+    assert_eq!(store.expire(60_001).await.unwrap(), 0);
+    assert!(store.get("x", 60_001).await.unwrap().is_some());
+    // A live task that expires frees its requestor's slot.
+    let full = store.create(record("y", Some("bob"), 60_001), 1).await;
+    assert!(matches!(
+        full,
+        Err(TaskStoreError::TooManyTasks { limit: 1 })
+    ));
+    assert_eq!(store.expire(60_002).await.unwrap(), 1); // x
+    store
+        .create(record("y", Some("bob"), 60_002), 1)
+        .await
+        .unwrap();
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
 //! the servers and tools the tests register; `http` drives the Streamable HTTP router,
 //! `fuzz` generates mutated messages, `dispatch` asks a registry of the `math` server,
-//! `resources` holds resources and templates in a server `data`.
+//! `resources` holds resources and templates in a server `data`, `redis` starts a real
+//! `redis-server`, `task_store` is the contract every `TaskStore` keeps.
 #![allow(dead_code)]
 
 pub mod dispatch;
@@ -11,6 +12,7 @@ pub mod http;
 pub mod logs;
 pub mod redis;
 pub mod resources;
+pub mod task_store;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

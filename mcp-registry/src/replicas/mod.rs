@@ -6,6 +6,23 @@
 //! deployments already run: Redis. [`Redis`] is the connection every Redis-backed store of
 //! this module uses.
 //!
+//! - **Tasks** ([`RedisTaskStore`], given to
+//!   [`RegistryBuilder::task_store`](crate::RegistryBuilder::task_store)): any replica
+//!   answers `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `tasks/update` for
+//!   any task; the task runs in the replica that started it, which renews a lease on it and
+//!   picks up what the others received (a cancellation stops the run there, input answers
+//!   reach it). A replica that dies has its tasks marked failed once their lease runs out
+//!   (15 s by default); they are not run again.
+//! - **Change notifications** ([`RedisBus`], given to
+//!   [`RegistryBuilder::change_bus`](crate::RegistryBuilder::change_bus)): a list change or a
+//!   resource update on one replica reaches the `subscriptions/listen` streams and legacy
+//!   `GET` streams of every replica (Redis pub/sub; after an outage every list is announced
+//!   as changed, so clients list again).
+//! - **Legacy sessions** (`RedisSessions`, feature `http`, given to
+//!   `HttpConfig::session_store`): a 2025-11-25 session opened on one replica is served by
+//!   any other, its negotiated state kept in Redis with the session's idle expiry; a client's
+//!   answer to an elicitation reaches the replica whose call waits for it.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), mcp_registry::replicas::RedisUnavailable> {
 //! use mcp_registry::replicas::Redis;
@@ -17,10 +34,12 @@
 mod bus;
 #[cfg(feature = "http")]
 mod sessions;
+mod tasks;
 
 pub use bus::RedisBus;
 #[cfg(feature = "http")]
 pub use sessions::RedisSessions;
+pub use tasks::RedisTaskStore;
 
 use std::fmt;
 use std::sync::Arc;

@@ -19,14 +19,21 @@
 //!   capped by [`TaskSettings::max_ttl`]), its result with it; the tool's own time limit, if
 //!   any, still applies, else the time to live bounds the run;
 //! - **bounds**: a requestor has at most [`TaskSettings::max_live_per_requestor`] tasks under
-//!   way.
+//!   way;
+//! - **replicas**: a task's run lives in the process that started it; with a store shared
+//!   by several processes (`replicas::RedisTaskStore`, feature `redis`) any of them answers
+//!   for the task, and the store relays what reaches the others (a cancellation, input
+//!   answers) to the run through [`TaskRuns`].
 
 mod input;
+mod runs;
 mod store;
 
 pub use store::{
     MemoryTaskStore, TaskChange, TaskEnd, TaskPage, TaskRecord, TaskStore, TaskStoreError,
 };
+
+pub use runs::TaskRuns;
 
 pub(crate) use input::{RelayInput, TaskInput};
 
@@ -193,13 +200,15 @@ pub(crate) struct Prepared {
 
 impl Tasks {
     pub(crate) fn new(store: Arc<dyn TaskStore>, settings: TaskSettings) -> Arc<Self> {
-        Arc::new(Tasks {
+        let tasks = Arc::new(Tasks {
             store,
             settings,
             clock: Clock::new(),
             live: Mutex::new(HashMap::new()),
             changed: Notify::new(),
-        })
+        });
+        tasks.store.attach(TaskRuns(Arc::downgrade(&tasks)));
+        tasks
     }
 
     pub(crate) fn settings(&self) -> &TaskSettings {
@@ -346,6 +355,16 @@ impl Tasks {
         };
         let waiting = self.live().get(id).map(|live| live.input.clone());
         let Some(waiting) = waiting else {
+            // The task runs in another process (or no longer runs): the store hands the
+            // answers on to it, when it is one shared with that process.
+            let asked: serde_json::Map<String, serde_json::Value> = answers
+                .into_iter()
+                .filter(|(key, _)| record.input_requests.contains_key(key))
+                .collect();
+            if !asked.is_empty() {
+                self.store.forward_answers(id, asked, self.now_ms()).await?;
+                self.changed.notify_waiters();
+            }
             return Ok(Some(()));
         };
         let keys: Vec<String> = answers

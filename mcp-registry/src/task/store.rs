@@ -6,12 +6,13 @@
 //! `tasks/get` for a task this one runs. Every method is async. The running work itself (its
 //! cancellation, the answers it waits for) stays with the process that runs it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::TaskRuns;
 use crate::protocol::{ErrorObject, InputRequest, TaskStatus};
 use crate::tool::BoxFuture;
 
@@ -208,10 +209,36 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Drops every task expired at `now_ms`; how many.
     fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
+
+    /// Told once, when a registry takes the store, which tasks that registry runs in this
+    /// process ([`TaskRuns`]). A store shared with other processes keeps those runs in step
+    /// with what the others do (a task cancelled elsewhere is stopped here; answers received
+    /// elsewhere reach its run) and tells the others these runs are alive. The default does
+    /// nothing: a store kept in one process has nothing to relay.
+    fn attach(&self, runs: TaskRuns) {
+        let _ = runs;
+    }
+
+    /// Hands `answers` to requests the task `task_id` lists on to the process that runs it,
+    /// recording them answered ([`TaskChange::Answered`]): `tasks/update` received by a
+    /// process other than the task's. `false` when this store does not relay (the default:
+    /// a store kept in one process, where the answers reach the run directly).
+    fn forward_answers<'a>(
+        &'a self,
+        task_id: &'a str,
+        answers: Map<String, Value>,
+        now_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        let _ = (task_id, answers, now_ms);
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 /// The in-process [`TaskStore`]: records in a map, dropped once their time to live has
 /// passed (on the next [`expire`](TaskStore::expire), and never shown after it).
+///
+/// Creating, changing and expiring a task cost the same however many tasks are kept
+/// (counts of live tasks per requestor and an expiry index are kept alongside the records).
 #[derive(Debug, Default)]
 pub struct MemoryTaskStore {
     tasks: Mutex<Tasks>,
@@ -219,9 +246,41 @@ pub struct MemoryTaskStore {
 
 #[derive(Debug, Default)]
 struct Tasks {
-    by_id: HashMap<String, TaskRecord>,
-    /// Creation order: (created at, id).
-    order: Vec<(u64, String)>,
+    /// The records, with their place in creation order.
+    by_id: HashMap<String, (u64, TaskRecord)>,
+    /// Each requestor's tasks in creation order (place, id).
+    order: HashMap<Option<String>, BTreeMap<u64, String>>,
+    /// How many tasks each requestor has under way.
+    live: HashMap<Option<String>, usize>,
+    /// When each task expires (at, id).
+    expiry: BTreeSet<(u64, String)>,
+    next: u64,
+}
+
+impl Tasks {
+    fn live_count(&mut self, requestor: &Option<String>, delta: isize) {
+        let count = self.live.entry(requestor.clone()).or_default();
+        *count = count.saturating_add_signed(delta);
+        if *count == 0 {
+            self.live.remove(requestor);
+        }
+    }
+
+    /// Drops the task `id`.
+    fn drop_task(&mut self, id: &str) {
+        let Some((place, record)) = self.by_id.remove(id) else {
+            return;
+        };
+        if !record.status.is_terminal() {
+            self.live_count(&record.requestor, -1);
+        }
+        if let Some(order) = self.order.get_mut(&record.requestor) {
+            order.remove(&place);
+            if order.is_empty() {
+                self.order.remove(&record.requestor);
+            }
+        }
+    }
 }
 
 impl MemoryTaskStore {
@@ -242,21 +301,26 @@ impl TaskStore for MemoryTaskStore {
         live_limit: usize,
     ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         let mut tasks = self.tasks();
+        let live = tasks.live.get(&record.requestor).copied().unwrap_or(0);
         let created = if tasks.by_id.contains_key(&record.task_id) {
             Err(TaskStoreError::Duplicate(record.task_id))
-        } else if tasks
-            .by_id
-            .values()
-            .filter(|t| t.requestor == record.requestor && !t.status.is_terminal())
-            .count()
-            >= live_limit
-        {
+        } else if live >= live_limit {
             Err(TaskStoreError::TooManyTasks { limit: live_limit })
         } else {
+            let place = tasks.next;
+            tasks.next += 1;
+            if !record.status.is_terminal() {
+                tasks.live_count(&record.requestor, 1);
+            }
+            if let Some(at) = record.expires_at_ms() {
+                tasks.expiry.insert((at, record.task_id.clone()));
+            }
             tasks
                 .order
-                .push((record.created_at_ms, record.task_id.clone()));
-            tasks.by_id.insert(record.task_id.clone(), record);
+                .entry(record.requestor.clone())
+                .or_default()
+                .insert(place, record.task_id.clone());
+            tasks.by_id.insert(record.task_id.clone(), (place, record));
             Ok(())
         };
         Box::pin(std::future::ready(created))
@@ -271,6 +335,7 @@ impl TaskStore for MemoryTaskStore {
             .tasks()
             .by_id
             .get(task_id)
+            .map(|(_, record)| record)
             .filter(|t| !t.expired(now_ms))
             .cloned();
         Box::pin(std::future::ready(Ok(record)))
@@ -283,14 +348,23 @@ impl TaskStore for MemoryTaskStore {
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let mut tasks = self.tasks();
+        let mut ended = None;
         let record = tasks
             .by_id
             .get_mut(task_id)
+            .map(|(_, record)| record)
             .filter(|t| !t.expired(now_ms))
             .map(|record| {
+                let was_live = !record.status.is_terminal();
                 change.apply(record, now_ms);
+                if was_live && record.status.is_terminal() {
+                    ended = Some(record.requestor.clone());
+                }
                 record.clone()
             });
+        if let Some(requestor) = ended {
+            tasks.live_count(&requestor, -1);
+        }
         Box::pin(std::future::ready(Ok(record)))
     }
 
@@ -303,15 +377,16 @@ impl TaskStore for MemoryTaskStore {
     ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
         let tasks = self.tasks();
         let start = cursor
-            .and_then(|c| tasks.order.iter().position(|(_, id)| id == c))
-            .unwrap_or(0);
+            .and_then(|c| tasks.by_id.get(c))
+            .map_or(0, |(place, _)| *place);
         let mut page = Vec::new();
         let mut next = None;
-        for (_, id) in &tasks.order[start..] {
-            let Some(record) = tasks.by_id.get(id) else {
+        let order = tasks.order.get(&requestor.map(str::to_owned));
+        for (_, id) in order.into_iter().flat_map(|o| o.range(start..)) {
+            let Some((_, record)) = tasks.by_id.get(id) else {
                 continue;
             };
-            if record.requestor.as_deref() != requestor || record.expired(now_ms) {
+            if record.expired(now_ms) {
                 continue;
             }
             if page.len() == limit {
@@ -328,11 +403,15 @@ impl TaskStore for MemoryTaskStore {
 
     fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
         let mut tasks = self.tasks();
-        let before = tasks.by_id.len();
-        tasks.by_id.retain(|_, t| !t.expired(now_ms));
-        let Tasks { by_id, order } = &mut *tasks;
-        order.retain(|(_, id)| by_id.contains_key(id));
-        let dropped = before - tasks.by_id.len();
+        let mut dropped = 0;
+        while let Some((at, _)) = tasks.expiry.first()
+            && *at <= now_ms
+        {
+            if let Some((_, id)) = tasks.expiry.pop_first() {
+                tasks.drop_task(&id);
+                dropped += 1;
+            }
+        }
         Box::pin(std::future::ready(Ok(dropped)))
     }
 }
