@@ -34,6 +34,7 @@ the medians matter, not single runs: use --rounds 5 or more.
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -61,6 +62,10 @@ pub struct Point {{
 """
 
 VARIANTS = ["plain", "tools", "server", "byhand"]
+
+# CPU time (user + system) of every timed build, in order: less sensitive than wall time to
+# other work on the machine (it still grows somewhat under contention).
+CPU_SECONDS: list = []
 
 FUNCTION = """
 /// Tool number {i}: combine a point, a count and an optional label.
@@ -143,8 +148,12 @@ def cargo_build(crate: Path, target: Path, incremental: bool, profile: str) -> f
     env.update(CARGO_TARGET_DIR=str(target), CARGO_INCREMENTAL="1" if incremental else "0")
     command = ["cargo", "build", "--quiet"] + (["--release"] if profile == "release" else [])
     start = time.monotonic()
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, cwd=crate, env=env, check=True)
-    return time.monotonic() - start
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU_SECONDS.append(after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime)
+    return wall
 
 
 def measure(mode: str, crates: dict, args: argparse.Namespace) -> dict:
@@ -157,6 +166,7 @@ def measure(mode: str, crates: dict, args: argparse.Namespace) -> dict:
         for crate in crates.values():
             cargo_build(crate, target, incremental, args.profile)
     times = {v: [] for v in crates}
+    cpu = {v: [] for v in crates}
     for r in range(args.rounds):
         order = list(crates) if r % 2 == 0 else list(reversed(crates))
         for v in order:
@@ -164,10 +174,11 @@ def measure(mode: str, crates: dict, args: argparse.Namespace) -> dict:
                 shutil.rmtree(target, ignore_errors=True)
             (crates[v] / "src" / "lib.rs").touch()
             times[v].append(cargo_build(crates[v], target, incremental, args.profile))
+            cpu[v].append(CPU_SECONDS[-1])
         print(f"[{mode}] round {r + 1}: " + ", ".join(f"{v} {times[v][-1]:.2f}s" for v in crates), flush=True)
     if mode == "scratch":
         shutil.rmtree(target, ignore_errors=True)
-    return times
+    return times, cpu
 
 
 def main() -> None:
@@ -186,7 +197,7 @@ def main() -> None:
     rustc = subprocess.run(["rustc", "-V"], capture_output=True, text=True, check=True).stdout.strip()
     report = [f"\n{rustc}, library at {args.registry}"]
     for mode in modes:
-        times = measure(mode, crates, args)
+        times, cpu = measure(mode, crates, args)
         what = "everything from scratch" if mode == "scratch" else "the generated crate only"
         report.append(
             f"[{mode}] {args.tools} functions, `cargo build` ({args.profile}) of {what}, {args.rounds} rounds"
@@ -195,7 +206,10 @@ def main() -> None:
         for v in variants:
             med = statistics.median(times[v])
             runs = " ".join(f"{t:.2f}" for t in times[v])
-            report.append(f"  {v:<7} median {med:6.2f}s  ratio {med / base:4.2f}x   runs: {runs}")
+            cpu_med = statistics.median(cpu[v])
+            report.append(
+                f"  {v:<7} median {med:6.2f}s  ratio {med / base:4.2f}x  CPU {cpu_med:6.1f}s   runs: {runs}"
+            )
     print("\n".join(report))
 
 
