@@ -18,6 +18,7 @@ use crate::ast::{AnnotatedFn, Kind};
 mod prompt;
 pub(crate) mod resource;
 mod server;
+mod stub;
 
 pub(crate) use server::{method_server, server, server_name_check, slice_declaration};
 
@@ -207,6 +208,7 @@ pub(crate) fn tool(tool: &AnnotatedFn) -> TokenStream {
         )
     };
     let mut items = items(tool, &TOOL, &krate, body);
+    items.extend(stub::stub(tool, &krate));
     items.extend(attachment(tool, &krate, "tool"));
     with_function(tool, items)
 }

@@ -208,10 +208,13 @@ pub enum ClientMessage {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ServerMessage {
-    /// The reply: a result.
-    Result(Value),
-    /// The reply: an error.
-    Error(Value),
+    /// The reply: a result (`{"result": ..}`; not named `Result`, which would make rustc
+    /// print `std::result::Result` in full in every diagnostic of a crate using this one).
+    #[serde(rename = "result")]
+    Success(Value),
+    /// The reply: an error (`{"error": ..}`).
+    #[serde(rename = "error")]
+    Failure(Value),
     /// A notification.
     Notification {
         /// Its method.

@@ -158,8 +158,8 @@ impl Recorder {
             None => {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
                 let reply = match (message.get("result"), message.get("error")) {
-                    (Some(result), _) => ServerMessage::Result(self.normalizer.value(result)),
-                    (None, Some(error)) => ServerMessage::Error(self.normalizer.value(error)),
+                    (Some(result), _) => ServerMessage::Success(self.normalizer.value(result)),
+                    (None, Some(error)) => ServerMessage::Failure(self.normalizer.value(error)),
                     (None, None) => return,
                 };
                 (reply, Some(id))

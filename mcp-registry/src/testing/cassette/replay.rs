@@ -80,10 +80,10 @@ impl ReplayTransport {
         let messages = &self.file.interactions[interaction].server;
         for (at, message) in messages.iter().enumerate().skip(from) {
             let wire = match message {
-                ServerMessage::Result(result) => {
+                ServerMessage::Success(result) => {
                     json!({"jsonrpc": "2.0", "id": request_id, "result": result})
                 }
-                ServerMessage::Error(error) => {
+                ServerMessage::Failure(error) => {
                     json!({"jsonrpc": "2.0", "id": request_id, "error": error})
                 }
                 ServerMessage::Notification { method, params } => {
