@@ -78,6 +78,7 @@ impl CassetteMode {
 /// ```no_run
 /// use mcp_registry::client::Client;
 /// use mcp_registry::testing::Cassette;
+/// # #[cfg(feature = "client-stdio")]
 /// # async fn demo() -> Result<(), mcp_registry::client::ClientError> {
 /// // Replays tests/cassettes/weather.json; with MCP_CASSETTE_RECORD=1, runs the server and
 /// // records it there.
@@ -89,6 +90,7 @@ impl CassetteMode {
 /// let tools = client.list_tools().await?;
 /// client.close().await; // writes the file when recording
 /// # Ok(()) }
+/// # fn main() {}
 /// ```
 #[derive(Debug, Clone)]
 pub struct Cassette {
