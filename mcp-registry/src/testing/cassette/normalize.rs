@@ -6,20 +6,28 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Datelike, Duration, NaiveDate};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, Timelike};
 use serde_json::{Map, Value};
 
 /// The start of a placeholder UUID; the last group counts them.
 const UUID_PREFIX: &str = "00000000-0000-4000-8000-";
 
 /// Maps each UUID and time seen to its placeholder. One per session: record and replay both
-/// see the values in the same order, so they agree on the numbering.
+/// see the values in the same order (a replay sees the recorded placeholders where the
+/// recording saw the values, and counts past them), so they agree on the numbering even of
+/// values the client makes afresh each run.
 #[derive(Debug, Default)]
 pub(super) struct Normalizer {
     uuids: HashMap<String, String>,
     times: HashMap<String, String>,
     states: HashMap<String, String>,
+    /// The highest number handed out or seen, per kind.
+    counts: [u64; 3],
 }
+
+const UUID: usize = 0;
+const TIME: usize = 1;
+const STATE: usize = 2;
 
 /// The start of a placeholder `requestState`.
 const STATE_PREFIX: &str = "request-state-";
@@ -44,35 +52,59 @@ impl Normalizer {
         }
     }
 
+    /// The next number of `kind`.
+    fn next(&mut self, kind: usize) -> u64 {
+        self.counts[kind] += 1;
+        self.counts[kind]
+    }
+
+    /// A placeholder numbered `n` was seen: new values are numbered past it.
+    fn seen(&mut self, kind: usize, n: Option<u64>) {
+        if let Some(n) = n {
+            self.counts[kind] = self.counts[kind].max(n);
+        }
+    }
+
     fn state(&mut self, state: &str) -> String {
-        if state.starts_with(STATE_PREFIX) {
+        if let Some(n) = state.strip_prefix(STATE_PREFIX) {
+            self.seen(STATE, n.parse().ok());
             return state.to_owned();
         }
-        let next = self.states.len() + 1;
-        self.states
-            .entry(state.to_owned())
-            .or_insert_with(|| format!("{STATE_PREFIX}{next}"))
-            .clone()
+        if let Some(known) = self.states.get(state) {
+            return known.clone();
+        }
+        let placeholder = format!("{STATE_PREFIX}{}", self.next(STATE));
+        self.states.insert(state.to_owned(), placeholder.clone());
+        placeholder
     }
 
     fn string(&mut self, s: &str) -> String {
-        if is_uuid(s) && !s.starts_with(UUID_PREFIX) {
-            let next = self.uuids.len() + 1;
-            return self
-                .uuids
-                .entry(s.to_owned())
-                .or_insert_with(|| format!("{UUID_PREFIX}{next:012}"))
-                .clone();
+        if is_uuid(s) {
+            if let Some(n) = s.strip_prefix(UUID_PREFIX) {
+                self.seen(UUID, n.parse().ok());
+                return s.to_owned();
+            }
+            if let Some(known) = self.uuids.get(s) {
+                return known.clone();
+            }
+            let placeholder = format!("{UUID_PREFIX}{:012}", self.next(UUID));
+            self.uuids.insert(s.to_owned(), placeholder.clone());
+            return placeholder;
         }
-        if let Some(time) = rfc3339(s)
-            && !is_placeholder_time(&time)
-        {
-            let next = i64::try_from(self.times.len()).unwrap_or(i64::MAX);
-            return self
-                .times
-                .entry(s.to_owned())
-                .or_insert_with(|| placeholder_time(next))
-                .clone();
+        if let Some(time) = rfc3339(s) {
+            if is_placeholder_time(&time) {
+                // The nth placeholder is n - 1 seconds past midnight.
+                let seconds = u64::from(time.num_seconds_from_midnight());
+                self.seen(TIME, Some(seconds + 1));
+                return s.to_owned();
+            }
+            if let Some(known) = self.times.get(s) {
+                return known.clone();
+            }
+            let n = self.next(TIME) - 1;
+            let placeholder = placeholder_time(i64::try_from(n).unwrap_or(i64::MAX));
+            self.times.insert(s.to_owned(), placeholder.clone());
+            return placeholder;
         }
         s.to_owned()
     }
@@ -146,5 +178,19 @@ mod tests {
             n.value(&json!("2026-11-27T00:00:00+01:00")),
             json!("2000-01-01T00:00:01Z")
         );
+    }
+
+    #[test]
+    fn a_replay_numbers_new_values_past_the_placeholders_it_saw() {
+        // Recording: the server's id, then one the client made.
+        let mut recording = Normalizer::default();
+        recording.value(&json!("11111111-1111-4111-8111-111111111111"));
+        let made = recording.value(&json!("22222222-2222-4222-8222-222222222222"));
+        // Replay: the server's id arrives as its placeholder; the client makes a new one.
+        let mut replay = Normalizer::default();
+        replay.value(&json!("00000000-0000-4000-8000-000000000001"));
+        let again = replay.value(&json!("33333333-3333-4333-8333-333333333333"));
+        assert_eq!(made, again);
+        assert_eq!(again, json!("00000000-0000-4000-8000-000000000002"));
     }
 }

@@ -79,6 +79,19 @@ impl ReplayTransport {
         state.played[interaction] = true;
         let messages = &self.file.interactions[interaction].server;
         for (at, message) in messages.iter().enumerate().skip(from) {
+            // The client sees the recorded placeholders: counted, as the recording counted
+            // the values they stand for.
+            match message {
+                ServerMessage::Success(v) | ServerMessage::Failure(v) => {
+                    state.normalizer.value(v);
+                }
+                ServerMessage::Notification { params, .. }
+                | ServerMessage::Request { params, .. } => {
+                    if let Some(params) = params {
+                        state.normalizer.value(params);
+                    }
+                }
+            }
             let wire = match message {
                 ServerMessage::Success(result) => {
                     json!({"jsonrpc": "2.0", "id": request_id, "result": result})
