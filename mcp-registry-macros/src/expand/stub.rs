@@ -1,15 +1,15 @@
 //! `add::call(&caller, a, b)`: the typed call stub of a `#[mcp_tool]` function.
 //!
-//! One non-generic-in-body associated function per tool, which hands the arguments to the
-//! runtime crate's `CallStub::call_stub` (compiled once per signature, not per tool). Its
-//! only bound sits on the caller's type, so a tool whose arguments are not `Serialize`, or
+//! One associated function per tool, in the impl block of its `tool()` getter, which hands
+//! the arguments to the runtime crate's `CallStub::call_stub` (compiled once per signature,
+//! not per tool). Its only bound sits on the caller's type, so a tool whose arguments are not `Serialize`, or
 //! whose return type cannot be read back, still compiles: only a call of its stub is an error.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Ident, Path};
 
-use super::{cfgs, hidden, static_lifetimes};
+use super::{hidden, static_lifetimes};
 use crate::ast::{AnnotatedFn, Param};
 
 /// Whether the parameter is the `ToolContext` the call provides (by the type's last path
@@ -25,10 +25,8 @@ fn provided(param: &Param) -> bool {
     }
 }
 
-/// `impl add { pub fn call(..) }`.
+/// `pub fn call(..)`, for the tool's `impl add { .. }` block.
 pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
-    let ident = &tool.item.sig.ident;
-    let cfgs = cfgs(tool);
     let caller = hidden("__McpCaller");
     let receiver = hidden("caller");
     let lifetime = syn::Lifetime::new("'__mcp_caller", Span::mixed_site());
@@ -53,19 +51,16 @@ pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
     );
     let values: Vec<&Ident> = values.iter().collect();
     quote! {
-        #(#cfgs)*
-        impl #ident {
-            #[doc = #doc]
-            #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
-            pub fn call<#lifetime, #caller>(
-                #receiver: &#lifetime #caller,
-                #(#values: #types),*
-            ) -> #krate::tool::stub::StubFuture<#lifetime, #caller, (#(#types,)*), #output>
-            where
-                #caller: #stub + ?::core::marker::Sized,
-            {
-                <#caller as #stub>::call_stub(#receiver, #name, &[#(#names),*], (#(#values,)*))
-            }
+        #[doc = #doc]
+        #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
+        pub fn call<#lifetime, #caller>(
+            #receiver: &#lifetime #caller,
+            #(#values: #types),*
+        ) -> #krate::tool::stub::StubFuture<#lifetime, #caller, (#(#types,)*), #output>
+        where
+            #caller: #stub + ?::core::marker::Sized,
+        {
+            <#caller as #stub>::call_stub(#receiver, #name, &[#(#names),*], (#(#values,)*))
         }
     }
 }
