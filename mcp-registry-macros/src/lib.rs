@@ -126,6 +126,15 @@ fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
 /// most 16 parameters. A non-`async` function works too; it runs when the call starts (on the
 /// blocking thread pool with `blocking`).
 ///
+/// **Call stub.** `add::call(&caller, a, b)` calls the tool through any
+/// `mcp_registry::tool::stub::ToolCaller` (a `Registry` in-process, a connected
+/// `client::Client` over stdio or Streamable HTTP) and returns
+/// `Result<Sum, ToolCallError<_>>` for `-> Json<Sum>`: the arguments are sent under their
+/// property names (each must be `serde::Serialize`; a parameter whose type is spelled
+/// `ToolContext` is left out, the call provides it), the result read back by the return
+/// type's `ToolOutput`. Its only bound is on the caller's type, so a tool whose arguments are
+/// not `Serialize` compiles as before and only a call of its stub is an error.
+///
 /// On a mistake the function is still emitted unchanged, with the error and stand-ins for
 /// the generated items, so one mistake gives one message.
 ///

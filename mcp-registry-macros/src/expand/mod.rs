@@ -18,6 +18,7 @@ use crate::ast::{AnnotatedFn, Kind};
 mod prompt;
 pub(crate) mod resource;
 mod server;
+mod stub;
 
 pub(crate) use server::{method_server, server, server_name_check, slice_declaration};
 
@@ -124,6 +125,18 @@ pub(crate) fn items(
     krate: &Path,
     body: TokenStream,
 ) -> TokenStream {
+    items_with(def, kind, krate, body, TokenStream::new())
+}
+
+/// [`items`], with `methods` beside the getter in the struct's impl block (a tool's call
+/// stub: one impl block per item, not two, is cheaper to compile).
+pub(crate) fn items_with(
+    def: &AnnotatedFn,
+    kind: &ItemKind,
+    krate: &Path,
+    body: TokenStream,
+    methods: TokenStream,
+) -> TokenStream {
     let ident = &def.item.sig.ident;
     let vis = &def.item.vis;
     let cfgs = cfgs(def);
@@ -153,6 +166,8 @@ pub(crate) fn items(
             pub fn #getter() -> #krate::#ty {
                 <Self as #krate::__private::#item_trait>::#getter()
             }
+
+            #methods
         }
 
         #(#cfgs)*
@@ -206,7 +221,7 @@ pub(crate) fn tool(tool: &AnnotatedFn) -> TokenStream {
             #output_schema,
         )
     };
-    let mut items = items(tool, &TOOL, &krate, body);
+    let mut items = items_with(tool, &TOOL, &krate, body, stub::stub(tool, &krate));
     items.extend(attachment(tool, &krate, "tool"));
     with_function(tool, items)
 }

@@ -48,7 +48,18 @@ pub struct ClientBuilder {
     pub(crate) headers: Vec<(String, String)>,
     #[cfg(feature = "client-auth")]
     oauth: Option<super::auth::OAuth>,
+    /// Wraps the transport of every `connect_*` ([`wrap_transport`](Self::wrap_transport)).
+    wrap: Option<Arc<TransportWrapper>>,
 }
+
+/// What [`ClientBuilder::wrap_transport`] takes: the transport a `connect_*` built and the
+/// receiver of what it receives, in; the transport to use and its receiver, out.
+type TransportWrapper = dyn Fn(
+        Box<dyn Transport>,
+        mpsc::UnboundedReceiver<Inbound>,
+    ) -> (Box<dyn Transport>, mpsc::UnboundedReceiver<Inbound>)
+    + Send
+    + Sync;
 
 impl fmt::Debug for ClientBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -84,6 +95,7 @@ impl Default for ClientBuilder {
             headers: Vec::new(),
             #[cfg(feature = "client-auth")]
             oauth: None,
+            wrap: None,
         }
     }
 }
@@ -232,6 +244,25 @@ impl ClientBuilder {
         self.extension(crate::apps::EXTENSION_ID, settings)
     }
 
+    /// Wraps the transport every `connect_*` builds (stdio, Streamable HTTP, in-process, or
+    /// [`connect_with`](Self::connect_with)'s) before the handshake: `wrap` gets the transport
+    /// and the receiver of what it receives, and returns the ones the client uses. For
+    /// looking at or changing the messages as they pass, e.g. recording them
+    /// (`testing::Cassette`, feature `testing`). A second call replaces the first.
+    pub fn wrap_transport<F>(mut self, wrap: F) -> Self
+    where
+        F: Fn(
+                Box<dyn Transport>,
+                mpsc::UnboundedReceiver<Inbound>,
+            ) -> (Box<dyn Transport>, mpsc::UnboundedReceiver<Inbound>)
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.wrap = Some(Arc::new(wrap));
+        self
+    }
+
     fn config(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         if !self.extensions.is_empty() {
@@ -287,12 +318,12 @@ impl ClientBuilder {
         transport: impl Transport,
         incoming: mpsc::UnboundedReceiver<Inbound>,
     ) -> Result<Client, ClientError> {
-        let client = Client::start(
-            self.config(),
-            self.settings(),
-            Box::new(transport),
-            incoming,
-        );
+        let transport: Box<dyn Transport> = Box::new(transport);
+        let (transport, incoming) = match &self.wrap {
+            Some(wrap) => wrap(transport, incoming),
+            None => (transport, incoming),
+        };
+        let client = Client::start(self.config(), self.settings(), transport, incoming);
         client.handshake().await?;
         Ok(client)
     }

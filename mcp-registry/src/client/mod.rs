@@ -28,6 +28,7 @@ mod skills;
 mod sse;
 #[cfg(feature = "client-stdio")]
 mod stdio;
+mod stub;
 mod tasks;
 pub mod transport;
 

@@ -15,6 +15,7 @@ mod prompts;
 mod resources;
 pub(crate) mod scope;
 pub(crate) mod skills;
+mod stub;
 mod tasks;
 mod union;
 

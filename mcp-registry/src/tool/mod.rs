@@ -11,6 +11,7 @@ pub(crate) mod request_state;
 mod result;
 pub(crate) mod round;
 mod state;
+pub mod stub;
 
 use std::fmt;
 use std::future::Future;
