@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use mcp_registry::replicas::{Redis, RedisBus, RedisSessions};
+use mcp_registry::replicas::{Redis, RedisBus, RedisSessions, RedisTaskStore};
 use mcp_registry::tool::{Elicitation, RequestStateKeys};
 use mcp_registry::transport::http::HttpConfig;
 use mcp_registry::{Registry, Resource, Server, ToolContext, ToolError, mcp_tool};
@@ -231,11 +231,15 @@ async fn main() -> std::io::Result<()> {
         .request_state_keys(keys.clone())
         .extension(shared.clone());
     let mut config = HttpConfig::default();
-    // The state shared through Redis: list changes heard by every replica's streams, and
-    // legacy sessions any replica serves.
+    // The state shared through Redis: tasks any replica answers, list changes heard by every
+    // replica's streams, and legacy sessions any replica serves.
     if let Some(redis) = &redis {
+        let lease = env_or("TASK_LEASE_MS", "15000")
+            .parse()
+            .map_err(|e| std::io::Error::other(format!("TASK_LEASE_MS is not a number: {e}")))?;
+        let tasks = RedisTaskStore::new(redis.clone()).lease(Duration::from_millis(lease));
         let bus = RedisBus::new(redis);
-        builder = builder.change_bus(bus.clone());
+        builder = builder.task_store(tasks).change_bus(bus.clone());
         config = config.session_store(RedisSessions::new(&bus));
     }
     let registry = builder

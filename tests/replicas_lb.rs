@@ -25,10 +25,10 @@ mod peers;
 
 use std::time::Duration;
 
-use cluster::{Cluster, HAPROXY_CFG, WAIT, key};
+use cluster::{Cluster, HAPROXY_CFG, TASK_LEASE, WAIT, key};
 use mcp_registry::client::ServerNotification;
 use mcp_registry::client::ToolTask;
-use mcp_registry::protocol::{ProtocolVersion, SubscriptionFilter};
+use mcp_registry::protocol::{ProtocolVersion, SubscriptionFilter, TaskStatus};
 use peers::{Peer, Report, Work};
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
@@ -253,6 +253,79 @@ async fn list_change_across(cluster: &Cluster) {
     }
 }
 
+/// A task started through the load balancer is seen by every replica, asked directly, and
+/// its result is fetched from another replica than the one that ran it.
+async fn tasks_across(cluster: &Cluster) {
+    let starter = peers::connect(&cluster.url()).await;
+    let ToolTask::Started(task) = starter
+        .call_tool_as_task("slow_report", serde_json::json!({"ms": 1500}))
+        .await
+        .expect("slow_report starts")
+    else {
+        panic!("a 1.5 s report becomes a task");
+    };
+    let mut asked = Vec::new();
+    for i in 0..cluster.replicas.len() {
+        let client = peers::connect(&cluster.replica_url(i)).await;
+        let status = client.task(task.id()).status().await;
+        let status = status.unwrap_or_else(|e| panic!("replica {i} shows the task: {e}"));
+        assert_eq!(status.task_id, task.id());
+        asked.push(client);
+    }
+    let result = tokio::time::timeout(WAIT, asked[2].task(task.id()).result())
+        .await
+        .expect("the task ends within the bound")
+        .expect("the task succeeds");
+    let text = result.first_text().unwrap_or_default().to_owned();
+    assert!(text.starts_with("report of 1500 ms by r"), "{text}");
+    for client in asked.iter().chain([&starter]) {
+        client.close().await;
+    }
+}
+
+/// A replica killed while it runs a task: asked through the load balancer (which skips the
+/// dead replica), the task ends `failed` within its lease, and its result is an error that
+/// says what happened; nothing hangs.
+async fn replica_killed_mid_task(cluster: &mut Cluster) {
+    let runner = peers::connect(&cluster.replica_url(0)).await;
+    let ToolTask::Started(task) = runner
+        .call_tool_as_task("slow_report", serde_json::json!({"ms": 600_000}))
+        .await
+        .expect("slow_report starts")
+    else {
+        panic!("a 10-minute report becomes a task");
+    };
+    let id = task.id().to_owned();
+    runner.close().await;
+    cluster.kill_replica(0);
+    let killed = tokio::time::Instant::now();
+    let client = peers::connect(&cluster.url()).await;
+    let status = loop {
+        let status = client.task(&id).status().await.expect("tasks/get answers");
+        if status.status != TaskStatus::Working {
+            break status;
+        }
+        assert!(
+            killed.elapsed() < WAIT,
+            "the dead replica's task still works after {:?}",
+            killed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(status.status, TaskStatus::Failed, "{status:?}");
+    assert!(
+        killed.elapsed() >= TASK_LEASE / 2,
+        "failed before its lease could run out: {:?}",
+        killed.elapsed()
+    );
+    let error = tokio::time::timeout(WAIT, client.task(&id).result())
+        .await
+        .expect("the result answers within the bound")
+        .expect_err("a failed task has no result");
+    assert!(error.to_string().contains("replica"), "{error}");
+    client.close().await;
+}
+
 /// Each scenario on a fresh cluster, with `peer`.
 async fn run(peer: Peer, scenario: &str) {
     let started = std::time::Instant::now();
@@ -268,6 +341,8 @@ async fn run(peer: Peer, scenario: &str) {
         "one_replica_tools" => one_replica_tools(&cluster).await,
         "legacy_sessions" => legacy_sessions(&cluster, &peer).await,
         "list_change_across" => list_change_across(&cluster).await,
+        "tasks_across" => tasks_across(&cluster).await,
+        "replica_killed_mid_task" => replica_killed_mid_task(&mut cluster).await,
         other => panic!("no scenario {other}"),
     }
     eprintln!("{scenario}: done in {:?}", started.elapsed());
@@ -333,4 +408,14 @@ async fn our_legacy_client_session_is_served_by_every_replica() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_change_on_one_replica_reaches_streams_held_on_others() {
     run(Peer::Ours, "list_change_across").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_started_on_one_replica_is_followed_through_the_others() {
+    run(Peer::Ours, "tasks_across").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_mid_task_leaves_the_task_failed_within_its_lease() {
+    run(Peer::Ours, "replica_killed_mid_task").await;
 }

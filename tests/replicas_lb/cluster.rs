@@ -27,6 +27,10 @@ pub const HAPROXY_CFG: &str = concat!(
 );
 
 /// A request-state key of 32 bytes `byte`, as base64.
+/// The lease of the replicas' running tasks: a killed replica's tasks fail this long after
+/// its last renewal.
+pub const TASK_LEASE: Duration = Duration::from_secs(2);
+
 pub fn key(byte: u8) -> String {
     base64::engine::general_purpose::STANDARD.encode([byte; 32])
 }
@@ -92,6 +96,8 @@ impl Cluster {
             .env("REPLICA_NAME", name)
             .env("MCP_REQUEST_STATE_KEYS_FILE", self.dir.join("keys"))
             .env("REDIS_URL", self.redis.url())
+            // A killed replica's tasks are failed once their lease runs out: 2 s here.
+            .env("TASK_LEASE_MS", TASK_LEASE.as_millis().to_string())
             .env_remove("MCP_REQUEST_STATE_KEYS")
             .stdout(Stdio::null())
             .stderr(log)
