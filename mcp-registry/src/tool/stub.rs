@@ -9,7 +9,7 @@
 //! the text, `Result<T, E>` as `T` with an `Err` arriving as [`ToolCallError::Tool`].
 //!
 //! ```
-//! use mcp_registry::{Json, Registry, mcp_tool, server};
+//! use mcp_registry::{Json, Registry, Server, mcp_tool};
 //! use mcp_registry::tool::stub::ToolCallError;
 //!
 //! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, Debug, PartialEq)]
@@ -25,10 +25,10 @@
 //!     if n % 2 == 0 { Ok((n / 2).to_string()) } else { Err(format!("{n} is odd")) }
 //! }
 //!
-//! server!(name = "math", tools = [add, halve], fn = math);
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let registry = Registry::from_servers([math()]);
+//! let server = Server::builder("arith").tool(add::tool()).tool(halve::tool()).build();
+//! let registry = Registry::from_servers([server.unwrap()]);
 //! assert_eq!(add::call(&registry, 2, 3).await.unwrap(), Sum { value: 5 });
 //! assert_eq!(halve::call(&registry, 4).await.unwrap(), "2");
 //! let odd = halve::call(&registry, 3).await.unwrap_err();
