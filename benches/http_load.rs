@@ -8,12 +8,20 @@
 //! - `legacy`: `tools/call` inside 2025-11-25 sessions (one session per client).
 //! - `stateless`: 2026-07-28 `tools/call`, no session, headers mirrored.
 //!
+//! - `legacy in Redis`: `legacy` on a server whose sessions are shared through Redis
+//!   (`replicas::RedisSessions`; a real `redis-server` on a free port, skipped without one).
+//!
 //! Each runs with 1 and 50 concurrent clients (one keep-alive connection each) and reports
 //! requests per second and the 99th-percentile latency. Then 10,000 idle legacy sessions are
 //! opened and the server's RSS growth divided by 10,000 is reported.
 //!
 //! Without `--bench` (as `cargo test --benches` runs it) every phase runs briefly, as a check
 //! that the benchmark still works.
+
+// The tests' helper, whole: the bench uses only `start` and `url`.
+#[allow(dead_code)]
+#[path = "../tests/common/redis.rs"]
+mod redis_server;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -22,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::routing::post;
+use mcp_registry::replicas::{Redis, RedisBus, RedisSessions};
 use mcp_registry::transport::http::{HttpConfig, serve};
 use mcp_registry::{Registry, Server, Tool};
 use schemars::JsonSchema;
@@ -65,24 +74,35 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let mut child = Servers::start();
+    // The legacy sessions shared through Redis, when redis-server is installed.
+    let redis = runtime.block_on(redis_server::RedisServer::start());
+    if redis.is_none() {
+        eprintln!("the Redis-shared session runs are skipped: redis-server is not installed");
+    }
+    let mut child = Servers::start(redis.as_ref().map(redis_server::RedisServer::url));
     runtime.block_on(run(&plan, &child));
     let _ = child.process.kill();
     let _ = child.process.wait();
 }
 
-/// The child process serving the floor and the MCP server, and their ports.
+/// The child process serving the floor and the MCP server (and the same server with its
+/// legacy sessions in Redis), and their ports.
 struct Servers {
     process: Child,
     floor: u16,
     mcp: u16,
+    shared: Option<u16>,
 }
 
 impl Servers {
-    fn start() -> Servers {
+    fn start(redis_url: Option<String>) -> Servers {
         let exe = std::env::current_exe().expect("this executable");
-        let mut process = Command::new(exe)
-            .env("HTTP_LOAD_SERVE", "1")
+        let mut command = Command::new(exe);
+        command.env("HTTP_LOAD_SERVE", "1");
+        if let Some(url) = redis_url {
+            command.env("HTTP_LOAD_REDIS", url);
+        }
+        let mut process = command
             .stdout(Stdio::piped())
             .spawn()
             .expect("the server process starts");
@@ -93,10 +113,12 @@ impl Servers {
             .expect("the server prints its ports");
         let mut ports = line.split_whitespace().map(|p| p.parse().expect("a port"));
         let (floor, mcp) = (ports.next().expect("floor"), ports.next().expect("mcp"));
+        let shared = ports.next();
         Servers {
             process,
             floor,
             mcp,
+            shared,
         }
     }
 
@@ -134,17 +156,48 @@ fn serve_forever() {
             .description("Add two integers")
             .typed(|a: AddArgs| async move { (a.a + a.b).to_string() })
             .expect("valid tool");
-        let registry = Registry::from_servers([Server::new("math", None, [add]).expect("server")]);
+        let server = Server::new("math", None, [add]).expect("server");
+        let registry = Registry::from_servers([server.clone()]);
         let config = HttpConfig::default().max_sessions(100_000);
         let addr = ([127, 0, 0, 1], mcp_port).into();
         tokio::spawn(async move { serve(registry, "math", addr, config).await });
         // Wait until the MCP port answers before announcing it.
-        while tokio::net::TcpStream::connect(addr).await.is_err() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        println!("{floor_port} {mcp_port}");
+        wait_listening(addr).await;
+        let shared = match std::env::var("HTTP_LOAD_REDIS") {
+            Ok(url) => format!(" {}", serve_shared(server, &url).await),
+            Err(_) => String::new(),
+        };
+        println!("{floor_port} {mcp_port}{shared}");
         std::future::pending::<()>().await;
     });
+}
+
+/// The same server with its legacy sessions shared through the Redis at `url`; its port.
+async fn serve_shared(server: Server, url: &str) -> u16 {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let redis = Redis::new(url).expect("a Redis URL").prefix("http-load");
+    let bus = RedisBus::new(&redis);
+    bus.ready().await.expect("the bus subscribes");
+    let registry = Registry::builder()
+        .server(server)
+        .change_bus(bus.clone())
+        .build();
+    let config = HttpConfig::default()
+        .max_sessions(100_000)
+        .session_store(RedisSessions::new(&bus));
+    let addr = ([127, 0, 0, 1], port).into();
+    tokio::spawn(async move { serve(registry, "math", addr, config).await });
+    wait_listening(addr).await;
+    port
+}
+
+async fn wait_listening(addr: std::net::SocketAddr) {
+    while tokio::net::TcpStream::connect(addr).await.is_err() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// The floor's request: the same body, read with serde.
@@ -207,6 +260,8 @@ enum Scenario {
     Floor,
     Legacy,
     Stateless,
+    /// `Legacy` on the server whose sessions are shared through Redis.
+    Shared,
 }
 
 impl Scenario {
@@ -215,6 +270,7 @@ impl Scenario {
             Scenario::Floor => "floor (bare axum + serde)",
             Scenario::Legacy => "2025-11-25 session",
             Scenario::Stateless => "2026-07-28 stateless",
+            Scenario::Shared => "2025-11-25 session in Redis",
         }
     }
 }
@@ -282,11 +338,12 @@ impl Caller {
         let http = client();
         let port = match scenario {
             Scenario::Floor => servers.floor,
+            Scenario::Shared => servers.shared.expect("the Redis-shared server runs"),
             _ => servers.mcp,
         };
         let url = format!("http://127.0.0.1:{port}/mcp");
         let session = match scenario {
-            Scenario::Legacy => Some(open_session(&http, &url).await),
+            Scenario::Legacy | Scenario::Shared => Some(open_session(&http, &url).await),
             _ => None,
         };
         Caller {
@@ -300,7 +357,7 @@ impl Caller {
     async fn call(&self, id: u64) {
         let mut request = post_to(&self.http, &self.url, call_body(id, self.scenario));
         match (self.scenario, &self.session) {
-            (Scenario::Legacy, Some(session)) => {
+            (Scenario::Legacy | Scenario::Shared, Some(session)) => {
                 request = request
                     .header("mcp-session-id", session)
                     .header("mcp-protocol-version", LEGACY);
@@ -376,7 +433,11 @@ async fn run(plan: &Plan, servers: &Servers) {
         "server", "clients", "req/s", "p99"
     );
     for clients in [1, 50] {
-        for scenario in [Scenario::Floor, Scenario::Legacy, Scenario::Stateless] {
+        let mut scenarios = vec![Scenario::Floor, Scenario::Legacy, Scenario::Stateless];
+        if servers.shared.is_some() {
+            scenarios.push(Scenario::Shared);
+        }
+        for scenario in scenarios {
             let (rps, p99) = measure(plan, servers, scenario, clients).await;
             println!(
                 "{:<28} {:>8} {:>12.0} {:>8.0}µs",
