@@ -288,6 +288,8 @@ impl Shared {
                     None => {}
                 }
             }
+            #[cfg(not(feature = "client-auth"))]
+            let _ = presented;
             return Ok(response);
         }
     }
