@@ -75,6 +75,24 @@ async fn everything_replays_without_node() {
         // The tools that need the client's capabilities come once it has declared them.
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     }
+    everything_tools(&client).await;
+    everything_asks_and_reads(&client, &asked).await;
+    if !cassette.is_recording() {
+        // Not recorded: a clear error saying how to record it.
+        let err = client
+            .call_tool("echo", json!({"message": "never recorded"}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("everything.json"), "{err}");
+        assert!(err.contains(CASSETTE_RECORD_ENV), "{err}");
+        assert!(err.contains("tools/call"), "{err}");
+    }
+    client.close().await;
+}
+
+/// server-everything's tools: listed, called, and one reporting progress.
+async fn everything_tools(client: &Client) {
     let tools: Vec<String> = client
         .list_tools()
         .await
@@ -116,7 +134,10 @@ async fn everything_replays_without_node() {
         }
     }
     assert_eq!(progress, [1.0, 2.0]);
+}
 
+/// server-everything asking the client (sampling), then a prompt, a resource and a ping.
+async fn everything_asks_and_reads(client: &Client, asked: &Mutex<Vec<String>>) {
     // The server's own requests are replayed to the client's handlers, and the replay waits
     // for their answers.
     let sampled = client
@@ -148,34 +169,10 @@ async fn everything_replays_without_node() {
     let first = client.read_resource(&resources[0].uri).await.unwrap();
     assert!(!first.contents.is_empty());
     client.ping().await.unwrap();
-
-    if !cassette.is_recording() {
-        // Not recorded: a clear error saying how to record it.
-        let err = client
-            .call_tool("echo", json!({"message": "never recorded"}))
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("everything.json"), "{err}");
-        assert!(err.contains(CASSETTE_RECORD_ENV), "{err}");
-        assert!(err.contains("tools/call"), "{err}");
-    }
-    client.close().await;
 }
 
 fn stdio_server() -> tokio::process::Command {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
-    let path = format!("{target}/debug/examples/stdio_server");
-    if !std::path::Path::new(&path).exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--example", "stdio_server"])
-            .current_dir(root)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    tokio::process::Command::new(path)
+    tokio::process::Command::new(common::examples::example("stdio_server"))
 }
 
 /// A fresh path under the target's scratch directory.

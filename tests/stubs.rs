@@ -2,6 +2,9 @@
 //! registry in-process, and through a connected client in-process, over stdio
 //! (examples/stdio_server) and over Streamable HTTP; each failure kind typed.
 
+#[path = "common/examples.rs"]
+mod examples;
+
 use mcp_registry::client::{Client, ClientError};
 use mcp_registry::registry::CallError;
 use mcp_registry::tool::stub::ToolCallError;
@@ -151,18 +154,7 @@ async fn stubs_call_through_an_http_client() {
 }
 
 fn stdio_server() -> tokio::process::Command {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
-    let path = format!("{target}/debug/examples/stdio_server");
-    if !std::path::Path::new(&path).exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--example", "stdio_server"])
-            .current_dir(root)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-    tokio::process::Command::new(path)
+    tokio::process::Command::new(examples::example("stdio_server"))
 }
 
 #[tokio::test]

@@ -83,7 +83,12 @@ pub async fn store_contract(store: &dyn TaskStore) {
         .create(record("c", Some("alice"), 60), 2)
         .await
         .unwrap();
+    list_and_expiry(store).await;
+}
 
+/// The contract's second half, on the tasks its first half left: `a` ended, `b` and `c`
+/// (alice's) and `x` (bob's) live.
+async fn list_and_expiry(store: &dyn TaskStore) {
     // Listed per requestor in creation order, paged.
     let page = store.list(Some("alice"), None, 2, 70).await.unwrap();
     let ids: Vec<_> = page.tasks.iter().map(|t| t.task_id.as_str()).collect();

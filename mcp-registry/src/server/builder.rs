@@ -235,7 +235,6 @@ impl ServerBuilder {
             title: self.title.clone(),
         })
         .unwrap_or_default();
-        let info_meta = info_meta(&info);
         Ok(Server {
             inner: Arc::new(ServerInner {
                 name,
@@ -259,8 +258,8 @@ impl ServerBuilder {
                 prompt_entries: EntryListing::default(),
                 resource_entries: EntryListing::default(),
                 template_entries: EntryListing::default(),
+                info_meta: info_meta(&info),
                 info,
-                info_meta,
                 remote: self.remote,
                 list_cache: self.list_cache,
                 read_cache: self.read_cache,
