@@ -308,7 +308,7 @@ impl Client {
         let build = |m: &mut ClientMachine, o: &RequestSettings, now| m.call_tool(&typed, o, now);
         self.call_with_input(
             method::TOOLS_CALL,
-            || to_map(&typed),
+            || crate::protocol::params_of(&typed),
             build,
             options,
             headers,
@@ -361,7 +361,7 @@ impl Client {
             let result = self
                 .call_with_input(
                     method::PROMPTS_GET,
-                    || to_map(&typed),
+                    || crate::protocol::params_of(&typed),
                     build,
                     &options,
                     Vec::new(),
@@ -559,11 +559,3 @@ impl Outcome for CallToolResult {
 impl Outcome for GetPromptResult {}
 impl Outcome for ReadResourceResult {}
 impl Outcome for Value {}
-
-/// `params` as the JSON object a request carries.
-fn to_map<T: serde::Serialize>(params: &T) -> Map<String, Value> {
-    match serde_json::to_value(params) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
-    }
-}

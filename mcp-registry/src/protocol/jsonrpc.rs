@@ -317,6 +317,15 @@ impl<P> Request<P> {
     }
 }
 
+/// `params` as a JSON-RPC params object: its members when it serializes to an object, else
+/// none.
+pub(crate) fn params_of(params: &impl Serialize) -> serde_json::Map<String, Value> {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(members)) => members,
+        _ => serde_json::Map::new(),
+    }
+}
+
 /// How a JSON value is named in messages ("a string", "an integer", ..): the one wording for
 /// the kind of a value, in envelope, params and argument errors alike.
 pub(crate) fn value_kind(value: &serde_json::Value) -> &'static str {

@@ -31,11 +31,11 @@ pub use content::{
 };
 pub(crate) use depth::drop_flat;
 pub use depth::{MAX_DEPTH, exceeds_max_depth};
-pub(crate) use jsonrpc::value_kind;
 pub use jsonrpc::{
     ErrorCode, ErrorObject, ErrorResponse, JsonRpcVersion, Notification, Request, RequestId,
     ResultResponse,
 };
+pub(crate) use jsonrpc::{params_of, value_kind};
 pub use messages::{
     CacheHints, CacheScope, CancelledNotificationParams, DiscoverResult, Implementation,
     InitializeParams, InitializeResult, ListToolsParams, ProgressNotificationParams, ResultType,

@@ -183,13 +183,9 @@ impl RelayInput {
 }
 
 fn request_of(method: &str, params: impl serde::Serialize) -> InputRequest {
-    let params = match serde_json::to_value(params) {
-        Ok(Value::Object(params)) => params,
-        _ => Default::default(),
-    };
     InputRequest {
         method: method.to_owned(),
-        params,
+        params: crate::protocol::params_of(&params),
     }
 }
 
@@ -235,13 +231,7 @@ impl TaskAsks {
         let answer = self
             .input
             .ask(format!("{capability}-{n}"), request_of(method, params));
-        Box::pin(async move {
-            let answer = answer.await?;
-            serde_json::from_value(answer).map_err(|e| InputError::InvalidAnswer {
-                method,
-                message: e.to_string(),
-            })
-        })
+        Box::pin(async move { crate::tool::round::read_answer(method, answer.await?) })
     }
 }
 

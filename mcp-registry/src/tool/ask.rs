@@ -118,7 +118,7 @@ impl ToolContext {
     /// URL mode) and returns the client's answer untyped. See [`elicit`](Self::elicit).
     pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, InputError> {
         if let Some(round) = self.round_for_asks() {
-            let params = to_params(&params);
+            let params = crate::protocol::params_of(&params);
             let key = self.input_key.as_deref();
             return round.ask(key, ClientCapability::Elicitation, params).await;
         }
@@ -160,7 +160,7 @@ impl ToolContext {
         }
         let params = ElicitParams::url(message, url, elicitation_id);
         let result = if let Some(round) = self.round_for_asks() {
-            let params = to_params(&params);
+            let params = crate::protocol::params_of(&params);
             let key = self.input_key.as_deref();
             round
                 .ask(key, ClientCapability::Elicitation, params)
@@ -185,7 +185,7 @@ impl ToolContext {
     ) -> Result<CreateMessageResult, InputError> {
         let params = request.into();
         if let Some(round) = self.round_for_asks() {
-            let params = to_params(&params);
+            let params = crate::protocol::params_of(&params);
             let key = self.input_key.as_deref();
             return round.ask(key, ClientCapability::Sampling, params).await;
         }
@@ -301,14 +301,6 @@ impl KeyedAsk {
     /// [`ToolContext::roots`] under this key.
     pub async fn roots(self) -> Result<Vec<Root>, InputError> {
         self.0.roots().await
-    }
-}
-
-/// A request's params as the members of an input request.
-fn to_params(params: &impl serde::Serialize) -> Map<String, Value> {
-    match serde_json::to_value(params) {
-        Ok(Value::Object(members)) => members,
-        _ => Map::new(),
     }
 }
 

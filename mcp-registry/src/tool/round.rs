@@ -248,8 +248,12 @@ impl Round {
     }
 }
 
-/// An answer given to a task's input request, read as its request's result.
-fn read_answer<R: DeserializeOwned>(method: &'static str, answer: Value) -> Result<R, InputError> {
+/// An answer the client gave (to a round's ask or a task's input request), read as its request's
+/// result.
+pub(crate) fn read_answer<R: DeserializeOwned>(
+    method: &'static str,
+    answer: Value,
+) -> Result<R, InputError> {
     R::deserialize(answer).map_err(|e| InputError::InvalidAnswer {
         method,
         message: e.to_string(),
