@@ -439,17 +439,7 @@ async fn drive(
 /// A new task id: 128 random bits, as hex.
 fn new_task_id() -> String {
     let mut bytes = [0_u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: a time-and-counter id (unique, if guessable).
-        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let t = millis(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default(),
-        );
-        return format!("{t:016x}{n:016x}");
-    }
+    crate::random::fill(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -115,7 +115,7 @@ impl Recorder {
                     method: method.clone(),
                     params,
                 });
-                self.open.push((id_value(id), index, token));
+                self.open.push((Value::from(id.clone()), index, token));
             }
             OutboundKind::Notification { method } => {
                 let params = params.map(|p| self.normalizer.value(p));
@@ -210,11 +210,6 @@ fn params_token(message: &ServerMessage) -> Option<&Value> {
         } => params.get("progressToken"),
         _ => None,
     }
-}
-
-/// A request id as it appears in JSON.
-pub(super) fn id_value(id: &RequestId) -> Value {
-    serde_json::to_value(id).unwrap_or(Value::Null)
 }
 
 impl Transport for RecordingTransport {

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::normalize::Normalizer;
-use super::record::id_value;
 use super::{
     CASSETTE_RECORD_ENV, CassetteFile, ClientMessage, ServerMessage, match_key, recorded_params,
 };
@@ -151,7 +150,7 @@ impl Transport for ReplayTransport {
                 });
                 match found {
                     Some(index) => {
-                        self.play(&mut state, &id_value(id), index, 0);
+                        self.play(&mut state, &Value::from(id.clone()), index, 0);
                         Ok(())
                     }
                     None => Err(self.missing(method, key.as_ref())),
