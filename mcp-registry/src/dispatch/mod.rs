@@ -119,6 +119,17 @@ pub(crate) struct Outcome {
     meta: Option<ResultMeta>,
 }
 
+impl Outcome {
+    /// A 2026-07-28 result of `result_type` whose `_meta` is the server's identity alone.
+    fn modern(server: &Server, body: Body, result_type: ResultType) -> Outcome {
+        Outcome {
+            body,
+            result_type: Some(result_type),
+            meta: Some(ResultMeta::Server(server.info_meta().clone())),
+        }
+    }
+}
+
 /// A 2026-07-28 result's `_meta`.
 #[derive(serde::Serialize)]
 #[serde(untagged)]
@@ -496,17 +507,14 @@ fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) ->
         Body::Resources(resources::ResourcesBody::Read(result)) => result.meta.as_mut(),
         _ => None,
     };
-    let meta = match own {
-        Some(own) => {
-            own.insert(META_SERVER_INFO.to_owned(), server.info().clone());
-            None
-        }
-        None => Some(ResultMeta::Server(server.info_meta().clone())),
+    match own {
+        Some(own) => own.insert(META_SERVER_INFO.to_owned(), server.info().clone()),
+        None => return Outcome::modern(server, body, ResultType::Complete),
     };
     Outcome {
         body,
         result_type: Some(ResultType::Complete),
-        meta,
+        meta: None,
     }
 }
 

@@ -199,11 +199,11 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             .start(prepared, &tool_name, requestor, asked_ttl, run)
             .await;
         match started {
-            Ok(record) if modern => Answer::Result(Outcome {
-                body: Body::Task(Box::new(TaskBody::Detailed(record.detailed()))),
-                result_type: Some(ResultType::Task),
-                meta: Some(super::ResultMeta::Server(server.info_meta().clone())),
-            }),
+            Ok(record) if modern => Answer::Result(Outcome::modern(
+                &server,
+                Body::Task(Box::new(TaskBody::Detailed(record.detailed()))),
+                ResultType::Task,
+            )),
             Ok(record) => Answer::Result(outcome(
                 &server,
                 version,

@@ -341,11 +341,11 @@ pub(super) fn finish_call(
 /// refusing an answer it was given. `None` when the run was not stopped.
 pub(crate) fn input_required(server: &Server, round: &Round) -> Option<Answer> {
     Some(match round.input_required()? {
-        Ok(result) => Answer::Result(Outcome {
-            body: Body::InputRequired(Box::new(result)),
-            result_type: Some(ResultType::InputRequired),
-            meta: Some(super::ResultMeta::Server(server.info_meta().clone())),
-        }),
+        Ok(result) => Answer::Result(Outcome::modern(
+            server,
+            Body::InputRequired(Box::new(result)),
+            ResultType::InputRequired,
+        )),
         Err(error) => Answer::Error(error),
     })
 }
