@@ -1,8 +1,6 @@
 //! Completions (`completion/complete`) of a server's prompt arguments and template
 //! variables, through the request's scope, the layer stack and the guarded runner.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use super::guard::{Failure, Guarded};
@@ -14,8 +12,9 @@ use crate::protocol::{
     CompleteArgument, CompleteContext, CompleteParams, CompleteResult, CompletionReference,
     ErrorCode, ErrorObject,
 };
+use crate::server::Origin;
 use crate::server::Server;
-use crate::tool::{BoxFuture, CallNames};
+use crate::tool::BoxFuture;
 
 type Completing = BoxFuture<'static, Result<CompleteResult, ErrorObject>>;
 
@@ -38,19 +37,10 @@ impl Registry {
         let names = match &reference {
             CompletionReference::Prompt { name } => match server.prompt(name) {
                 Some(prompt) => server.prompt_call_names(prompt),
-                None => Arc::new(CallNames {
-                    tool: name.as_str().into(),
-                    server: server.shared_name().clone(),
-                    state: server.extensions().clone(),
-                }),
+                None => Origin::of(server).names(name.as_str().into()),
             },
             CompletionReference::Resource { uri } => {
-                let origin = server.template_origin(uri);
-                Arc::new(CallNames {
-                    tool: uri.as_str().into(),
-                    server: origin.server,
-                    state: origin.state,
-                })
+                server.template_origin(uri).names(uri.as_str().into())
             }
         };
         let name = names.tool.clone();

@@ -15,7 +15,7 @@ use super::{CallOptions, Registry};
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
 use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceRequest, ResourceTemplate};
 use crate::server::{Origin, Server};
-use crate::tool::{BoxFuture, CallNames, ToolContext};
+use crate::tool::{BoxFuture, ToolContext};
 
 /// Why [`Registry::read_resource`] produced no contents. On the wire every kind is a
 /// JSON-RPC error: see [`code`](Self::code).
@@ -355,12 +355,7 @@ impl Registry {
         };
         let uri: Arc<str> = uri.into();
         // The resource's own server, also for a resource read through the union.
-        let origin = readable.origin(server);
-        let names = Arc::new(CallNames {
-            tool: uri.clone(),
-            server: origin.server,
-            state: origin.state,
-        });
+        let names = readable.origin(server).names(uri.clone());
         let scope = self.scope(names, options, info, readable.timeout());
         let Some(layers) = self.layers(options) else {
             return run(readable, uri, scope);

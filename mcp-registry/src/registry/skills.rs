@@ -11,9 +11,9 @@ use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::scope::{RequestInfo, Scope, through_layers};
 use super::{CallOptions, Registry};
 use crate::protocol::{ErrorCode, ErrorObject};
-use crate::server::Server;
+use crate::server::{Origin, Server};
 use crate::skill::{Skill, SkillEntry};
-use crate::tool::{BoxFuture, CallNames};
+use crate::tool::BoxFuture;
 
 /// How a `skills/get` ended: the entry, an error to answer, or cancelled by the caller (no
 /// answer).
@@ -37,11 +37,7 @@ impl Registry {
             return Box::pin(std::future::ready(Some(Err(error))));
         };
         let uri: Arc<str> = uri.into();
-        let names = Arc::new(CallNames {
-            tool: uri.clone(),
-            server: server.shared_name().clone(),
-            state: server.extensions().clone(),
-        });
+        let names = Origin::of(server).names(uri.clone());
         let scope = self.scope(names, options, info, None);
         let Some(layers) = self.layers(options) else {
             return run(skill, scope);

@@ -43,6 +43,15 @@ impl Origin {
             state: server.extensions().clone(),
         }
     }
+
+    /// The names a call of the item `name` from this origin runs under.
+    pub(crate) fn names(self, name: Arc<str>) -> Arc<CallNames> {
+        Arc::new(CallNames {
+            tool: name,
+            server: self.server,
+            state: self.state,
+        })
+    }
 }
 
 impl Origins {
@@ -95,13 +104,7 @@ impl Server {
             .as_ref()
             .and_then(|o| o.prompts.get(prompt.name()))
             .cloned()
-            .unwrap_or_else(|| {
-                Arc::new(CallNames {
-                    tool: prompt.shared_name().clone(),
-                    server: self.shared_name().clone(),
-                    state: self.extensions().clone(),
-                })
-            })
+            .unwrap_or_else(|| Origin::of(self).names(prompt.shared_name().clone()))
     }
 
     /// The server the resource at exactly `uri` (one of this server's) comes from.
