@@ -189,11 +189,17 @@ impl AppState {
     }
 
     /// Keeps `slot` as session `id` (new here, or rebuilt from the session store), or `None`
-    /// when the session cap is reached.
+    /// when the session cap is reached. When `id` is already kept (two requests rebuilt it
+    /// at once), the kept one stays, serving both, and `slot` is ended.
     pub(super) fn keep_session(&self, id: &str, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
         let mut sessions = self.sessions();
         sessions.sweep(now, self.config.session_idle_timeout);
+        if let Some(kept) = sessions.live.get_mut(id) {
+            kept.last_used = now;
+            slot.end();
+            return Some(kept.slot.clone());
+        }
         if sessions.live.len() >= self.config.max_sessions {
             return None;
         }
@@ -202,9 +208,7 @@ impl AppState {
             slot: slot.clone(),
             last_used: now,
         };
-        if let Some(replaced) = sessions.live.insert(id.to_owned(), live) {
-            replaced.slot.end();
-        }
+        sessions.live.insert(id.to_owned(), live);
         Some(slot)
     }
 
@@ -316,12 +320,7 @@ impl EventSink for AppState {
                     live.slot.session.update_from(&record.session);
                 }
             }
-            SessionEvent::Ended { session } => {
-                let ended = self.sessions().live.remove(&session);
-                if let Some(live) = ended {
-                    live.slot.end();
-                }
-            }
+            SessionEvent::Ended { session } => self.forget_session(&session),
             SessionEvent::Response {
                 session,
                 id,
