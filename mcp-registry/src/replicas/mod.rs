@@ -166,6 +166,11 @@ pub struct RedisUnavailable {
     reason: String,
 }
 
+/// `d` as a Redis expiry in milliseconds (`PEXPIRE`, `PX`): at least 1, which Redis requires.
+pub(crate) fn expiry_ms(d: Duration) -> u64 {
+    crate::task::millis(d).max(1)
+}
+
 /// `url` with the password (if any) replaced by `***`.
 fn mask_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

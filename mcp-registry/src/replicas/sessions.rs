@@ -62,11 +62,6 @@ fn lost(e: &RedisUnavailable) -> SessionStoreError {
     SessionStoreError(e.to_string())
 }
 
-/// Milliseconds of `idle`, at least 1 (Redis refuses 0).
-fn millis(idle: Duration) -> u64 {
-    u64::try_from(idle.as_millis()).unwrap_or(u64::MAX).max(1)
-}
-
 impl SessionStore for RedisSessions {
     fn save<'a>(
         &'a self,
@@ -88,7 +83,7 @@ impl SessionStore for RedisSessions {
                 .arg(self.key(id))
                 .arg(json)
                 .arg("PX")
-                .arg(millis(idle))
+                .arg(super::expiry_ms(idle))
                 .ignore()
                 .add_command(self.bus.session_publish(changed))
                 .ignore()
@@ -111,7 +106,7 @@ impl SessionStore for RedisSessions {
                 .arg(&key)
                 .cmd("PEXPIRE")
                 .arg(&key)
-                .arg(millis(idle))
+                .arg(super::expiry_ms(idle))
                 .query_async(&mut conn)
                 .await
                 .map_err(|e| self.failed(&e))?;
@@ -136,7 +131,7 @@ impl SessionStore for RedisSessions {
             let (renewed, ended): (i64, i64) = redis::pipe()
                 .cmd("PEXPIRE")
                 .arg(self.key(id))
-                .arg(millis(idle))
+                .arg(super::expiry_ms(idle))
                 .cmd("EXISTS")
                 .arg(self.ended_key(id))
                 .query_async(&mut conn)
@@ -168,7 +163,7 @@ impl SessionStore for RedisSessions {
                 .arg(self.ended_key(id))
                 .arg(1)
                 .arg("PX")
-                .arg(millis(idle))
+                .arg(super::expiry_ms(idle))
                 .ignore()
                 .add_command(self.bus.session_publish(ended))
                 .query_async(&mut conn)

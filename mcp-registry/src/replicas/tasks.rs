@@ -392,7 +392,7 @@ impl Inner {
             .arg(id)
             .arg(text)
             .arg(ttl)
-            .arg(millis(self.lease).max(1))
+            .arg(super::expiry_ms(self.lease))
             .arg(limit)
             .arg(self.record_key(""))
             .arg(self.lease_key(""))
@@ -582,7 +582,7 @@ impl Inner {
                 .key(self.lease_key(id))
                 .key(self.answers_key(id));
         }
-        invocation.arg(millis(self.lease).max(1));
+        invocation.arg(super::expiry_ms(self.lease));
         let mut conn = self.connection().await?;
         let states: Vec<(String, Vec<String>)> = invocation
             .invoke_async(&mut conn)
