@@ -23,7 +23,7 @@ pub(crate) fn complete(request: Routed<'_>, options: &mut CallOptions) -> Step {
         version,
         ..
     } = parts;
-    start(registry, &server, version, params, options, info)
+    start(registry, server, version, params, options, info)
         .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
 }
 

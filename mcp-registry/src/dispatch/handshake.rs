@@ -23,14 +23,10 @@ pub(crate) fn initialize(request: Routed<'_>, _: &mut CallOptions) -> Step {
         connection,
         ..
     } = request;
-    let result = initialize_result(&server, params, connection);
+    let result = initialize_result(server, params, connection);
     let negotiated = result.protocol_version;
     Step::Changed(
-        Answer::Result(outcome(
-            &server,
-            version,
-            Body::Initialize(Box::new(result)),
-        )),
+        Answer::Result(outcome(server, version, Body::Initialize(Box::new(result)))),
         Box::new(Effect::Initialized(negotiated)),
     )
 }
@@ -44,7 +40,7 @@ pub(crate) fn ping(request: Routed<'_>, _: &mut CallOptions) -> Step {
 pub(crate) fn discover(request: Routed<'_>, _: &mut CallOptions) -> Step {
     let result = request
         .dispatcher()
-        .discover(&request.server, request.connection);
+        .discover(request.server, request.connection);
     request.answer(Ok(Body::Discover(Box::new(result))))
 }
 

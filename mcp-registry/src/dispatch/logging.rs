@@ -17,7 +17,7 @@ pub(crate) fn set_level(request: Routed<'_>, _: &mut CallOptions) -> Step {
     } = request;
     match read_params::<SetLevelParams>(method::LOGGING_SET_LEVEL, params) {
         Ok(SetLevelParams { level }) => Step::Changed(
-            Answer::Result(outcome(&server, version, Body::Empty)),
+            Answer::Result(outcome(server, version, Body::Empty)),
             Box::new(Effect::LogLevel(level)),
         ),
         Err(e) => Step::Answered(Answer::Error(e)),

@@ -285,7 +285,8 @@ impl<'r> Dispatcher<'r> {
             Ok(era) => era,
             Err(e) => return Step::Answered(Answer::Error(*e)),
         };
-        let server = match self.registry.enabled_server(server_name) {
+        let snapshot = self.registry.snapshot();
+        let server = match snapshot.enabled_server(server_name, self.registry.union_identity()) {
             Ok(server) => server,
             Err(e) => {
                 return Step::Answered(Answer::Error(ErrorObject::new(
@@ -382,7 +383,9 @@ fn request_log_level(
 /// protocol era, and what its connection knows.
 pub(crate) struct Routed<'a> {
     pub(crate) registry: &'a Registry,
-    pub(crate) server: Server,
+    /// Borrowed from the registry's snapshot, held while the request is routed: a handler
+    /// clones it only when what it returns outlives that.
+    pub(crate) server: &'a Server,
     pub(crate) id: RequestId,
     pub(crate) method: Cow<'a, str>,
     pub(crate) params: Map<String, Value>,
@@ -400,7 +403,7 @@ pub(crate) struct Routed<'a> {
 /// handler, beside the [`RequestInfo`] the function's scope is built from.
 pub(crate) struct Parts<'a> {
     pub(crate) registry: &'a Registry,
-    pub(crate) server: Server,
+    pub(crate) server: &'a Server,
     pub(crate) params: Map<String, Value>,
     pub(crate) call_text: Option<CallText<'a>>,
     pub(crate) era: Era,
@@ -438,7 +441,7 @@ impl Routed<'_> {
     /// The answer to this request: `body` as its revision writes results, or the error.
     pub(crate) fn answer(&self, body: Result<Body, ErrorObject>) -> Step {
         Step::Answered(match body {
-            Ok(body) => Answer::Result(outcome(&self.server, self.version, body)),
+            Ok(body) => Answer::Result(outcome(self.server, self.version, body)),
             Err(e) => Answer::Error(e),
         })
     }
@@ -486,19 +489,32 @@ impl Step {
     }
 }
 
+/// Whether a result of `version` names its server (2026-07-28's `_meta`); a legacy one
+/// does not.
 #[inline]
-fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) -> Outcome {
+pub(crate) fn answer_needs_server(version: Option<ProtocolVersion>) -> bool {
+    version.is_some_and(|v| v.era() != ProtocolEra::Legacy)
+}
+
+/// `body` as a legacy `version` writes it: a revision before structured content drops it.
+#[inline]
+fn legacy_outcome(version: Option<ProtocolVersion>, mut body: Body) -> Outcome {
     if let Body::Call(result) = &mut body
         && version.is_some_and(|v| !v.has_structured_content())
     {
         result.structured_content = None;
     }
-    if version.is_none_or(|v| v.era() == ProtocolEra::Legacy) {
-        return Outcome {
-            body,
-            result_type: None,
-            meta: None,
-        };
+    Outcome {
+        body,
+        result_type: None,
+        meta: None,
+    }
+}
+
+#[inline]
+fn outcome(server: &Server, version: Option<ProtocolVersion>, mut body: Body) -> Outcome {
+    if !answer_needs_server(version) {
+        return legacy_outcome(version, body);
     }
     // A result with a `_meta` of its own carries the server's identity there.
     let own = match &mut body {

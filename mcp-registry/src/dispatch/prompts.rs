@@ -154,7 +154,7 @@ pub(crate) fn list(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
     let params = std::mem::take(&mut request.params);
     let page = request
         .dispatcher()
-        .list_prompts(&request.server, request.version, params);
+        .list_prompts(request.server, request.version, params);
     request.answer(page.map(Body::Prompts))
 }
 
@@ -173,6 +173,6 @@ pub(crate) fn get(request: Routed<'_>, options: &mut CallOptions) -> Step {
         Err(e) => return Step::Answered(Answer::Error(e)),
     };
     Dispatcher::new(registry)
-        .start_get_prompt(&server, params, options, info, retry)
+        .start_get_prompt(server, params, options, info, retry)
         .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
 }

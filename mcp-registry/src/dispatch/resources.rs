@@ -142,12 +142,12 @@ pub(crate) fn subscription(request: Routed<'_>, _: &mut CallOptions) -> Step {
         Ok(params) => params,
         Err(e) => return Step::Answered(Answer::Error(e)),
     };
-    if subscribe && !crate::registry::resource_exists(&server, &uri) {
+    if subscribe && !crate::registry::resource_exists(server, &uri) {
         let error = read_error(&ReadResourceError::not_found(&uri), version);
         return Step::Answered(Answer::Error(error));
     }
     Step::Changed(
-        Answer::Result(outcome(&server, version, Body::Empty)),
+        Answer::Result(outcome(server, version, Body::Empty)),
         Box::new(Effect::Subscription { uri, subscribe }),
     )
 }
@@ -156,7 +156,7 @@ pub(crate) fn subscription(request: Routed<'_>, _: &mut CallOptions) -> Step {
 pub(crate) fn list(mut request: Routed<'_>, _: &mut CallOptions) -> Step {
     let params = std::mem::take(&mut request.params);
     let page = request.dispatcher().list_resources(
-        &request.server,
+        request.server,
         request.version,
         &request.method,
         params,
@@ -175,7 +175,7 @@ pub(crate) fn read(request: Routed<'_>, options: &mut CallOptions) -> Step {
         ..
     } = parts;
     Dispatcher::new(registry)
-        .start_read(&server, version, params, options, info)
+        .start_read(server, version, params, options, info)
         .unwrap_or_else(|e| Step::Answered(Answer::Error(e)))
 }
 

@@ -159,7 +159,7 @@ pub(crate) fn serve(mut request: Routed<'_>, options: &mut CallOptions) -> Step 
             ..
         } = parts;
         return Dispatcher::new(registry)
-            .start_get_skill(&server, params, options, info)
+            .start_get_skill(server, params, options, info)
             .unwrap_or_else(|e| Step::Answered(Answer::Error(e)));
     }
     let params = std::mem::take(&mut request.params);

@@ -67,7 +67,7 @@ pub(crate) fn listen(request: Routed<'_>, options: &mut CallOptions) -> Step {
         params,
         ..
     } = request;
-    match start(registry, server, id, params, options) {
+    match start(registry, server.clone(), id, params, options) {
         Ok(stream) => Step::Waiting(stream),
         Err(e) => Step::Answered(Answer::Error(e)),
     }

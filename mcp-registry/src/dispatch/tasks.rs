@@ -188,7 +188,7 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             // is answered as a plain call.
             let first = std::future::poll_fn(|cx| Poll::Ready(call.poll_unpin(cx))).await;
             if let Poll::Ready(result) = first {
-                return finish_call(&server, version, round.as_deref(), result);
+                return finish_call(Some(&server), version, round.as_deref(), result);
             }
             if let Some(round) = &round {
                 round.escalate(prepared.input.escalation());
@@ -277,7 +277,7 @@ impl Ask {
                 .extensions
                 .get::<TaskRequestor>()
                 .map(|r| r.0.clone()),
-            server: request.server,
+            server: request.server.clone(),
             version: request.version,
             params: request.params,
         })

@@ -38,7 +38,7 @@ pub(crate) struct ToolsPage {
 /// a tool's app (`_meta.ui`) only for a client that declares MCP Apps.
 pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
     let mut page = request.dispatcher().list_tools(
-        &request.server,
+        request.server,
         request.version,
         &request.params,
         options.listing_filter(),
@@ -81,13 +81,13 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
     };
     let dispatcher = Dispatcher::new(registry);
     if tasks {
-        match super::tasks::mode(&server, &call.name, era, task, info.meta.as_ref()) {
+        match super::tasks::mode(server, &call.name, era, task, info.meta.as_ref()) {
             Err(e) => return Step::Answered(Answer::Error(e)),
             Ok(TaskMode::Plain) => {}
             Ok(mode) => {
                 let task = TaskCall {
                     dispatcher,
-                    server,
+                    server: server.clone(),
                     call,
                     mode,
                     version,
@@ -98,10 +98,10 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
             }
         }
     }
-    match dispatcher.call_tool(&server, call, options, info, retry) {
+    match dispatcher.call_tool(server, call, options, info, retry) {
         Ok((call, round)) => Step::Calling(PendingCall {
             call,
-            server,
+            server: super::answer_needs_server(version).then(|| server.clone()),
             version,
             round,
             span: None,
@@ -266,7 +266,8 @@ fn arguments_not_an_object(tool: &str, kind: &str) -> ErrorObject {
 /// A `tools/call` under way, with what its answer needs.
 pub(crate) struct PendingCall {
     pub(crate) call: CallFuture,
-    server: Server,
+    /// The server, when the answer names it (2026-07-28; `None` before).
+    server: Option<Server>,
     version: Option<ProtocolVersion>,
     /// 2026-07-28: the call's asks, when they end it with `input_required`.
     round: Option<Arc<Round>>,
@@ -292,7 +293,12 @@ impl PendingCall {
     /// The answer to a call that ended with `result` (recorded on its span).
     #[inline]
     pub(crate) fn finish(&self, result: Result<CallToolResult, CallError>) -> Answer {
-        let answer = finish_call(&self.server, self.version, self.round.as_deref(), result);
+        let answer = finish_call(
+            self.server.as_ref(),
+            self.version,
+            self.round.as_deref(),
+            result,
+        );
         if let Some(span) = &self.span {
             super::record_outcome(span, &answer);
         }
@@ -301,15 +307,18 @@ impl PendingCall {
 }
 
 /// The answer to a call of `server`'s tool that ended with `result`, in a round of a multi
-/// round-trip request when `round` is set.
+/// round-trip request when `round` is set. `server` is needed only where
+/// [`answer_needs_server`](super::answer_needs_server) says so (a round is 2026-07-28's).
 #[inline]
 pub(super) fn finish_call(
-    server: &Server,
+    server: Option<&Server>,
     version: Option<ProtocolVersion>,
     round: Option<&Round>,
     result: Result<CallToolResult, CallError>,
 ) -> Answer {
-    if let Some(answer) = round.and_then(|r| input_required(server, r)) {
+    if let (Some(server), Some(round)) = (server, round)
+        && let Some(answer) = input_required(server, round)
+    {
         return answer;
     }
     let result = match result {
@@ -334,7 +343,10 @@ pub(super) fn finish_call(
         }) => return Answer::Error(url_elicitation_required(message, elicitations)),
         Err(e) => e.into_call_tool_result(),
     };
-    Answer::Result(outcome(server, version, Body::Call(result)))
+    Answer::Result(match server {
+        Some(server) => outcome(server, version, Body::Call(result)),
+        None => super::legacy_outcome(version, Body::Call(result)),
+    })
 }
 
 /// The answer to a request whose run stopped for input: `input_required`, or the error

@@ -10,13 +10,16 @@ use std::task::{Context, Poll};
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use super::guard::{Failure, Guarded};
+use super::guard::{Failure, Guard, Guarded};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
 use super::scope::{RequestInfo, Scope, through_layers};
 use super::{CallError, CallOptions, Registry, Target};
 use crate::protocol::{CallToolResult, MAX_DEPTH, drop_flat, exceeds_max_depth};
-use crate::tool::{Arguments, BoxFuture, CallNames, Completion, HandlerResult, Tool, ToolError};
+use crate::tool::{
+    Arguments, BoxFuture, CallNames, CallScope, Completion, HandlerResult, PlainHandler, Tool,
+    ToolContext, ToolError,
+};
 
 /// A tool call to configure and `.await`: what [`Registry::call_tool_by_name`] returns.
 pub type CallRequest<'a> = WithOptions<ToolCall<'a>>;
@@ -127,10 +130,25 @@ impl Registry {
         options: &mut CallOptions,
         info: RequestInfo,
     ) -> CallFuture {
-        let scope = self.scope(target.names.clone(), options, info, target.tool.timeout());
-        match self.layers(options) {
-            None => run(target.tool, scope, arguments),
-            Some(layers) => layered(&layers, target.tool.clone(), scope, arguments),
+        let (call, guard) =
+            self.scope_parts(target.names.clone(), options, info, target.tool.timeout());
+        match (self.layers(options), target.tool.plain_handler()) {
+            (None, Some(plain)) => run_plain(plain, call, guard, arguments),
+            (None, None) => run(
+                target.tool,
+                Scope {
+                    ctx: ToolContext::from_scope(call),
+                    guard,
+                },
+                arguments,
+            ),
+            (Some(layers), _) => {
+                let scope = Scope {
+                    ctx: ToolContext::from_scope(call),
+                    guard,
+                };
+                layered(&layers, target.tool.clone(), scope, arguments)
+            }
         }
     }
 }
@@ -171,6 +189,27 @@ fn run(tool: &Tool, scope: Scope, arguments: Arguments<'_>) -> CallFuture {
         run: Guarded::start(guard, || handler.call(ctx, arguments)),
         names,
         completion,
+    }))
+}
+
+/// The guarded run of a handler that reads no context: none is built, and the call keeps
+/// the scope's names for its errors.
+#[inline(always)]
+fn run_plain(
+    handler: &dyn PlainHandler,
+    call: CallScope,
+    guard: Guard,
+    arguments: Arguments<'_>,
+) -> CallFuture {
+    let CallScope {
+        names,
+        lenient_scalars,
+        ..
+    } = call;
+    CallFuture(CallState::Running(ToolRun {
+        run: Guarded::start(guard, || handler.call(arguments, lenient_scalars)),
+        names,
+        completion: Completion::none(),
     }))
 }
 

@@ -249,6 +249,22 @@ impl Snapshot {
         self.servers.get(name)
     }
 
+    /// The server named `name`, if registered and enabled (the union of the enabled
+    /// servers, named `identity`, for [`ALL_SERVERS`]).
+    #[inline]
+    pub(crate) fn enabled_server(
+        &self,
+        name: &str,
+        identity: &UnionIdentity,
+    ) -> Result<&Server, Unavailable> {
+        match self.server(name) {
+            None if name == ALL_SERVERS => Ok(self.union(identity)),
+            None => Err(Unavailable::Unknown(name.to_owned())),
+            Some(e) if !e.enabled => Err(Unavailable::Disabled(name.to_owned())),
+            Some(e) => Ok(&e.server),
+        }
+    }
+
     /// Resolves a plain or qualified tool name to one enabled server's tool.
     pub(crate) fn resolve(&self, name: &str) -> Result<Target<'_>, CallError> {
         if let Some(refs) = self.tools.get(name) {
@@ -449,16 +465,17 @@ impl Registry {
         &self.inner.config
     }
 
+    /// The name and identity of the union of the enabled servers ([`ALL_SERVERS`]).
+    pub(crate) fn union_identity(&self) -> &UnionIdentity {
+        &self.inner.config.identity
+    }
+
     /// The server named `name`, if registered and enabled: what dispatch serves.
     #[inline]
     pub(crate) fn enabled_server(&self, name: &str) -> Result<Server, Unavailable> {
-        let snapshot = self.snapshot();
-        match snapshot.server(name) {
-            None if name == ALL_SERVERS => Ok(snapshot.union(&self.inner.config.identity).clone()),
-            None => Err(Unavailable::Unknown(name.to_owned())),
-            Some(e) if !e.enabled => Err(Unavailable::Disabled(name.to_owned())),
-            Some(e) => Ok(e.server.clone()),
-        }
+        self.snapshot()
+            .enabled_server(name, &self.inner.config.identity)
+            .cloned()
     }
 
     /// The server served under `name`: the union for [`ALL_SERVERS`], else the server of

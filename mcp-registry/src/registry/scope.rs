@@ -86,6 +86,23 @@ impl Registry {
         info: RequestInfo,
         item_limit: Option<Duration>,
     ) -> Scope {
+        let (call, guard) = self.scope_parts(names, options, info, item_limit);
+        Scope {
+            ctx: ToolContext::from_scope(call),
+            guard,
+        }
+    }
+
+    /// [`scope`](Self::scope) with its context not built yet: a function that reads none
+    /// (a [`typed`](crate::ToolBuilder::typed) tool's) is started without it.
+    #[inline(always)]
+    pub(crate) fn scope_parts(
+        &self,
+        names: Arc<CallNames>,
+        options: &mut CallOptions,
+        info: RequestInfo,
+        item_limit: Option<Duration>,
+    ) -> (CallScope, Guard) {
         let limit = match options.timeout {
             TimeoutSetting::RegistryDefault => item_limit.or(self.config().default_timeout),
             TimeoutSetting::Limit(limit) => Some(limit),
@@ -100,7 +117,7 @@ impl Registry {
             Some(input) => Some(input),
             None => options.input.take(),
         };
-        let ctx = ToolContext::from_scope(CallScope {
+        let call = CallScope {
             names,
             request_id: info.id,
             meta,
@@ -113,15 +130,13 @@ impl Registry {
             input,
             round: info.round.clone(),
             lenient_scalars: self.config().lenient_scalars,
-        });
-        Scope {
-            ctx,
-            guard: Guard {
-                limit,
-                cancellation,
-                round: info.round,
-            },
-        }
+        };
+        let guard = Guard {
+            limit,
+            cancellation,
+            round: info.round,
+        };
+        (call, guard)
     }
 
     /// The layer stack of a request with `options`, when there is one (none: the request

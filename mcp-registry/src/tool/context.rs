@@ -530,6 +530,11 @@ impl ToolContext {
 pub(crate) struct Completion(Option<Arc<ProgressState>>);
 
 impl Completion {
+    /// Nothing to mark: a call without progress reports.
+    pub(crate) fn none() -> Self {
+        Completion(None)
+    }
+
     pub(crate) fn complete(&mut self) {
         if let Some(state) = self.0.take() {
             // Taken under the lock, so a report racing the completion is either sent before

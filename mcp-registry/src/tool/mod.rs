@@ -60,6 +60,18 @@ pub trait ToolHandler: Send + Sync + 'static {
     -> BoxFuture<'static, HandlerResult>;
 }
 
+/// A tool's function that reads nothing of its context (a [`ToolBuilder::typed`] tool): its
+/// calls build no context for it.
+pub(crate) trait PlainHandler: Send + Sync + 'static {
+    /// Starts the tool; `lenient_scalars` is what
+    /// [`RegistryBuilder::lenient_scalars`](crate::RegistryBuilder::lenient_scalars) says.
+    fn call(
+        &self,
+        arguments: Arguments<'_>,
+        lenient_scalars: bool,
+    ) -> BoxFuture<'static, HandlerResult>;
+}
+
 impl<F, Fut> ToolHandler for F
 where
     F: Fn(ToolContext, Map<String, Value>) -> Fut + Send + Sync + 'static,
@@ -84,17 +96,13 @@ struct Typed<A, F> {
     arguments: std::marker::PhantomData<fn() -> A>,
 }
 
-/// A typed tool's function, with or without the context.
+/// A typed tool's function, with or without the context: what its calls resolve to.
 trait TypedFn<A>: Send + Sync + 'static {
     /// What the function's future resolves to.
     type Output: IntoToolResult;
-    /// The function's future.
-    type Future: Future<Output = Self::Output> + Send + 'static;
-    fn start(&self, ctx: ToolContext, arguments: A) -> Self::Future;
 }
 
-/// A function of the arguments alone (`typed`): the context is dropped where it is, never
-/// moved into the call.
+/// A function of the arguments alone (`typed`).
 impl<A, F, Fut, R> TypedFn<A> for F
 where
     F: Fn(A) -> Fut + Send + Sync + 'static,
@@ -102,12 +110,6 @@ where
     R: IntoToolResult,
 {
     type Output = R;
-    type Future = Fut;
-    #[inline]
-    fn start(&self, ctx: ToolContext, arguments: A) -> Fut {
-        drop(ctx);
-        self(arguments)
-    }
 }
 
 /// A function of the context and the arguments (`typed_with_context`).
@@ -120,30 +122,80 @@ where
     R: IntoToolResult,
 {
     type Output = R;
-    type Future = Fut;
+}
+
+impl<A, F> Typed<A, F> {
+    /// Reads the arguments into `A` and starts the call with `start`.
     #[inline]
-    fn start(&self, ctx: ToolContext, arguments: A) -> Fut {
-        (self.0)(ctx, arguments)
+    fn start<Fut>(
+        &self,
+        arguments: Arguments<'_>,
+        lenient_scalars: bool,
+        start: impl FnOnce(A) -> Fut,
+    ) -> BoxFuture<'static, HandlerResult>
+    where
+        A: DeserializeOwned,
+        Fut: Future<Output: IntoToolResult> + Send + 'static,
+    {
+        match arguments.deserialize_checked::<A>(&self.schema, lenient_scalars) {
+            Ok(args) => {
+                let fut = start(args);
+                Box::pin(async move { fut.await.into_tool_result() })
+            }
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        }
     }
 }
 
-impl<A, F> ToolHandler for Typed<A, F>
+/// A function of the arguments alone: started without a context.
+impl<A, F, Fut, R> ToolHandler for Typed<A, F>
 where
     A: DeserializeOwned + 'static,
-    F: TypedFn<A>,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult,
 {
     fn call(
         &self,
         ctx: ToolContext,
         arguments: Arguments<'_>,
     ) -> BoxFuture<'static, HandlerResult> {
-        match arguments.deserialize_checked::<A>(&self.schema, ctx.lenient_scalars()) {
-            Ok(args) => {
-                let fut = self.f.start(ctx, args);
-                Box::pin(async move { fut.await.into_tool_result() })
-            }
-            Err(e) => Box::pin(std::future::ready(Err(e))),
-        }
+        let lenient = ctx.lenient_scalars();
+        drop(ctx);
+        self.start(arguments, lenient, &self.f)
+    }
+}
+
+impl<A, F, Fut, R> PlainHandler for Typed<A, F>
+where
+    A: DeserializeOwned + 'static,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult,
+{
+    fn call(
+        &self,
+        arguments: Arguments<'_>,
+        lenient_scalars: bool,
+    ) -> BoxFuture<'static, HandlerResult> {
+        self.start(arguments, lenient_scalars, &self.f)
+    }
+}
+
+impl<A, F, Fut, R> ToolHandler for Typed<A, WithContext<F>>
+where
+    A: DeserializeOwned + 'static,
+    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult,
+{
+    fn call(
+        &self,
+        ctx: ToolContext,
+        arguments: Arguments<'_>,
+    ) -> BoxFuture<'static, HandlerResult> {
+        let lenient = ctx.lenient_scalars();
+        self.start(arguments, lenient, |args| (self.f.0)(ctx, args))
     }
 }
 
@@ -207,6 +259,8 @@ struct ToolInner {
     name: Arc<str>,
     descriptor: protocol::ToolDescriptor,
     handler: Arc<dyn ToolHandler>,
+    /// The same handler, when it reads no context.
+    plain: Option<Arc<dyn PlainHandler>>,
     /// The tool's own time limit, if it has one.
     timeout: Option<std::time::Duration>,
     /// The parameters mirrored into `Mcp-Param-*` headers, read from the schema once.
@@ -271,6 +325,7 @@ impl Tool {
                 name: descriptor.name.as_str().into(),
                 descriptor,
                 handler: Arc::new(handler),
+                plain: None,
                 timeout: None,
                 param_headers: std::sync::OnceLock::new(),
             }),
@@ -287,6 +342,7 @@ impl Tool {
                 name: name.into(),
                 descriptor,
                 handler: self.inner.handler.clone(),
+                plain: self.inner.plain.clone(),
                 timeout: self.inner.timeout,
                 param_headers: std::sync::OnceLock::new(),
             }),
@@ -334,6 +390,11 @@ impl Tool {
     /// The handler.
     pub fn handler(&self) -> &Arc<dyn ToolHandler> {
         &self.inner.handler
+    }
+
+    /// The handler, when it reads no context: a call then builds none.
+    pub(crate) fn plain_handler(&self) -> Option<&dyn PlainHandler> {
+        self.inner.plain.as_deref()
     }
 }
 
@@ -456,11 +517,13 @@ impl ToolBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
     {
-        self.typed_handler(Typed {
+        let (builder, input, handler) = self.typed_handler(Typed {
             schema: Arc::default(),
             f: handler,
             arguments: std::marker::PhantomData,
-        })
+        })?;
+        let handler = Arc::new(handler);
+        builder.validated(input, handler.clone(), Some(handler))
     }
 
     /// Like [`typed`](Self::typed), for a closure that also takes the [`ToolContext`].
@@ -471,19 +534,24 @@ impl ToolBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
     {
-        self.typed_handler(Typed {
+        let (builder, input, handler) = self.typed_handler(Typed {
             schema: Arc::default(),
             f: WithContext(handler),
             arguments: std::marker::PhantomData,
-        })
+        })?;
+        builder.handler(input, handler)
     }
 
-    /// Finishes with a typed handler: the input schema from `A`, the output schema from `R`.
-    fn typed_handler<A, F, R>(mut self, mut handler: Typed<A, F>) -> Result<Tool, ToolBuildError>
+    /// A typed handler made ready: the input schema from `A` (returned, and kept by the
+    /// handler), the output schema from `R`.
+    #[allow(clippy::type_complexity)]
+    fn typed_handler<A, F, R>(
+        mut self,
+        mut handler: Typed<A, F>,
+    ) -> Result<(Self, Arc<Value>, Typed<A, F>), ToolBuildError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
         R: IntoToolResult + 'static,
-        Typed<A, F>: ToolHandler,
         F: TypedFn<A, Output = R>,
     {
         let input = schema::input_schema_for::<A>().map_err(|source| ToolBuildError::Schema {
@@ -494,7 +562,7 @@ impl ToolBuilder {
             self.output_schema = R::output_schema();
         }
         handler.schema = input.clone();
-        self.handler(input, handler)
+        Ok((self, input, handler))
     }
 
     /// Finishes with a raw JSON Schema and a closure over the JSON arguments object.
@@ -526,6 +594,16 @@ impl ToolBuilder {
         input_schema: Arc<Value>,
         handler: impl ToolHandler,
     ) -> Result<Tool, ToolBuildError> {
+        self.validated(input_schema, Arc::new(handler), None)
+    }
+
+    /// Checks the name, the app and the input schema, then finishes.
+    fn validated(
+        self,
+        input_schema: Arc<Value>,
+        handler: Arc<dyn ToolHandler>,
+        plain: Option<Arc<dyn PlainHandler>>,
+    ) -> Result<Tool, ToolBuildError> {
         protocol::validate_tool_name(&self.name)?;
         if let Some(ui) = crate::apps::tool_ui(self.meta.as_ref())
             && !crate::apps::is_ui_uri(&ui.resource_uri)
@@ -541,12 +619,21 @@ impl ToolBuilder {
                 found: input_schema.to_string(),
             });
         }
-        Ok(self.build_checked(input_schema, handler))
+        Ok(self.build(input_schema, handler, plain))
     }
 
     /// [`handler`](Self::handler) for a name and an object schema already known to be valid
     /// (`#[mcp_tool]`'s, checked at compile time).
     pub(crate) fn build_checked(self, input_schema: Arc<Value>, handler: impl ToolHandler) -> Tool {
+        self.build(input_schema, Arc::new(handler), None)
+    }
+
+    fn build(
+        self,
+        input_schema: Arc<Value>,
+        handler: Arc<dyn ToolHandler>,
+        plain: Option<Arc<dyn PlainHandler>>,
+    ) -> Tool {
         let name: Arc<str> = self.name.as_str().into();
         Tool {
             inner: Arc::new(ToolInner {
@@ -565,7 +652,8 @@ impl ToolBuilder {
                         }
                     }),
                 },
-                handler: Arc::new(handler),
+                handler,
+                plain,
                 timeout: self.timeout,
                 param_headers: std::sync::OnceLock::new(),
             }),
