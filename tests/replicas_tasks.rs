@@ -156,6 +156,38 @@ async fn the_redis_store_keeps_the_contract() {
     common::task_store::store_contract(&store).await;
 }
 
+/// Answers received for another replica's task are left for it in one compare-and-set: the
+/// record is read once (it was read, then read again by the compare-and-set).
+#[tokio::test]
+async fn forwarded_answers_read_the_record_once() {
+    use mcp_registry::protocol::InputRequest;
+    use mcp_registry::task::{TaskChange, TaskStore};
+    let Some(server) = RedisServer::start().await else {
+        return;
+    };
+    let redis = Redis::new(&server.url()).unwrap().prefix("forward");
+    let store = RedisTaskStore::new(redis).lease(Duration::from_secs(120));
+    let task = common::task_store::record("t", None, 0);
+    store.create(task, 8).await.unwrap();
+    let ask = InputRequest {
+        method: "elicitation/create".to_owned(),
+        params: Map::new(),
+    };
+    let asked = TaskChange::Ask("k".to_owned(), ask);
+    store.update("t", asked, 10).await.unwrap();
+
+    server.reset_counts();
+    let answers = json!({"k": {"action": "decline"}, "nope": {"action": "decline"}});
+    let Value::Object(answers) = answers else {
+        unreachable!()
+    };
+    assert!(store.forward_answers("t", answers, 20).await.unwrap());
+    assert_eq!(server.calls("mget"), 1, "one read of the record");
+    let after = store.get("t", 30).await.unwrap().unwrap();
+    assert_eq!(after.status, mcp_registry::protocol::TaskStatus::Working);
+    assert!(after.input_requests.is_empty());
+}
+
 #[tokio::test]
 async fn a_task_started_on_one_replica_is_cancelled_through_another() {
     let Some((_redis, a, b, dropped)) = two_replicas(8).await else {

@@ -409,8 +409,10 @@ async fn a_task_is_shown_only_to_its_requestor() {
     assert_eq!(mine["result"]["status"], "working");
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_tasks_progress_is_its_status_message() {
+/// `steps`: four steps of a second each, each reported as progress (`building (n/4)`);
+/// `first`: reports progress at once, works ten seconds, reports again and works ten more
+/// (`now` does not wait).
+fn steps_registry() -> Registry {
     let steps = Tool::builder("steps")
         .task_support(TaskSupport::Optional)
         .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
@@ -422,7 +424,46 @@ async fn a_tasks_progress_is_its_status_message() {
             "built"
         })
         .unwrap();
-    let registry = Registry::from_servers([Server::new("s", None, [steps]).unwrap()]);
+    let first = |name: &str, work: u64| {
+        Tool::builder(name)
+            .task_support(TaskSupport::Optional)
+            .typed_with_context(move |ctx: ToolContext, _: Map<String, Value>| async move {
+                let work = || async move {
+                    if work > 0 {
+                        tokio::time::sleep(Duration::from_secs(work)).await;
+                    }
+                };
+                ctx.progress(1.0, Some(2.0), Some("started")).unwrap();
+                work().await;
+                ctx.progress(2.0, Some(2.0), Some("finishing")).unwrap();
+                work().await;
+                "done"
+            })
+            .unwrap()
+    };
+    Registry::from_servers([
+        Server::new("s", None, [steps, first("first", 10), first("now", 0)]).unwrap(),
+    ])
+}
+
+/// The `notifications/progress` among the notes `next` has now: (token, progress).
+fn progress_in(mut next: impl FnMut() -> Option<Value>) -> Vec<(Value, f64)> {
+    let mut seen = Vec::new();
+    while let Some(note) = next() {
+        if note["method"] == "notifications/progress" {
+            let params = &note["params"];
+            seen.push((
+                params["progressToken"].clone(),
+                params["progress"].as_f64().unwrap(),
+            ));
+        }
+    }
+    seen
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tasks_progress_is_its_status_message() {
+    let registry = steps_registry();
     let created = result_of(&registry, modern(1, "tools/call", json!({"name": "steps"}))).await;
     let id = created["taskId"].as_str().unwrap().to_owned();
     sleep(2.5).await;
@@ -440,6 +481,107 @@ async fn a_tasks_progress_is_its_status_message() {
     let state = task.state().await.unwrap();
     assert_eq!(state.status_message.as_deref(), Some("building (3/4)"));
     assert_eq!(task.result().await.unwrap().first_text(), Some("built"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_in_process_hosts_sink_hears_a_tasks_progress_and_the_task_records_it() {
+    let registry = steps_registry();
+    let (sink, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let mut meta = Map::new();
+    meta.insert("progressToken".to_owned(), json!("mine"));
+    let task = registry
+        .call_tool_by_name("steps", json!({}))
+        .notifications(NotificationSink::from_channel(sink))
+        .meta(meta)
+        .as_task()
+        .await
+        .unwrap();
+    sleep(2.5).await;
+    // Both: the host hears it with its token, and the task's state shows it.
+    assert_eq!(
+        progress_in(|| heard.try_recv().ok()),
+        [(json!("mine"), 1.0), (json!("mine"), 2.0)]
+    );
+    let state = task.state().await.unwrap();
+    assert_eq!(state.status_message.as_deref(), Some("building (2/4)"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_legacy_tasks_progress_reaches_its_session_with_the_requests_token() {
+    use mcp_registry::ServerSession;
+    let (session, mut outgoing) = ServerSession::new(steps_registry(), "s");
+    let initialize = legacy(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "c", "version": "1"}}),
+    );
+    session.handle_text(&initialize.to_string()).await.unwrap();
+    let call = legacy(
+        1,
+        "tools/call",
+        json!({"name": "steps", "task": {}, "_meta": {"progressToken": 7}}),
+    );
+    let reply = session.handle_text(&call.to_string()).await.unwrap();
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    let id = reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // After the CreateTaskResult, the task's progress goes on with the request's token
+    // (2025-11-25 progress: "MUST continue to be used ... throughout the task's lifetime").
+    sleep(4.5).await;
+    let token = json!(7);
+    let expected: Vec<_> = (1..=4).map(|n| (token.clone(), f64::from(n))).collect();
+    assert_eq!(progress_in(|| outgoing.try_recv().ok()), expected);
+    let got = legacy(2, "tasks/get", json!({"taskId": id}));
+    let got = session.handle_text(&got.to_string()).await.unwrap();
+    let got: Value = serde_json::from_str(&got).unwrap();
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_calls_first_poll_notifies_its_request_and_its_task_then_only_its_status() {
+    let registry = steps_registry();
+    let call = |id: u64, tool: &str| {
+        let mut call = modern(id, "tools/call", json!({"name": tool}));
+        call["params"]["_meta"]["progressToken"] = json!("p");
+        call
+    };
+    // Answered in its first poll: the progress reached the request, as for a plain call.
+    let (sink, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let reply = registry
+        .handle_mcp_message("s", call(1, "now"))
+        .notifications(NotificationSink::from_channel(sink))
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "done", "{reply}");
+    assert_eq!(
+        progress_in(|| heard.try_recv().ok()),
+        [(json!("p"), 1.0), (json!("p"), 2.0)]
+    );
+
+    // Still under way after it: a task, whose later progress is its status message only,
+    // and which lets the request's sink go (its stream may end).
+    let (sink, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let reply = registry
+        .handle_mcp_message("s", call(2, "first"))
+        .notifications(NotificationSink::from_channel(sink))
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["resultType"], "task", "{reply}");
+    let id = reply["result"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(progress_in(|| heard.try_recv().ok()), [(json!("p"), 1.0)]);
+    sleep(11.0).await;
+    let got = result_of(&registry, modern(3, "tasks/get", json!({"taskId": id}))).await;
+    assert_eq!(got["status"], "working");
+    assert_eq!(got["statusMessage"], "finishing (2/2)", "{got}");
+    assert_eq!(progress_in(|| heard.try_recv().ok()), []);
+    assert_eq!(
+        heard.try_recv(),
+        Err(tokio::sync::mpsc::error::TryRecvError::Disconnected),
+        "the request's sink is let go while the task runs"
+    );
 }
 
 #[tokio::test(start_paused = true)]

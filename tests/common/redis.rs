@@ -44,6 +44,34 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
+    /// Runs `args` with `redis-cli` against this server; its output.
+    fn cli(&self, args: &[&str]) -> String {
+        let output = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli runs (it comes with redis-server)");
+        assert!(output.status.success(), "redis-cli {args:?} failed");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Zeroes the server's command counts ([`calls`](Self::calls)).
+    pub fn reset_counts(&self) {
+        self.cli(&["CONFIG", "RESETSTAT"]);
+    }
+
+    /// How many times the server ran `command` (lower case, e.g. `mget`) since the last
+    /// [`reset_counts`](Self::reset_counts).
+    pub fn calls(&self, command: &str) -> u64 {
+        let stats = self.cli(&["INFO", "commandstats"]);
+        let prefix = format!("cmdstat_{command}:calls=");
+        stats
+            .lines()
+            .find_map(|line| line.strip_prefix(prefix.as_str()))
+            .and_then(|rest| rest.split(',').next())
+            .map_or(0, |calls| calls.parse().expect("a count"))
+    }
+
     /// Stops the server (as a crash would: SIGKILL, nothing saved).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -18,8 +18,8 @@ use super::ClientError;
 use super::driver::{Client, lock, parse};
 use super::policy::RequestOptions;
 use crate::protocol::{
-    CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, TaskRequest,
-    TaskStatus, TaskSupport, ToolDescriptor, method,
+    CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, TaskIdParams,
+    TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method, params_of,
 };
 
 /// How often to poll a task whose server suggests no interval.
@@ -141,14 +141,36 @@ impl Client {
     }
 }
 
-fn task_params(id: &str) -> Map<String, Value> {
-    Map::from_iter([("taskId".to_owned(), Value::String(id.to_owned()))])
+/// A 2025-11-25 task as 2026-07-28 shows one: nothing inlined (its result comes from
+/// `tasks/result`, its input over the session).
+impl From<LegacyTask> for DetailedTask {
+    fn from(task: LegacyTask) -> Self {
+        DetailedTask {
+            task_id: task.task_id,
+            status: task.status,
+            status_message: task.status_message,
+            created_at: task.created_at,
+            last_updated_at: task.last_updated_at,
+            ttl_ms: task.ttl,
+            poll_interval_ms: task.poll_interval,
+            input_requests: None,
+            result: None,
+            error: None,
+        }
+    }
 }
 
 impl ClientTask {
     /// The task's id.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The params naming this task (`tasks/get`, `tasks/result`, `tasks/cancel`).
+    fn params(&self) -> Option<Map<String, Value>> {
+        Some(params_of(&TaskIdParams {
+            task_id: self.id.clone(),
+        }))
     }
 
     /// The task as the server shows it now (`tasks/get`; a 2025-11-25 task has no result
@@ -162,29 +184,17 @@ impl ClientTask {
             .client
             .request(
                 method::TASKS_GET,
-                Some(task_params(&self.id)),
+                self.params(),
                 RequestOptions {
                     policy: None,
                     ..options.clone()
                 },
             )
             .await?;
-        let task = if self.modern {
+        let task: DetailedTask = if self.modern {
             parse(method::TASKS_GET, result)?
         } else {
-            let task: LegacyTask = parse(method::TASKS_GET, result)?;
-            DetailedTask {
-                task_id: task.task_id,
-                status: task.status,
-                status_message: task.status_message,
-                created_at: task.created_at,
-                last_updated_at: task.last_updated_at,
-                ttl_ms: task.ttl,
-                poll_interval_ms: task.poll_interval,
-                input_requests: None,
-                result: None,
-                error: None,
-            }
+            parse::<LegacyTask>(method::TASKS_GET, result)?.into()
         };
         if let Some(ms) = task.poll_interval_ms {
             *lock(&self.poll) = Duration::from_millis(ms).max(MIN_POLL);
@@ -258,7 +268,7 @@ impl ClientTask {
             .client
             .request(
                 method::TASKS_RESULT,
-                Some(task_params(&self.id)),
+                self.params(),
                 RequestOptions {
                     policy: None,
                     ..options.clone()
@@ -295,12 +305,14 @@ impl ClientTask {
     /// the result of its request (an `ElicitResult` for `elicitation/create`).
     pub async fn answer(&self, answers: Map<String, Value>) -> Result<(), ClientError> {
         let keys: Vec<String> = answers.keys().cloned().collect();
-        let mut params = task_params(&self.id);
-        params.insert("inputResponses".to_owned(), Value::Object(answers));
+        let params = UpdateTaskParams {
+            task_id: self.id.clone(),
+            input_responses: answers,
+        };
         self.client
             .request(
                 method::TASKS_UPDATE,
-                Some(params),
+                Some(params_of(&params)),
                 RequestOptions::default(),
             )
             .await?;
@@ -313,7 +325,7 @@ impl ClientTask {
         self.client
             .request(
                 method::TASKS_CANCEL,
-                Some(task_params(&self.id)),
+                self.params(),
                 RequestOptions::default(),
             )
             .await

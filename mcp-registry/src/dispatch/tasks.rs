@@ -28,11 +28,9 @@ use crate::protocol::{
     TaskIdParams, TaskRequest, TaskStatus, TaskSupport, UpdateTaskParams, method, value_kind,
 };
 use crate::registry::scope::RequestInfo;
-use crate::registry::{CallOptions, end_of};
+use crate::registry::{CallOptions, TaskLaunch, TaskRun, end_of};
 use crate::server::Server;
-use crate::task::{
-    RelayInput, SessionStream, TaskIdSlot, TaskRecord, TaskRequestor, TaskStoreError, Tasks,
-};
+use crate::task::{Cancelled, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
 
 use super::round::Retry;
 
@@ -139,7 +137,7 @@ pub(super) struct TaskCall<'a> {
 }
 
 /// Starts a `tools/call` as a task ([`TaskMode::Modern`] or [`TaskMode::Legacy`]): through
-/// the registry's pipeline like any call, with the task's cancellation, input and time limit.
+/// the registry's pipeline like any call, set up as a task by [`TaskLaunch`].
 pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
     let TaskCall {
         dispatcher,
@@ -150,32 +148,17 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
         mut info,
         retry,
     } = task;
-    let registry = dispatcher.registry;
-    let tasks = registry.config().tasks.clone();
-    let requestor = options
-        .extensions
-        .get::<TaskRequestor>()
-        .map(|r| r.0.clone());
-    let asked_ttl = match mode {
-        TaskMode::Legacy(ttl) => ttl,
-        _ => None,
-    };
-    let mut prepared = tasks.prepare();
-    if let TaskMode::Legacy(_) = mode {
-        // Status notifications go where the session's own do (HTTP: its GET stream).
-        prepared.watch = options
-            .extensions
-            .get::<SessionStream>()
-            .map(|s| s.0.clone())
-            .or_else(|| options.notifications.clone());
-        prepared.id_slot = options.extensions.get::<TaskIdSlot>().cloned();
-    }
+    let tasks = dispatcher.registry.config().tasks.clone();
     let tool_name = call.name.to_string();
-    let tool_limit = server.tool_entry(&tool_name).and_then(|(t, _)| t.timeout());
-    let limit = tool_limit
-        .or(tasks.settings().ttl_for(asked_ttl))
-        .unwrap_or(Duration::from_secs(3600));
-    run_as_task(options, &mut info, &prepared, limit);
+    let run = TaskRun {
+        ttl: match mode {
+            TaskMode::Legacy(ttl) => ttl,
+            _ => None,
+        },
+        tool_limit: server.tool_entry(&tool_name).and_then(|(t, _)| t.timeout()),
+        legacy: matches!(mode, TaskMode::Legacy(_)),
+    };
+    let launch = TaskLaunch::new(&tasks, options, &mut info, run);
     let (call, round) = match dispatcher.call_tool(&server, call, options, info, retry) {
         Ok(started) => started,
         Err(e) => return Step::Answered(Answer::Error(e)),
@@ -185,20 +168,20 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
         let mut call = call;
         if modern {
             // The first poll runs in the request: a call that ends in it (or stops to ask)
-            // is answered as a plain call.
+            // is answered as a plain call, its notifications on the request's stream.
             let first = std::future::poll_fn(|cx| Poll::Ready(call.poll_unpin(cx))).await;
             if let Poll::Ready(result) = first {
                 return finish_call(Some(&server), version, round.as_deref(), result);
             }
             if let Some(round) = &round {
-                round.escalate(prepared.input.escalation());
+                round.escalate(launch.input().escalation());
             }
+            // Answered with the task: the extension has no progress or log notifications
+            // on tasks, so the run's progress is the task's status message alone.
+            launch.stop_listening();
         }
         let run = Box::pin(async move { end_of(call.await) });
-        let started = tasks
-            .start(prepared, &tool_name, requestor, asked_ttl, run)
-            .await;
-        match started {
+        match launch.start(&tool_name, run).await {
             Ok(record) if modern => Answer::Result(Outcome::modern(
                 &server,
                 Body::Task(Box::new(TaskBody::Detailed(record.detailed()))),
@@ -214,28 +197,6 @@ pub(super) fn start(task: TaskCall<'_>, options: &mut CallOptions) -> Step {
             Err(e) => Answer::Error(store_error(e)),
         }
     }))
-}
-
-/// The call's options and facts as a task runs it: its time limit, the task's cancellation,
-/// its progress as the task's status message, its input through the task.
-fn run_as_task(
-    options: &mut CallOptions,
-    info: &mut RequestInfo,
-    prepared: &crate::task::Prepared,
-    limit: Duration,
-) {
-    *options = std::mem::take(options).timeout(limit);
-    options.cancellation = Some(prepared.cancel.clone());
-    // Progress has no request to go with once the call is a task: it becomes the task's
-    // status message (the run gets a progress token of its own when the request had none).
-    options.notifications = Some(prepared.input.status_sink());
-    info.meta
-        .get_or_insert_with(Map::new)
-        .entry("progressToken")
-        .or_insert_with(|| Value::String("task".to_owned()));
-    if let Some(handler) = info.input.take().or_else(|| options.input.take()) {
-        info.input = Some(Arc::new(RelayInput::new(handler, &prepared.input)));
-    }
 }
 
 /// A store's failure as the request's error.
@@ -295,9 +256,15 @@ impl Ask {
         self.version == Some(ProtocolVersion::MODERN)
     }
 
+    /// The task the params name (`taskId`).
+    fn task_id(&self, method: &str) -> Result<String, ErrorObject> {
+        let TaskIdParams { task_id } = read_params(method, self.params.clone())?;
+        Ok(task_id)
+    }
+
     /// The task the params name, as its requestor sees it.
     async fn task(&self, method: &str) -> Result<TaskRecord, ErrorObject> {
-        let TaskIdParams { task_id } = read_params(method, self.params.clone())?;
+        let task_id = self.task_id(method)?;
         self.tasks
             .get(&task_id, self.requestor.as_deref())
             .await
@@ -352,27 +319,21 @@ pub(crate) fn update(request: Routed<'_>, options: &mut CallOptions) -> Step {
 /// a task that has ended included. 2025-11-25: the task, and -32602 for one that has ended.
 pub(crate) fn cancel(request: Routed<'_>, options: &mut CallOptions) -> Step {
     serve(request, options, |ask| async move {
-        let record = ask.task(method::TASKS_CANCEL).await?;
-        if record.status.is_terminal() {
-            if ask.modern() {
-                return Ok(ask.answer(TaskBody::Empty {}));
-            }
-            return Err(invalid_params(format!(
-                "task {:?} has ended ({}): only a task under way can be cancelled",
-                record.task_id, record.status
-            )));
-        }
+        let task_id = ask.task_id(method::TASKS_CANCEL)?;
         let cancelled = ask
             .tasks
-            .cancel(&record.task_id, ask.requestor.as_deref())
+            .cancel(&task_id, ask.requestor.as_deref())
             .await
             .map_err(store_error)?
-            .ok_or_else(|| unknown_task(&record.task_id))?;
-        Ok(ask.answer(if ask.modern() {
-            TaskBody::Empty {}
-        } else {
-            TaskBody::Legacy(cancelled.legacy())
-        }))
+            .ok_or_else(|| unknown_task(&task_id))?;
+        match cancelled {
+            _ if ask.modern() => Ok(ask.answer(TaskBody::Empty {})),
+            Cancelled::Now(record) => Ok(ask.answer(TaskBody::Legacy(record.legacy()))),
+            Cancelled::Ended(record) => Err(invalid_params(format!(
+                "task {:?} has ended ({}): only a task under way can be cancelled",
+                record.task_id, record.status
+            ))),
+        }
     })
 }
 
@@ -380,13 +341,13 @@ pub(crate) fn cancel(request: Routed<'_>, options: &mut CallOptions) -> Step {
 /// result (with the task named in `_meta`), or the error.
 pub(crate) fn result(request: Routed<'_>, options: &mut CallOptions) -> Step {
     serve(request, options, |ask| async move {
-        let record = ask.task(method::TASKS_RESULT).await?;
+        let task_id = ask.task_id(method::TASKS_RESULT)?;
         let ended = ask
             .tasks
-            .ended(&record.task_id, ask.requestor.as_deref())
+            .ended(&task_id, ask.requestor.as_deref())
             .await
             .map_err(store_error)?
-            .ok_or_else(|| unknown_task(&record.task_id))?;
+            .ok_or_else(|| unknown_task(&task_id))?;
         match ended.status {
             TaskStatus::Completed => {
                 let mut result = match ended.result {

@@ -40,8 +40,8 @@ pub use resources::{
     ReadRequest, ReadResourceError, ResourceDefinition, ResourceRead, ResourceTemplateDefinition,
 };
 pub(crate) use resources::{UpdateHook, exists as resource_exists};
-pub(crate) use tasks::end_of;
 pub use tasks::{TaskHandle, TaskStart};
+pub(crate) use tasks::{TaskLaunch, TaskRun, end_of};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};

@@ -12,7 +12,10 @@ use super::call::{ToolCall, object_arguments};
 use super::scope::RequestInfo;
 use super::{CallError, CallOptions, Registry, WithOptions};
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, TaskStatus};
-use crate::task::{RelayInput, TaskEnd, TaskRecord, TaskRequestor, TaskStoreError};
+use crate::task::{
+    Cancelled, Prepared, RelayInput, SessionStream, TaskEnd, TaskIdSlot, TaskInput, TaskRecord,
+    TaskRequestor, TaskStoreError, Tasks,
+};
 use crate::tool::BoxFuture;
 
 impl<'a> WithOptions<ToolCall<'a>> {
@@ -21,9 +24,11 @@ impl<'a> WithOptions<ToolCall<'a>> {
     /// the Tokio runtime. The tool must run as a task
     /// ([`ToolBuilder::task_support`](crate::ToolBuilder::task_support)).
     ///
-    /// The call's options hold: its layers, its notifications (progress reaches the sink
-    /// while the task runs), its host state. Its input handler answers what the tool asks
-    /// (the task `input_required` meanwhile); with none, the asks wait in the task's
+    /// The call's options hold: its layers, its notifications (what the tool sends reaches
+    /// the sink while the task runs, its progress with the options' progress token; the
+    /// progress is the task's status message too), its host state. Its input handler
+    /// answers what the tool asks (the task `input_required` meanwhile); with none, the
+    /// asks wait in the task's
     /// [`input_requests`](TaskRecord::input_requests) for [`TaskHandle::answer`].
     ///
     /// ```
@@ -88,12 +93,7 @@ impl Registry {
         ttl: Option<Duration>,
     ) -> Result<TaskHandle, CallError> {
         let tasks = self.config().tasks.clone();
-        let prepared = tasks.prepare();
-        let requestor = options
-            .extensions
-            .get::<TaskRequestor>()
-            .map(|r| r.0.clone());
-        let (run, tool) = {
+        let (launch, run, tool) = {
             let snapshot = self.snapshot();
             let target = snapshot.resolve(&call.name)?;
             let tool = target.tool.name().to_owned();
@@ -101,39 +101,24 @@ impl Registry {
                 return Err(CallError::NotATask { tool });
             }
             let arguments = object_arguments(&tool, call.arguments)?;
-            let limit = target
-                .tool
-                .timeout()
-                .or(tasks.settings().ttl_for(ttl))
-                .unwrap_or(Duration::from_secs(3600));
-            options = options.timeout(limit);
-            options.cancellation = Some(prepared.cancel.clone());
-            if options.notifications.is_none() {
-                // No one listens: progress becomes the task's status message.
-                options.notifications = Some(prepared.input.status_sink());
-                options
-                    .meta
-                    .get_or_insert_with(Map::new)
-                    .entry("progressToken")
-                    .or_insert_with(|| Value::String("task".to_owned()));
+            let mut info = RequestInfo::default();
+            let run = TaskRun {
+                ttl,
+                tool_limit: target.tool.timeout(),
+                legacy: false,
+            };
+            let launch = TaskLaunch::new(&tasks, &mut options, &mut info, run);
+            // With no handler of the host's, the asks wait in the task's input requests
+            // for `TaskHandle::answer`.
+            if info.input.is_none() {
+                info.input = Some(launch.input().as_handler());
             }
-            options.input = Some(match options.input.take() {
-                Some(handler) => Arc::new(RelayInput::new(handler, &prepared.input)),
-                None => prepared.input.as_handler(),
-            });
-            let run = self.invoke(
-                target,
-                arguments.into(),
-                &mut options,
-                RequestInfo::default(),
-            );
-            (run, tool)
+            let run = self.invoke(target, arguments.into(), &mut options, info);
+            (launch, run, tool)
         };
+        let requestor = launch.requestor.clone();
         let run = Box::pin(async move { end_of(run.await) });
-        let record = tasks
-            .start(prepared, &tool, requestor.clone(), ttl, run)
-            .await
-            .map_err(store_error)?;
+        let record = launch.start(&tool, run).await.map_err(store_error)?;
         Ok(TaskHandle {
             registry: self.clone(),
             id: record.task_id,
@@ -151,6 +136,100 @@ impl Registry {
             tool: String::new(),
             requestor: None,
         }
+    }
+}
+
+/// How a task's run is bounded and who started it.
+pub(crate) struct TaskRun {
+    /// The time to live asked for (`None`: the registry's default).
+    pub(crate) ttl: Option<Duration>,
+    /// The tool's own time limit; without one, the task's time to live bounds the run.
+    pub(crate) tool_limit: Option<Duration>,
+    /// A 2025-11-25 task: its status changes are told to the requester's session
+    /// (`notifications/tasks/status`), and its asks name it.
+    pub(crate) legacy: bool,
+}
+
+/// A task about to start, its call set up to run as one: the one place that does so, for a
+/// task started in-process ([`TaskStart`]) and over MCP alike.
+pub(crate) struct TaskLaunch {
+    tasks: Arc<Tasks>,
+    prepared: Prepared,
+    pub(crate) requestor: Option<String>,
+    ttl: Option<Duration>,
+}
+
+impl TaskLaunch {
+    /// Sets the call of `options` and `info` up to run as a task of `tasks`: its time limit
+    /// (the tool's own, else the task's time to live), the task's cancellation, its input
+    /// through the task (the call's handler, if any, relayed with the task `input_required`
+    /// meanwhile) and its notifications ([`Prepared::run_sink`]): progress becomes the
+    /// task's status message, and the requester (the session's own stream for a legacy
+    /// task, else the call's sink) hears everything the run sends while it listens.
+    pub(crate) fn new(
+        tasks: &Arc<Tasks>,
+        options: &mut CallOptions,
+        info: &mut RequestInfo,
+        run: TaskRun,
+    ) -> Self {
+        let requestor = options
+            .extensions
+            .get::<TaskRequestor>()
+            .map(|r| r.0.clone());
+        let mut prepared = tasks.prepare();
+        let listener = match options.extensions.get::<SessionStream>() {
+            Some(stream) => Some(stream.0.clone()),
+            None => options.notifications.take(),
+        };
+        if run.legacy {
+            prepared.watch = listener.clone();
+            prepared.id_slot = options.extensions.get::<TaskIdSlot>().cloned();
+        }
+        let limit = run
+            .tool_limit
+            .unwrap_or_else(|| tasks.settings().ttl_for(run.ttl));
+        *options = std::mem::take(options).timeout(limit);
+        options.cancellation = Some(prepared.cancel.clone());
+        // The run gets a progress token of its own when the request had none: its progress
+        // is the task's status message either way.
+        let meta = info
+            .meta
+            .get_or_insert_with(|| options.meta.take().unwrap_or_default());
+        let own_token = meta.contains_key("progressToken");
+        if !own_token {
+            meta.insert("progressToken".to_owned(), Value::String("task".to_owned()));
+        }
+        options.notifications = Some(prepared.run_sink(listener, own_token));
+        if let Some(handler) = info.input.take().or_else(|| options.input.take()) {
+            info.input = Some(Arc::new(RelayInput::new(handler, &prepared.input)));
+        }
+        TaskLaunch {
+            tasks: tasks.clone(),
+            prepared,
+            requestor,
+            ttl: run.ttl,
+        }
+    }
+
+    /// Where the run's asks go as the task's input requests.
+    pub(crate) fn input(&self) -> &Arc<TaskInput> {
+        &self.prepared.input
+    }
+
+    /// The requester stops hearing the run ([`Prepared::stop_listening`]).
+    pub(crate) fn stop_listening(&self) {
+        self.prepared.stop_listening();
+    }
+
+    /// Keeps the task of `tool` and spawns `run`, its call.
+    pub(crate) async fn start(
+        self,
+        tool: &str,
+        run: BoxFuture<'static, TaskEnd>,
+    ) -> Result<TaskRecord, TaskStoreError> {
+        self.tasks
+            .start(self.prepared, tool, self.requestor, self.ttl, run)
+            .await
     }
 }
 
@@ -255,6 +334,7 @@ impl TaskHandle {
             .cancel(&self.id, self.requestor.as_deref())
             .await
             .map_err(store_error)?
+            .map(Cancelled::into_record)
             .ok_or_else(|| self.unknown())
     }
 

@@ -168,26 +168,14 @@ impl RedisBus {
         &self,
         event: SessionEvent,
     ) -> Result<(), RedisUnavailable> {
-        self.start();
-        let payload = self.envelope(Message::Session(event));
-        let mut conn = self.inner.redis.connection().await?;
-        let _: i64 = redis::cmd("PUBLISH")
-            .arg(&self.inner.channel)
-            .arg(payload)
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| self.inner.redis.unavailable(&e))?;
-        Ok(())
+        send(&self.inner.redis, self.session_publish(event)).await
     }
 
     /// The `PUBLISH` of a session event, for a pipeline of the session store.
     #[cfg(feature = "http")]
     pub(super) fn session_publish(&self, event: SessionEvent) -> redis::Cmd {
         self.start();
-        let mut cmd = redis::cmd("PUBLISH");
-        cmd.arg(&self.inner.channel)
-            .arg(self.envelope(Message::Session(event)));
-        cmd
+        publish(&self.inner.channel, self.envelope(Message::Session(event)))
     }
 
     /// Hands the router's sessions the other replicas' session events.
@@ -276,19 +264,27 @@ async fn publish_queued(
     channel: String,
 ) {
     while let Some(payload) = queued.recv().await {
-        let published = async {
-            let mut conn = redis.connection().await?;
-            redis::cmd("PUBLISH")
-                .arg(&channel)
-                .arg(payload)
-                .query_async::<i64>(&mut conn)
-                .await
-                .map_err(|e| redis.unavailable(&e))
-        };
-        if let Err(e) = published.await {
+        if let Err(e) = send(&redis, publish(&channel, payload)).await {
             tracing::warn!(error = %e, "replicas: a change was not published to the other replicas");
         }
     }
+}
+
+/// `PUBLISH {channel} {payload}`: how every message of the bus goes out.
+fn publish(channel: &str, payload: String) -> redis::Cmd {
+    let mut cmd = redis::cmd("PUBLISH");
+    cmd.arg(channel).arg(payload);
+    cmd
+}
+
+/// Sends one `PUBLISH` (its count of receivers ignored).
+async fn send(redis: &Redis, publish: redis::Cmd) -> Result<(), RedisUnavailable> {
+    let mut conn = redis.connection().await?;
+    publish
+        .query_async::<i64>(&mut conn)
+        .await
+        .map_err(|e| redis.unavailable(&e))?;
+    Ok(())
 }
 
 /// Subscribes, delivers what arrives, and subscribes again whenever the connection is lost,

@@ -338,13 +338,13 @@ impl Inner {
         ))
     }
 
-    /// Applies `change` (with `answers` for the task's replica) as a compare-and-set, a
-    /// dead replica's task failed first. `None`: no such task (or expired at `now_ms`).
+    /// Applies `change` as a compare-and-set, a dead replica's task failed first: `change`
+    /// moves the record as read and gives the answers (key, JSON) it leaves for the task's
+    /// replica. `None`: no such task (or expired at `now_ms`).
     async fn change(
         &self,
         id: &str,
-        change: impl Fn(&mut TaskRecord),
-        answers: &[(String, String)],
+        change: impl Fn(&mut TaskRecord) -> Vec<(String, String)>,
         now_ms: u64,
     ) -> Result<Option<TaskRecord>, TaskStoreError> {
         for _ in 0..CAS_TRIES {
@@ -358,11 +358,11 @@ impl Inner {
             if !record.status.is_terminal() && !loaded.leased {
                 TaskChange::End(self.dead()).apply(&mut record, now_ms);
             }
-            change(&mut record);
+            let answers = change(&mut record);
             if record == loaded.record && answers.is_empty() {
                 return Ok(Some(record));
             }
-            if self.swap(&loaded.raw, &record, answers).await? {
+            if self.swap(&loaded.raw, &record, &answers).await? {
                 return Ok(Some(record));
             }
         }
@@ -418,31 +418,31 @@ impl Inner {
         }
         // Under way with no lease: its replica died. Marked failed (by whoever gets there
         // first).
-        self.change(id, |_| {}, &[], now_ms).await
+        self.change(id, |_| Vec::new(), now_ms).await
     }
 
+    /// Leaves `answers` to the task's input requests for its replica, recording them
+    /// answered: one compare-and-set on the record as read (answers to keys it does not
+    /// list are dropped).
     async fn forward(
         &self,
         id: &str,
         answers: Map<String, Value>,
         now_ms: u64,
     ) -> Result<bool, TaskStoreError> {
-        let Some(loaded) = self.load(id).await? else {
-            return Ok(true);
-        };
-        let pending: Vec<(String, String)> = answers
-            .into_iter()
-            .filter(|(key, _)| loaded.record.input_requests.contains_key(key))
-            .map(|(key, answer)| (key, answer.to_string()))
-            .collect();
-        if pending.is_empty() {
-            return Ok(true);
-        }
-        let keys: Vec<String> = pending.iter().map(|(key, _)| key.clone()).collect();
         let answered = |record: &mut TaskRecord| {
-            TaskChange::Answered(keys.clone()).apply(record, now_ms);
+            let pending: Vec<(String, String)> = answers
+                .iter()
+                .filter(|(key, _)| record.input_requests.contains_key(*key))
+                .map(|(key, answer)| (key.clone(), answer.to_string()))
+                .collect();
+            if !pending.is_empty() {
+                let keys = pending.iter().map(|(key, _)| key.clone()).collect();
+                TaskChange::Answered(keys).apply(record, now_ms);
+            }
+            pending
         };
-        self.change(id, answered, &pending, now_ms).await?;
+        self.change(id, answered, now_ms).await?;
         Ok(true)
     }
 }
@@ -496,7 +496,7 @@ impl Inner {
                 }
                 if !record.status.is_terminal()
                     && !leased
-                    && let Some(failed) = self.change(&id, |_| {}, &[], now_ms).await?
+                    && let Some(failed) = self.change(&id, |_| Vec::new(), now_ms).await?
                 {
                     record = failed;
                 }
@@ -673,8 +673,9 @@ impl TaskStore for RedisTaskStore {
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let apply = move |record: &mut TaskRecord| {
             change.clone().apply(record, now_ms);
+            Vec::new()
         };
-        Box::pin(async move { self.inner.change(task_id, apply, &[], now_ms).await })
+        Box::pin(async move { self.inner.change(task_id, apply, now_ms).await })
     }
 
     fn list<'a>(

@@ -11,7 +11,10 @@
 //! - **cancellation**: `tasks/cancel` marks the task `cancelled` and drops the tool's future
 //!   (its cancellation token fires first);
 //! - **progress**: what the body reports with `ctx.progress` becomes the task's status
-//!   message (`building (2/4)`), unless an in-process host listens for it itself;
+//!   message (`building (2/4)`); the requester hears the run's notifications too while it
+//!   listens (an in-process host's sink; a 2025-11-25 session, with the request's progress
+//!   token, for the task's whole life; a 2026-07-28 request until it is answered with the
+//!   task, as the extension supports no progress or log notifications on tasks);
 //! - **input**: what the body asks (elicitation, sampling, roots) becomes the task's
 //!   `inputRequests` (2026-07-28, answered with `tasks/update`), or goes to the session's
 //!   client as usual (2025-11-25), the task `input_required` meanwhile;
@@ -53,7 +56,8 @@ use crate::tool::{BoxFuture, NotificationSink};
 /// use std::time::Duration;
 /// use mcp_registry::task::TaskSettings;
 /// let settings = TaskSettings::default().default_ttl(Duration::from_secs(600));
-/// assert_eq!(settings.ttl_for(None), Some(Duration::from_secs(600)));
+/// assert_eq!(settings.ttl_for(None), Duration::from_secs(600));
+/// assert_eq!(settings.ttl_for(Some(Duration::from_secs(60))), Duration::from_secs(60));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskSettings {
@@ -101,9 +105,10 @@ impl TaskSettings {
         self
     }
 
-    /// The time to live of a task whose client asked for `requested`.
-    pub fn ttl_for(&self, requested: Option<Duration>) -> Option<Duration> {
-        Some(requested.unwrap_or(self.default_ttl).min(self.max_ttl))
+    /// The time to live of a task whose client asked for `requested` (`None`: no ask): the
+    /// ask, or the default, cut to [`max_ttl`](Self::max_ttl). Every task has one.
+    pub fn ttl_for(&self, requested: Option<Duration>) -> Duration {
+        requested.unwrap_or(self.default_ttl).min(self.max_ttl)
     }
 
     /// The poll interval clients are told.
@@ -196,6 +201,65 @@ pub(crate) struct Prepared {
     pub(crate) watch: Option<NotificationSink>,
     /// 2025-11-25: told the task's id once it exists, before the call runs.
     pub(crate) id_slot: Option<TaskIdSlot>,
+    /// The requester, while it listens to the run's notifications ([`Self::run_sink`]).
+    listener: Arc<Mutex<Option<NotificationSink>>>,
+}
+
+impl Prepared {
+    /// Where the run's notifications go: its progress becomes the task's status message
+    /// (`building (2/4)`), and everything it sends also reaches `listener` (the requester)
+    /// until [`stop_listening`](Self::stop_listening); its progress only when it carries the
+    /// requester's own token (`own_token`), not one the task made up for its status.
+    pub(crate) fn run_sink(
+        &self,
+        listener: Option<NotificationSink>,
+        own_token: bool,
+    ) -> NotificationSink {
+        *lock(&self.listener) = listener;
+        let status = self.input.status_sink();
+        let listener = self.listener.clone();
+        NotificationSink::new(move |note| {
+            let progress = note.get("method").and_then(serde_json::Value::as_str)
+                == Some(crate::protocol::method::PROGRESS);
+            let heard = lock(&listener).clone();
+            if let Some(heard) = heard
+                && (own_token || !progress)
+            {
+                heard.send(note.clone());
+            }
+            if progress {
+                status.send(note);
+            }
+        })
+    }
+
+    /// The requester no longer hears the run (its request was answered with the task):
+    /// its sink is let go, and the run's progress reaches only the task's status message.
+    pub(crate) fn stop_listening(&self) {
+        lock(&self.listener).take();
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What [`Tasks::cancel`] found.
+#[derive(Debug)]
+pub(crate) enum Cancelled {
+    /// The task was under way: it is cancelled now (the record after).
+    Now(TaskRecord),
+    /// The task had ended already (the record as it ended).
+    Ended(TaskRecord),
+}
+
+impl Cancelled {
+    /// The task as it is after the cancellation.
+    pub(crate) fn into_record(self) -> TaskRecord {
+        match self {
+            Cancelled::Now(record) | Cancelled::Ended(record) => record,
+        }
+    }
 }
 
 impl Tasks {
@@ -220,7 +284,7 @@ impl Tasks {
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.live)
     }
 
     /// What the call of a task about to start needs: its cancellation, and where its asks go.
@@ -230,6 +294,7 @@ impl Tasks {
             input: Arc::new(TaskInput::new(Arc::downgrade(self))),
             watch: None,
             id_slot: None,
+            listener: Arc::default(),
         }
     }
 
@@ -256,7 +321,7 @@ impl Tasks {
             status_message: Some("The task is under way.".to_owned()),
             created_at_ms: now,
             last_updated_at_ms: now,
-            ttl_ms: self.settings.ttl_for(ttl).map(millis),
+            ttl_ms: Some(millis(self.settings.ttl_for(ttl))),
             poll_interval_ms: millis(self.settings.poll_interval).max(1),
             input_requests: Default::default(),
             result: None,
@@ -326,20 +391,30 @@ impl Tasks {
     }
 
     /// Cancels the task `id` (when it has not ended): marked `cancelled`, then its run
-    /// stopped and its future dropped. The record as it is after.
+    /// stopped and its future dropped. The task is read once (is it `requestor`'s, has it
+    /// ended?), and moved with the store's change, which leaves a task that ended meanwhile
+    /// as it ended. `None` when there is no such task.
     pub(crate) async fn cancel(
         &self,
         id: &str,
         requestor: Option<&str>,
-    ) -> Result<Option<TaskRecord>, TaskStoreError> {
-        if self.get(id, requestor).await?.is_none() {
+    ) -> Result<Option<Cancelled>, TaskStoreError> {
+        let Some(record) = self.get(id, requestor).await? else {
             return Ok(None);
+        };
+        if record.status.is_terminal() {
+            return Ok(Some(Cancelled::Ended(record)));
         }
-        let record = self.change(id, TaskChange::End(TaskEnd::Cancelled)).await?;
+        let Some(after) = self.change(id, TaskChange::End(TaskEnd::Cancelled)).await? else {
+            return Ok(None);
+        };
+        if after.status != TaskStatus::Cancelled {
+            return Ok(Some(Cancelled::Ended(after)));
+        }
         if let Some(live) = self.live().remove(id) {
             live.cancel.cancel();
         }
-        Ok(record)
+        Ok(Some(Cancelled::Now(after)))
     }
 
     /// Hands `answers` (of `tasks/update`) to the task `id` waiting for them; answers to keys
