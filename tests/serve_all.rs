@@ -591,3 +591,43 @@ async fn per_server_endpoints_share_the_unions_authorization() {
     let body = String::from_utf8_lossy(&body);
     assert!(body.contains("nope") && !body.contains("math"), "{body}");
 }
+
+/// Host and Origin are checked on every endpoint (once, by the server's own router, or
+/// before a missing server's 404), so a rebinding page learns nothing, not even which
+/// servers there are.
+#[tokio::test]
+async fn every_endpoint_refuses_a_foreign_host_or_origin() {
+    let app = router_all(clashing(), HttpConfig::default());
+    let send = |path: &str, header: (&'static str, &'static str)| {
+        let req = Request::builder()
+            .method("POST")
+            .uri(path)
+            .header(header.0, header.1)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        app.clone()
+            .oneshot(req.body(Body::from(initialize().to_string())).unwrap())
+    };
+    for path in ["/mcp", "/mcp/math", "/mcp/nope"] {
+        for foreign in [("host", "evil.example"), ("origin", "https://evil.example")] {
+            let refused = send(path, foreign).await.unwrap();
+            assert_eq!(
+                refused.status(),
+                StatusCode::FORBIDDEN,
+                "{path} {foreign:?}"
+            );
+            let body = refused.into_body().collect().await.unwrap().to_bytes();
+            let body = String::from_utf8_lossy(&body);
+            assert!(
+                body.contains("not allowed") && !body.contains("/mcp/math"),
+                "{path}: {body}"
+            );
+        }
+        let local = send(path, ("host", "localhost")).await.unwrap();
+        let expected = match path {
+            "/mcp/nope" => StatusCode::NOT_FOUND,
+            _ => StatusCode::OK,
+        };
+        assert_eq!(local.status(), expected, "{path}");
+    }
+}

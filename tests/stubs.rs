@@ -66,10 +66,41 @@ async fn echo_as_sum(text: String) -> Json<Sum> {
     })
 }
 
-server!(name = "stubs", tools = [add, greet, halve, noop, takes_refuses], fn = stubs, collect = false);
+/// The context under its full path: left out of the stub too.
+#[mcp_tool]
+async fn shout(_ctx: ::mcp_registry::ToolContext, text: String) -> String {
+    text.to_uppercase()
+}
+
+/// A tool made by a `macro_rules!`, its context's type passed in as a `$ty` (which reaches
+/// the attribute wrapped in an invisible group).
+macro_rules! tool_taking {
+    ($ctx:ty) => {
+        /// Its text in lower case.
+        #[mcp_tool]
+        async fn whisper(_ctx: $ctx, text: String) -> String {
+            text.to_lowercase()
+        }
+    };
+}
+
+tool_taking!(mcp_registry::ToolContext);
+
+server!(name = "stubs", tools = [add, greet, halve, noop, takes_refuses, shout, whisper], fn = stubs, collect = false);
 
 fn registry() -> Registry {
     Registry::from_servers([stubs()])
+}
+
+/// Regression: the stub recognised the context by its type's spelling, but not a type a
+/// `macro_rules!` passed as a `$ty` (its stub asked for a `ToolContext` it cannot send).
+#[tokio::test]
+async fn a_stub_leaves_out_the_context_however_its_type_is_written() {
+    let registry = registry();
+    let shouted = shout::call(&registry, "Hi".into()).await.unwrap();
+    assert_eq!(shouted, "HI");
+    let whispered = whisper::call(&registry, "Hi".into()).await.unwrap();
+    assert_eq!(whispered, "hi");
 }
 
 #[tokio::test]

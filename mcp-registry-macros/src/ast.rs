@@ -88,6 +88,30 @@ pub(crate) struct Param {
 }
 
 impl Param {
+    /// Whether the parameter is the `ToolContext` the call provides, by how its type is
+    /// written: a path ending in `ToolContext` (`ToolContext`, `mcp_registry::ToolContext`,
+    /// `::mcp_registry::tool::ToolContext`), also when a `macro_rules!` passed it as a `$ty`
+    /// or it is in parentheses. What a typed call stub leaves out (`expand::stub`): the
+    /// stub's parameters are fixed here, before any type is known. The tool itself reads
+    /// every parameter through `ToolParam`, which sees through aliases too; a context
+    /// parameter written through an alias stays in the stub, where it cannot be sent.
+    pub(crate) fn is_context(&self) -> bool {
+        let mut ty = &self.ty;
+        loop {
+            ty = match ty {
+                Type::Group(group) => &group.elem,
+                Type::Paren(paren) => &paren.elem,
+                Type::Path(path) => {
+                    return path.qself.is_none()
+                        && path.path.segments.last().is_some_and(|last| {
+                            last.ident == "ToolContext" && last.arguments.is_empty()
+                        });
+                }
+                _ => return false,
+            }
+        }
+    }
+
     /// The argument's property name: `#[arg(rename)]`, else the binding without `r#`.
     pub(crate) fn property(&self) -> Option<String> {
         match &self.attrs.rename {

@@ -135,6 +135,8 @@ struct ServerInner {
     completions: bool,
     /// Whether a tool runs as a task (`ToolBuilder::task_support`).
     task_tools: bool,
+    /// Whether a tool has an app (`_meta.ui`, MCP Apps).
+    app_tools: bool,
     /// `prompts/list`, `resources/list` and `resources/templates/list` entries, serialized
     /// once per revision.
     prompt_entries: EntryListing,
@@ -360,6 +362,12 @@ impl Server {
     /// 2025-11-25 `tasks` capability, the 2026-07-28 extension) and serves their methods.
     pub fn has_task_tools(&self) -> bool {
         self.inner.task_tools
+    }
+
+    /// Whether one of its tools has an app (`_meta.ui`): the server then declares MCP Apps,
+    /// and its tool list is shown without the apps to a client that does not declare them.
+    pub(crate) fn has_app_tools(&self) -> bool {
+        self.inner.app_tools
     }
 
     /// The caching hints its 2026-07-28 list results and `server/discover` carry, when set

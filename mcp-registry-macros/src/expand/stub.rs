@@ -10,20 +10,7 @@ use quote::quote;
 use syn::{Ident, Path};
 
 use super::{hidden, static_lifetimes};
-use crate::ast::{AnnotatedFn, Param};
-
-/// Whether the parameter is the `ToolContext` the call provides (by the type's last path
-/// segment: the stub cannot see through an alias, whose parameter then stays in the stub).
-fn provided(param: &Param) -> bool {
-    match &param.ty {
-        syn::Type::Path(path) => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident == "ToolContext"),
-        _ => false,
-    }
-}
+use crate::ast::AnnotatedFn;
 
 /// `pub fn call(..)`, for the tool's `impl add { .. }` block.
 pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
@@ -31,7 +18,12 @@ pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
     let receiver = hidden("caller");
     let lifetime = syn::Lifetime::new("'__mcp_caller", Span::mixed_site());
     let (mut names, mut values, mut types) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, param) in tool.params.iter().enumerate().filter(|(_, p)| !provided(p)) {
+    for (i, param) in tool
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_context())
+    {
         names.push(param.property().unwrap_or_default());
         values.push(
             param

@@ -10,18 +10,16 @@ use crate::protocol::{ClientCapabilities, META_CLIENT_CAPABILITIES};
 use crate::server::Server;
 
 /// Adds `extensions["io.modelcontextprotocol/ui"]` (`{}`: the extension has no server
-/// settings) to `other` for a server with an app: a tool naming a `ui://` resource, or a
-/// resource of the extension's MIME type.
+/// settings) to `other` for a server with an app: a tool with `_meta.ui` (known when the
+/// server was built), or a resource of the extension's MIME type.
 pub(crate) fn declare(server: &Server, other: &mut Map<String, Value>) {
-    let tool_app = server
-        .tools()
-        .iter()
-        .any(|t| apps::tool_ui(t.descriptor().meta.as_ref()).is_some());
-    let resource_app = server
-        .resources()
-        .iter()
-        .any(|r| r.descriptor().mime_type.as_deref() == Some(MIME_TYPE));
-    if !(tool_app || resource_app) {
+    let resource_app = || {
+        server
+            .resources()
+            .iter()
+            .any(|r| r.descriptor().mime_type.as_deref() == Some(MIME_TYPE))
+    };
+    if !(server.has_app_tools() || resource_app()) {
         return;
     }
     super::declare_extension(other, EXTENSION_ID, Value::Object(Map::new()));
@@ -43,7 +41,8 @@ pub(crate) fn request_declares(meta: Option<&Map<String, Value>>) -> bool {
 /// The page as a client without the extension sees it: each tool's `_meta.ui` taken out
 /// (a `_meta` left empty goes too), and a tool only an app may call (`visibility` without
 /// `"model"`) left out, as there is no app to call it and a host would hide it from the
-/// model. A page without apps is left as it is.
+/// model. A page without apps is left as it is. Called only for a server with app tools
+/// ([`Server::has_app_tools`]).
 pub(crate) fn hide_ui(page: &mut ToolsPage) {
     let has_ui = |t: &Value| t.get("_meta").and_then(|m| m.get(apps::META_KEY)).is_some();
     let picked = match page.picked.take() {

@@ -489,35 +489,46 @@ impl ServerSession {
         message: Incoming<'_>,
         options: CallOptions,
     ) -> Option<(Option<RequestId>, Answer)> {
+        self.answer_noting_change(message, options).await.0
+    }
+
+    /// [`answer`](Self::answer), and whether the message changed the session's
+    /// [`snapshot`](Self::snapshot) (a shared session is then saved for the other replicas):
+    /// a request dispatch returned an [`Effect`] for, or `notifications/initialized`.
+    pub(crate) async fn answer_noting_change(
+        &self,
+        message: Incoming<'_>,
+        options: CallOptions,
+    ) -> (Option<(Option<RequestId>, Answer)>, bool) {
         let request = match message {
-            Incoming::Invalid(Invalid { id, error }) => return Some((id, Answer::Error(error))),
-            Incoming::Silent => return None,
+            Incoming::Invalid(Invalid { id, error }) => {
+                return (Some((id, Answer::Error(error))), false);
+            }
+            Incoming::Silent => return (None, false),
             Incoming::Response(response) => {
                 // Once shut down, the calls that asked are cancelled: nothing is delivered.
                 if self.lifecycle() != Lifecycle::ShuttingDown {
                     self.inner.requests.answer(response);
                 }
-                return None;
+                return (None, false);
             }
-            Incoming::Notification(n) => {
-                self.on_notification(&n.method, &n.params);
-                return None;
-            }
+            Incoming::Notification(n) => return (None, self.on_notification(&n.method, &n.params)),
             Incoming::Request(request) => request,
         };
         let id = Some(request.id.clone());
         let admitted_in = match self.admit(&request.method, &request.era) {
             Ok(lifecycle) => lifecycle,
-            Err(refusal) => return Some((id, Answer::Error(refusal))),
+            Err(refusal) => return (Some((id, Answer::Error(refusal))), false),
         };
         let client =
             (request.method == method::INITIALIZE).then(|| client_capabilities(&request.params));
         let (answer, effect) = self.dispatch(request, options).await;
+        let changed = effect.is_some();
         let answer = match effect {
             None => answer,
             Some(effect) => self.apply(effect, &admitted_in, client, answer),
         };
-        Some((id, answer))
+        (Some((id, answer)), changed)
     }
 
     /// The lifecycle gate: whether the session serves `method` in its current state. Returns
@@ -705,20 +716,25 @@ impl ServerSession {
         Ok(())
     }
 
-    fn on_notification(&self, method: &str, params: &Map<String, Value>) {
+    /// Handles a client's notification: whether it made the session ready (the only
+    /// change a notification makes to what the session negotiated).
+    fn on_notification(&self, method: &str, params: &Map<String, Value>) -> bool {
         match method {
             method::INITIALIZED => {
                 let mut state = self.state();
-                if state.lifecycle == Lifecycle::Initializing {
+                let ready = state.lifecycle == Lifecycle::Initializing;
+                if ready {
                     state.lifecycle = Lifecycle::Ready;
                 }
+                ready
             }
             method::CANCELLED => {
                 if let Some(id) = params.get("requestId").and_then(RequestId::from_value) {
                     self.cancel(&id);
                 }
+                false
             }
-            _ => {}
+            _ => false,
         }
     }
 }

@@ -44,7 +44,7 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
         options.listing_filter(),
     );
     let apps = request.connection.apps || super::apps::request_declares(request.meta.as_ref());
-    if let (Ok(page), false) = (&mut page, apps) {
+    if let (Ok(page), false) = (&mut page, apps || !request.server.has_app_tools()) {
         super::apps::hide_ui(page);
     }
     request.answer(page.map(|page| Body::Tools(Box::new(page))))

@@ -246,6 +246,7 @@ impl ServerBuilder {
                 extensions: self.extensions,
                 listing: ToolListing::new(&tools),
                 task_tools: tools.iter().any(|t| t.task_support().allows_tasks()),
+                app_tools: tools.iter().any(has_app),
                 tools,
                 prompt_index,
                 completions: prompts.iter().any(Prompt::has_completions)
@@ -271,6 +272,13 @@ impl ServerBuilder {
 }
 
 /// Sorts `items` by `key`; the first key two of them share, if any.
+/// Whether `tool` has an app: a `ui` member in its `_meta` (MCP Apps), which a client that
+/// does not declare the extension is not shown.
+fn has_app(tool: &Tool) -> bool {
+    let meta = tool.descriptor().meta.as_ref();
+    meta.is_some_and(|m| m.contains_key(crate::apps::META_KEY))
+}
+
 fn sort_unique<T>(items: &mut [T], key: impl Fn(&T) -> &str) -> Option<String> {
     items.sort_by(|a, b| key(a).cmp(key(b)));
     items

@@ -10,7 +10,7 @@ use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use sha2::{Digest as _, Sha256};
 
-use super::request_state::{RequestStateKey, StatePayload, tampered};
+use super::request_state::{RequestStateKey, StatePayload, verify};
 use crate::protocol::ErrorObject;
 
 /// The keys of 2026-07-28 `requestState` (HMAC-SHA256): the first signs, every one verifies.
@@ -50,13 +50,13 @@ pub struct RequestStateKeys {
 /// The keys at one moment: `keys[0]` signs; none is repeated.
 #[derive(Clone)]
 pub(crate) struct KeySet {
-    keys: Vec<([u8; 32], RequestStateKey)>,
+    keys: Vec<RequestStateKey>,
 }
 
 impl fmt::Debug for KeySet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
-            .entries(self.keys.iter().map(|(bytes, _)| fingerprint(bytes)))
+            .entries(self.keys.iter().map(|key| fingerprint(key.bytes())))
             .finish()
     }
 }
@@ -66,18 +66,18 @@ impl KeySet {
         let mut set = KeySet { keys: Vec::new() };
         for key in keys {
             if !set.contains(&key) {
-                set.keys.push((key, RequestStateKey::new(key)));
+                set.keys.push(RequestStateKey::new(key));
             }
         }
         set
     }
 
     fn contains(&self, key: &[u8; 32]) -> bool {
-        self.keys.iter().any(|(bytes, _)| bytes == key)
+        self.keys.iter().any(|k| k.bytes() == key)
     }
 
     fn bytes(&self) -> Vec<[u8; 32]> {
-        self.keys.iter().map(|(bytes, _)| *bytes).collect()
+        self.keys.iter().map(|key| *key.bytes()).collect()
     }
 
     /// `payload` signed with the signing key.
@@ -85,16 +85,13 @@ impl KeySet {
         // A ring is never empty: every way to make or change one keeps a signing key.
         self.keys
             .first()
-            .map(|(_, key)| key.sign(payload))
+            .map(|key| key.sign(payload))
             .unwrap_or_default()
     }
 
     /// The payload of `state`, when one of the keys signed it; -32602 otherwise.
     pub(crate) fn verify(&self, state: &str) -> Result<StatePayload, ErrorObject> {
-        self.keys
-            .iter()
-            .find_map(|(_, key)| key.verify(state).ok())
-            .ok_or_else(tampered)
+        verify(&self.keys, state)
     }
 }
 
@@ -208,7 +205,7 @@ impl RequestStateKeys {
     /// [`rotate`](Self::rotate) to another first.
     pub fn retire(&self, key: &[u8; 32]) -> Result<(), RequestStateKeysError> {
         self.change(|set| {
-            if set.keys.first().is_some_and(|(k, _)| k == key) {
+            if set.keys.first().is_some_and(|k| k.bytes() == key) {
                 return Err(RequestStateKeysError::RetiringSigningKey {
                     fingerprint: fingerprint(key),
                 });
@@ -229,7 +226,7 @@ impl RequestStateKeys {
         self.current()
             .keys
             .iter()
-            .map(|(bytes, _)| fingerprint(bytes))
+            .map(|key| fingerprint(key.bytes()))
             .collect()
     }
 }

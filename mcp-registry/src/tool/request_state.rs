@@ -30,13 +30,19 @@ const SKEW: u64 = 60;
 /// The payload's format; a state of another format is refused.
 const VERSION: u8 = 1;
 
-/// A registry's key for `requestState`: 32 bytes.
+/// A registry's key for `requestState`: its 32 bytes, and the HMAC keyed with them once
+/// (cloned for each use rather than keyed again).
 #[derive(Clone)]
-pub(crate) struct RequestStateKey([u8; 32]);
+pub(crate) struct RequestStateKey {
+    bytes: [u8; 32],
+    mac: HmacSha256,
+}
 
 impl RequestStateKey {
     pub(crate) fn new(bytes: [u8; 32]) -> Self {
-        RequestStateKey(bytes)
+        // HMAC takes a key of any length: this cannot fail.
+        let mac = <HmacSha256 as Mac>::new_from_slice(&bytes).unwrap_or_else(|_| unreachable!());
+        RequestStateKey { bytes, mac }
     }
 
     /// A key from the OS's random source (see [`crate::random`]).
@@ -44,19 +50,19 @@ impl RequestStateKey {
     pub(crate) fn random() -> Self {
         let mut bytes = [0u8; 32];
         crate::random::fill(&mut bytes);
-        RequestStateKey(bytes)
+        RequestStateKey::new(bytes)
     }
 
-    fn mac(&self) -> HmacSha256 {
-        // HMAC takes a key of any length: this cannot fail.
-        <HmacSha256 as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!())
+    /// The key's bytes.
+    pub(crate) fn bytes(&self) -> &[u8; 32] {
+        &self.bytes
     }
 
     /// `payload` signed, as the opaque string sent to the client.
     pub(crate) fn sign(&self, payload: &StatePayload) -> String {
         // Plain data with string keys: serializing it cannot fail.
         let json = serde_json::to_vec(payload).unwrap_or_default();
-        let mut mac = self.mac();
+        let mut mac = self.mac.clone();
         mac.update(&json);
         let tag = mac.finalize().into_bytes();
         format!(
@@ -66,21 +72,35 @@ impl RequestStateKey {
         )
     }
 
-    /// The payload of `state`, when this key signed it; -32602 otherwise. The payload's
-    /// claims (request, expiry) are checked by [`StatePayload::check`].
-    pub(crate) fn verify(&self, state: &str) -> Result<StatePayload, ErrorObject> {
-        let (payload, tag) = state.split_once('.').ok_or_else(tampered)?;
-        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| tampered())?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| tampered())?;
-        let mut mac = self.mac();
-        mac.update(&payload);
-        mac.verify_slice(&tag).map_err(|_| tampered())?;
-        let payload: StatePayload = serde_json::from_slice(&payload).map_err(|_| tampered())?;
-        if payload.v != VERSION {
-            return Err(tampered());
-        }
-        Ok(payload)
+    /// Whether this key's tag of `payload` is `tag`.
+    fn signed(&self, payload: &[u8], tag: &[u8]) -> bool {
+        let mut mac = self.mac.clone();
+        mac.update(payload);
+        mac.verify_slice(tag).is_ok()
     }
+
+    /// The payload of `state`, when this key signed it (see [`verify`]).
+    #[cfg(test)]
+    pub(crate) fn verify(&self, state: &str) -> Result<StatePayload, ErrorObject> {
+        verify(std::slice::from_ref(self), state)
+    }
+}
+
+/// The payload of `state`, when one of `keys` signed it; -32602 otherwise. The state is
+/// decoded once, whatever the number of keys. The payload's claims (request, expiry) are
+/// checked by [`StatePayload::check`].
+pub(crate) fn verify(keys: &[RequestStateKey], state: &str) -> Result<StatePayload, ErrorObject> {
+    let (payload, tag) = state.split_once('.').ok_or_else(tampered)?;
+    let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| tampered())?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| tampered())?;
+    if !keys.iter().any(|key| key.signed(&payload, &tag)) {
+        return Err(tampered());
+    }
+    let payload: StatePayload = serde_json::from_slice(&payload).map_err(|_| tampered())?;
+    if payload.v != VERSION {
+        return Err(tampered());
+    }
+    Ok(payload)
 }
 
 impl std::fmt::Debug for RequestStateKey {

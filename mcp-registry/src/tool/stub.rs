@@ -4,9 +4,10 @@
 //! [`client::Client`](crate::client::Client) over stdio or Streamable HTTP.
 //!
 //! The stub sends the function's arguments (each `serde::Serialize`, under its property
-//! name; a `ToolContext` parameter is left out, the call provides it) and reads the result
-//! back as the function's return type says ([`ToolOutput`]): `Json<T>` as `T`, `String` as
-//! the text, `Result<T, E>` as `T` with an `Err` arriving as [`ToolCallError::Tool`].
+//! name; a parameter whose type is written `ToolContext`, under any path, is left out: the
+//! call provides it) and reads the result back as the function's return type says
+//! ([`ToolOutput`]): `Json<T>` as `T`, `String` as the text, `Result<T, E>` as `T` with an
+//! `Err` arriving as [`ToolCallError::Tool`].
 //!
 //! ```
 //! use mcp_registry::{Json, Registry, Server, mcp_tool};
@@ -221,9 +222,21 @@ impl<T: ToolOutput, E: Display> ToolOutput for Result<T, E> {
     }
 }
 
+/// One argument of a typed call stub: any `serde::Serialize` type. Implemented for you;
+/// named in the stub's bounds so that an argument that cannot be sent is reported as such.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be sent by a typed call stub",
+    label = "an argument of a stub must implement `serde::Serialize`",
+    note = "derive `serde::Serialize` on an argument's type; a parameter the call provides is left out of the stub only when its type is written `ToolContext` (under any path), not through a type alias: call such a tool with `call_tool`"
+)]
+pub trait StubArgument: Serialize {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> StubArgument for T {}
+
 /// The arguments of a stub, as a tuple of the function's argument types (`ToolContext`
 /// left out): each turned into JSON under its property name. Implemented for tuples of up to
-/// 16 `Serialize` types.
+/// 16 [`StubArgument`]s.
 pub trait StubArguments {
     /// The arguments object; `Err` names the argument that could not be encoded.
     fn encode(self, names: &[&'static str]) -> Result<Map<String, Value>, (&'static str, String)>;
@@ -231,7 +244,7 @@ pub trait StubArguments {
 
 macro_rules! stub_arguments {
     ($($T:ident $v:ident $i:tt),*) => {
-        impl<$($T: Serialize),*> StubArguments for ($($T,)*) {
+        impl<$($T: StubArgument),*> StubArguments for ($($T,)*) {
             #[allow(unused_mut, unused_variables)]
             fn encode(self, names: &[&'static str]) -> Result<Map<String, Value>, (&'static str, String)> {
                 let mut map = Map::new();

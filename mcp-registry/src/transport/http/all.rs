@@ -83,7 +83,8 @@ pub async fn serve_all_listener(
 struct Endpoints {
     registry: Registry,
     config: HttpConfig,
-    /// The Host and Origin checks, made before a missing server is reported.
+    /// The Host and Origin checks of a request for a missing server, made before it is
+    /// reported.
     checks: AppState,
     /// The union's path without a trailing `/`.
     base: String,
@@ -92,13 +93,16 @@ struct Endpoints {
 
 impl Endpoints {
     async fn serve(&self, server: &str, request: Request) -> Response {
-        if let Some(denied) = check_host_and_origin(&self.checks, request.uri(), request.headers())
-        {
-            return denied;
-        }
+        // A server's own router checks Host and Origin first thing (`checks::admit`); only
+        // a missing one is checked here, before its 404 names the servers there are.
         let mut router = match self.registry.is_enabled(server) {
             Some(true) => self.router(server),
             absent => {
+                if let Some(denied) =
+                    check_host_and_origin(&self.checks, request.uri(), request.headers())
+                {
+                    return denied;
+                }
                 if absent.is_none() {
                     // Its sessions go with it.
                     self.lock().remove(server);

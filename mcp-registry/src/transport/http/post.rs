@@ -132,7 +132,8 @@ fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
 }
 
 /// A batch: served by a legacy session whose negotiated version has batches (2025-03-26),
-/// refused anywhere else.
+/// refused anywhere else. The session it names is looked up as a single message's is, and
+/// refused alike (`404` unknown, `503` when the session store does not answer).
 async fn post_batch(
     state: &AppState,
     headers: &HeaderMap,
@@ -140,7 +141,10 @@ async fn post_batch(
     caller: Option<AccessClaims>,
 ) -> Response {
     let slot = match header_str(headers, SESSION_HEADER) {
-        Some(id) => state.find_session(id, caller.as_ref(), None).await.ok(),
+        Some(id) => match state.find_session(id, caller.as_ref(), None).await {
+            Ok(slot) => Some(slot),
+            Err(refused) => return refused,
+        },
         None => None,
     };
     let Some(slot) = slot.filter(|slot| slot.session.accepts_batches()) else {
@@ -320,17 +324,19 @@ async fn post_in_session(
     if !matches!(message, Incoming::Request(_)) {
         return post_session_message(state, session_id, &slot, message).await;
     }
-    // What to save in the session store after the answer, when the message changes the
-    // session's state (nothing is cloned for the others).
-    let share = (state.store().is_some() && changes_session(&message))
+    // Where to save the session after the answer, if it changed (with a session store:
+    // nothing is cloned without one).
+    let share = state
+        .store()
+        .is_some()
         .then(|| (state.clone(), session_id.to_owned()));
     // The session answers after the body is gone: the message is made owned (a call's
     // arguments copied as text, not parsed).
     let message = message.into_owned();
     respond(Mode::Session, caller, move |options| {
         Pending::Later(Box::pin(async move {
-            let answered = slot.session.answer(message, options).await;
-            if let Some((state, session_id)) = share
+            let (answered, changed) = slot.session.answer_noting_change(message, options).await;
+            if let Some((state, session_id)) = share.filter(|_| changed)
                 && let Err(e) = state.share(&session_id, &slot).await
             {
                 let (id, _) = answered?;
@@ -357,11 +363,10 @@ async fn post_session_message(
     let shared = match message {
         Incoming::Response(response) => state.client_response(session_id, slot, response).await,
         message => {
-            let changes_state = state.store().is_some() && changes_session(&message);
-            let _ = slot.session.answer(message, CallOptions::new()).await;
-            match changes_state {
-                true => state.share(session_id, slot).await,
-                false => Ok(()),
+            let options = CallOptions::new();
+            match slot.session.answer_noting_change(message, options).await {
+                (_, true) => state.share(session_id, slot).await,
+                (_, false) => Ok(()),
             }
         }
     };
@@ -369,21 +374,4 @@ async fn post_session_message(
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => store_down(None, &e),
     }
-}
-
-/// Whether a legacy message changes the session's negotiated state (what the other
-/// replicas must then hear of).
-fn changes_session(message: &Incoming<'_>) -> bool {
-    let method = match message {
-        Incoming::Request(request) => &*request.method,
-        Incoming::Notification(n) => &*n.method,
-        _ => return false,
-    };
-    matches!(
-        method,
-        method::INITIALIZED
-            | method::LOGGING_SET_LEVEL
-            | method::RESOURCES_SUBSCRIBE
-            | method::RESOURCES_UNSUBSCRIBE
-    )
 }

@@ -245,13 +245,7 @@ impl AppState {
             }
             return Ok(slot);
         }
-        let owner = caller.map(|c| c.subject.as_str());
-        let record = store
-            .load(id, idle)
-            .await
-            .map_err(refused)?
-            .filter(|r| r.session.server == self.server && r.owner.as_deref() == owner);
-        let Some(record) = record else {
+        let Some(record) = self.load_record(store, id, caller).await.map_err(refused)? else {
             return Err(unknown_session(request, id));
         };
         let Some((session, pushed)) =
@@ -269,6 +263,19 @@ impl AppState {
             .ok_or_else(|| too_many_sessions(request, self.config.max_sessions))
     }
 
+    /// The store's record of session `id` when it is a session of this server opened by
+    /// `caller` (`None` otherwise), its expiry renewed.
+    async fn load_record(
+        &self,
+        store: &dyn SessionStore,
+        id: &str,
+        caller: Option<&AccessClaims>,
+    ) -> Result<Option<SessionRecord>, SessionStoreError> {
+        let owner = caller.map(|c| c.subject.as_str());
+        let record = store.load(id, self.config.session_idle_timeout).await?;
+        Ok(record.filter(|r| r.session.server == self.server && r.owner.as_deref() == owner))
+    }
+
     /// Saves session `id`'s state in the session store (when there is one), telling the
     /// other replicas holding it.
     pub(super) async fn share(
@@ -276,7 +283,11 @@ impl AppState {
         id: &str,
         slot: &SessionSlot,
     ) -> Result<(), SessionStoreError> {
-        let (Some(store), Some(snapshot)) = (self.store(), slot.session.snapshot()) else {
+        // No snapshot is taken without a store to save it in.
+        let Some(store) = self.store() else {
+            return Ok(());
+        };
+        let Some(snapshot) = slot.session.snapshot() else {
             return Ok(());
         };
         let record = SessionRecord::new(slot.owner.clone(), snapshot);
@@ -286,7 +297,8 @@ impl AppState {
     }
 
     /// Ends session `id` here and in the session store: whether it was found in either;
-    /// the refusal (`503`) when the store does not answer.
+    /// the refusal (`503`) when the store does not answer. A session another replica holds
+    /// is ended in the store (which tells that replica), not rebuilt here first.
     pub(super) async fn delete_session(
         &self,
         id: &str,
@@ -295,19 +307,22 @@ impl AppState {
         let Some(store) = self.store() else {
             return Ok(self.end_session(id, caller));
         };
-        // The store's record says whose it is when this replica does not hold it.
-        let slot = self.find_session(id, caller, None).await;
-        match slot {
-            Ok(_) => {
-                self.end_session(id, caller);
-                store
-                    .remove(id, self.config.session_idle_timeout)
-                    .await
-                    .map_err(|e| store_down(None, &e))
-            }
-            Err(refused) if refused.status() == StatusCode::NOT_FOUND => Ok(false),
-            Err(refused) => Err(refused),
+        let refused = |e: SessionStoreError| store_down(None, &e);
+        // Whose it is: this replica's own, or else what the store's record says.
+        let known = self.session(id, caller).is_some()
+            || self
+                .load_record(store, id, caller)
+                .await
+                .map_err(refused)?
+                .is_some();
+        if !known {
+            return Ok(false);
         }
+        let removed = store
+            .remove(id, self.config.session_idle_timeout)
+            .await
+            .map_err(refused)?;
+        Ok(self.end_session(id, caller) || removed)
     }
 }
 
