@@ -160,7 +160,8 @@ pub(crate) struct CallText<'a> {
     /// Borrowed from the text, or owned once the message outlives it
     /// ([`Incoming::into_owned`]).
     pub(crate) arguments: Option<Cow<'a, RawValue>>,
-    meta: Option<&'a RawValue>,
+    /// `_meta`, parsed as the envelope is (one pass over its text).
+    meta: Option<Value>,
     /// A 2026-07-28 retry's members: such a call takes the value path, which reads them.
     retry: bool,
 }
@@ -571,16 +572,14 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
         return None;
     }
     let id = envelope.id?;
-    let call = envelope.params;
-    if call.retry {
+    if envelope.params.retry {
         return None;
     }
-    let meta = match call.meta.map(RawValue::get) {
-        None | Some("null") => None,
-        Some(meta) => match serde_json::from_str(meta).ok()? {
-            Value::Object(meta) => Some(meta),
-            _ => return Some(invalid_request(id, meta_not_an_object())),
-        },
+    let mut call = envelope.params;
+    let meta = match call.meta.take() {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(meta)) => Some(meta),
+        Some(_) => return Some(invalid_request(id, meta_not_an_object())),
     };
     let era = classify(method::TOOLS_CALL, meta.as_ref()).map_err(Box::new);
     Some(Incoming::Request(IncomingRequest {

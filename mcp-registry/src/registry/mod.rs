@@ -249,6 +249,15 @@ impl Snapshot {
         self.servers.get(name)
     }
 
+    /// The server served under `name`: the union (named `identity`) for [`ALL_SERVERS`],
+    /// else the server of that name, enabled or not.
+    pub(crate) fn served(&self, name: &str, identity: &UnionIdentity) -> Option<&Server> {
+        if name == ALL_SERVERS {
+            return Some(self.union(identity));
+        }
+        self.server(name).map(|entry| &entry.server)
+    }
+
     /// The server named `name`, if registered and enabled (the union of the enabled
     /// servers, named `identity`, for [`ALL_SERVERS`]).
     #[inline]
@@ -481,10 +490,9 @@ impl Registry {
     /// The server served under `name`: the union for [`ALL_SERVERS`], else the server of
     /// that name, enabled or not.
     pub(crate) fn served(&self, name: &str) -> Option<Server> {
-        if name == ALL_SERVERS {
-            return Some(self.snapshot().union(&self.inner.config.identity).clone());
-        }
-        self.server(name)
+        self.snapshot()
+            .served(name, &self.inner.config.identity)
+            .cloned()
     }
 
     /// Applies `change` to a copy of the server map and swaps it in; `f` returns the names of

@@ -81,6 +81,12 @@ use stream::{handle_delete, handle_get};
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The `MCP-Protocol-Version` header.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
+/// The header names the transport reads, parsed once rather than on every lookup.
+static SESSION_NAME: header::HeaderName = header::HeaderName::from_static(SESSION_HEADER);
+static VERSION_NAME: header::HeaderName = header::HeaderName::from_static(VERSION_HEADER);
+static METHOD_NAME: header::HeaderName = header::HeaderName::from_static("mcp-method");
+static NAME_NAME: header::HeaderName = header::HeaderName::from_static("mcp-name");
+
 /// The JSON-RPC error code for headers that do not match the body (2026-07-28).
 pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
@@ -235,7 +241,7 @@ fn log_refusal(status: StatusCode, message: &str) {
     }
 }
 
-fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+fn header_str<'a>(headers: &'a HeaderMap, name: &header::HeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 

@@ -7,7 +7,7 @@ use axum::response::Response;
 
 use super::auth::AccessClaims;
 use super::sessions::AppState;
-use super::{VERSION_HEADER, error_response, header_str};
+use super::{METHOD_NAME, NAME_NAME, VERSION_NAME, error_response, header_str};
 use crate::protocol::decode::{Incoming, IncomingRequest};
 use crate::protocol::headers::decode_header_value;
 use crate::protocol::{ErrorCode, method};
@@ -73,10 +73,12 @@ pub(super) fn check_param_headers(
     headers: &HeaderMap,
     request: &IncomingRequest<'_>,
 ) -> Result<(), String> {
-    let Some(tool) = request
-        .name()
-        .and_then(|name| Some(registry.served(server)?.tool(name)?.clone()))
-    else {
+    let snapshot = registry.snapshot();
+    let Some(tool) = request.name().and_then(|name| {
+        snapshot
+            .served(server, registry.union_identity())?
+            .tool(name)
+    }) else {
         return Ok(());
     };
     // A server's own annotation it got wrong is not the client's fault: nothing to check.
@@ -130,7 +132,7 @@ pub(super) fn check_modern_headers(
         Incoming::Notification(n) => (n.method.as_str(), None),
         _ => ("", None),
     };
-    match header_str(headers, VERSION_HEADER) {
+    match header_str(headers, &VERSION_NAME) {
         None => {
             return Err("Header mismatch: the MCP-Protocol-Version header is missing".to_owned());
         }
@@ -142,7 +144,7 @@ pub(super) fn check_modern_headers(
         }
         Some(_) => {}
     }
-    match header_str(headers, "mcp-method") {
+    match header_str(headers, &METHOD_NAME) {
         None if request.is_some() => {
             return Err("Header mismatch: the Mcp-Method header is missing".to_owned());
         }
@@ -173,7 +175,7 @@ pub(super) fn check_modern_headers(
 /// The `Mcp-Name` header against what the body names.
 fn check_name_header(headers: &HeaderMap, body_name: &str) -> Result<(), String> {
     match headers
-        .get("mcp-name")
+        .get(&NAME_NAME)
         .map(|v| v.to_str().ok().and_then(decode_header_value))
     {
         None => Err("Header mismatch: the Mcp-Name header is missing".to_owned()),
@@ -203,12 +205,12 @@ pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Optio
             ErrorCode::INVALID_REQUEST,
             format!(
                 "the Content-Type must be application/json, not {:?}",
-                header_str(headers, header::CONTENT_TYPE.as_str()).unwrap_or("missing")
+                header_str(headers, &header::CONTENT_TYPE).unwrap_or("missing")
             ),
         ));
     }
     let max = state.config.max_body_bytes;
-    let declared = header_str(headers, header::CONTENT_LENGTH.as_str())
+    let declared = header_str(headers, &header::CONTENT_LENGTH)
         .and_then(|len| len.trim().parse::<u64>().ok());
     if declared.is_some_and(|len| len > max as u64) {
         return Some(error_response(
@@ -223,7 +225,7 @@ pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Optio
 
 /// Whether the `Content-Type` is `application/json` (parameters such as `charset` allowed).
 fn is_json(headers: &HeaderMap) -> bool {
-    header_str(headers, header::CONTENT_TYPE.as_str())
+    header_str(headers, &header::CONTENT_TYPE)
         .and_then(|ct| ct.split(';').next())
         .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"))
 }

@@ -15,7 +15,7 @@ use super::checks::{admit, check_modern_headers, check_param_headers, check_post
 use super::sessions::{AppState, SessionSlot, store_down, too_many_sessions};
 use super::stream::{Mode, Pending, respond};
 use super::{
-    SESSION_HEADER, VERSION_HEADER, call_options, error_response, header_str, json_response,
+    SESSION_NAME, VERSION_NAME, call_options, error_response, header_str, json_response,
     text_response,
 };
 use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
@@ -69,7 +69,7 @@ pub(super) async fn handle_post(
         TextMessage::One(message) => message,
     };
     if message.protocol_version().is_some()
-        || header_str(&headers, VERSION_HEADER) == Some(MODERN_VERSION)
+        || header_str(&headers, &VERSION_NAME) == Some(MODERN_VERSION)
     {
         post_modern(&state, &headers, message, caller).await
     } else {
@@ -140,7 +140,7 @@ async fn post_batch(
     batch: Vec<Value>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let slot = match header_str(headers, SESSION_HEADER) {
+    let slot = match header_str(headers, &SESSION_NAME) {
         Some(id) => match state.find_session(id, caller.as_ref(), None).await {
             Ok(slot) => Some(slot),
             Err(refused) => return refused,
@@ -232,7 +232,7 @@ async fn post_legacy(
     message: Incoming<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    if let Some(v) = header_str(headers, VERSION_HEADER)
+    if let Some(v) = header_str(headers, &VERSION_NAME)
         && ProtocolVersion::parse(v).is_none()
     {
         return error_response(
@@ -296,7 +296,7 @@ async fn post_initialize(
     }
     let mut response = text_response(StatusCode::OK, reply);
     if let Ok(v) = HeaderValue::from_str(&session_id) {
-        response.headers_mut().insert(SESSION_HEADER, v);
+        response.headers_mut().insert(&SESSION_NAME, v);
     }
     response
 }
@@ -309,7 +309,7 @@ async fn post_in_session(
     caller: Option<AccessClaims>,
 ) -> Response {
     let id = message.id();
-    let Some(session_id) = header_str(headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(headers, &SESSION_NAME) else {
         return error_response(
             StatusCode::BAD_REQUEST,
             id,

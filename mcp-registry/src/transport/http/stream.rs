@@ -17,7 +17,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::auth::AccessClaims;
 use super::checks::{accepts, admit};
 use super::sessions::{AppState, unknown_session};
-use super::{SESSION_HEADER, call_options, error_response, header_str, text_response};
+use super::{SESSION_NAME, call_options, error_response, header_str, text_response};
 use crate::dispatch::{Answer, Step, reply_text};
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
@@ -163,7 +163,7 @@ pub(super) async fn handle_get(
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(&headers, &SESSION_NAME) else {
         super::log_refusal(
             StatusCode::METHOD_NOT_ALLOWED,
             "GET without Mcp-Session-Id: only a legacy session has a GET stream",
@@ -222,7 +222,7 @@ pub(super) async fn handle_delete(
         Ok(caller) => caller,
         Err(refused) => return refused,
     };
-    let Some(session_id) = header_str(&headers, SESSION_HEADER) else {
+    let Some(session_id) = header_str(&headers, &SESSION_NAME) else {
         super::log_refusal(
             StatusCode::METHOD_NOT_ALLOWED,
             "DELETE without Mcp-Session-Id: only a legacy session can be ended",
