@@ -48,7 +48,7 @@ pub(crate) fn record_own_names(server: &str, name: &str, field: &'static str) {
 /// `server`: `None` for a registry's union of servers, whose requests record the server they
 /// reach once it is known.
 pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -> Span {
-    let (method, id, meta) = (&*request.method, &request.id, request.meta.as_ref());
+    let (method, id, meta) = (&*request.method, &request.id, request.meta.as_deref());
     // The fields are computed only when the span is enabled: `target` is looked up then.
     let span = tracing::info_span!(
         target: SERVER_TARGET,
@@ -120,6 +120,7 @@ pub(crate) fn current_trace_context() -> Map<String, Value> {
 
 #[cfg(feature = "otel")]
 mod otel {
+    use crate::protocol::meta::RequestMeta;
     use opentelemetry::propagation::{Extractor, Injector};
     use serde_json::{Map, Value};
     use tracing::Span;
@@ -145,10 +146,11 @@ mod otel {
     }
 
     /// Makes `span` continue the trace `meta` carries.
-    pub(super) fn set_parent(span: &Span, meta: &Map<String, Value>) {
+    pub(super) fn set_parent(span: &Span, meta: &RequestMeta) {
         if !meta.contains_key("traceparent") {
             return;
         }
+        let meta = meta.as_map();
         let parent = opentelemetry::global::get_text_map_propagator(|p| p.extract(&Reader(meta)));
         let _ = span.set_parent(parent);
     }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::ToolsPage;
 use crate::apps::{self, EXTENSION_ID, MIME_TYPE};
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{ClientCapabilities, META_CLIENT_CAPABILITIES};
 use crate::server::Server;
 
@@ -32,7 +33,7 @@ pub(crate) fn session_declares(client: Option<&ClientCapabilities>) -> bool {
 
 /// Whether a request's `_meta` declares the extension among the client's capabilities
 /// (2026-07-28).
-pub(crate) fn request_declares(meta: Option<&Map<String, Value>>) -> bool {
+pub(crate) fn request_declares(meta: Option<&RequestMeta>) -> bool {
     meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES))
         .and_then(|c| c.get("extensions"))
         .is_some_and(apps::extensions_support)

@@ -70,6 +70,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::decode::{CallText, Incoming, IncomingRequest, Invalid};
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{
     CallToolResult, CompleteResult, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
     InputRequiredResult, LoggingLevel, META_LOG_LEVEL, META_SERVER_INFO, ProtocolEra,
@@ -295,14 +296,11 @@ impl<'r> Dispatcher<'r> {
                 )));
             }
         };
-        let log_level = match request_log_level(era, meta.as_ref(), connection) {
+        let log_level = match request_log_level(era, meta.as_deref(), connection) {
             Ok(level) => level,
             Err(e) => return Step::Answered(Answer::Error(e)),
         };
-        let version = match era {
-            Era::Modern => Some(ProtocolVersion::MODERN),
-            Era::Legacy(named) => named.or(connection.legacy_version),
-        };
+        let version = era.version().or(connection.legacy_version);
         let routed = Routed {
             registry: self.registry,
             server,
@@ -362,7 +360,7 @@ pub(crate) fn record_outcome(span: &tracing::Span, answer: &Answer) {
 /// says it in every request, so there its absence means none.
 fn request_log_level(
     era: Era,
-    meta: Option<&Map<String, Value>>,
+    meta: Option<&RequestMeta>,
     connection: Connection,
 ) -> Result<Option<Option<LoggingLevel>>, ErrorObject> {
     match era {
@@ -391,7 +389,7 @@ pub(crate) struct Routed<'a> {
     pub(crate) params: Map<String, Value>,
     /// A `tools/call` read in place from text: its name and arguments' text.
     pub(crate) call_text: Option<CallText<'a>>,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) meta: Option<Box<RequestMeta>>,
     pub(crate) era: Era,
     pub(crate) version: Option<ProtocolVersion>,
     /// The level the message (or its session) asked for; `None`: the options' level.

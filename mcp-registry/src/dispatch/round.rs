@@ -7,6 +7,7 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value};
 
 use super::invalid_params;
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{ClientCapabilities, Era, ErrorObject, META_CLIENT_CAPABILITIES, value_kind};
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, Registry};
@@ -40,17 +41,17 @@ impl Retry {
             return Ok(None);
         }
         if let Some(handler) = &options.input {
-            info.input = Some(declared_input(handler.clone(), info.meta.as_ref()));
+            info.input = Some(declared_input(handler.clone(), info.meta.as_deref()));
             return Ok(None);
         }
-        Self::take(params, info.meta.as_ref()).map(Some)
+        Self::take(params, info.meta.as_deref()).map(Some)
     }
 
     /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not
     /// an object and a string).
     pub(crate) fn take(
         params: &mut Map<String, Value>,
-        meta: Option<&Map<String, Value>>,
+        meta: Option<&RequestMeta>,
     ) -> Result<Self, ErrorObject> {
         let responses = match params.remove("inputResponses") {
             None => None,
@@ -94,7 +95,7 @@ impl Retry {
 }
 
 /// The capabilities a 2026-07-28 request's `_meta` declares (none when it declares none).
-fn declared_capabilities(meta: Option<&Map<String, Value>>) -> ClientCapabilities {
+fn declared_capabilities(meta: Option<&RequestMeta>) -> ClientCapabilities {
     meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES))
         .and_then(|c| ClientCapabilities::deserialize(c).ok())
         .unwrap_or_default()
@@ -105,7 +106,7 @@ fn declared_capabilities(meta: Option<&Map<String, Value>>) -> ClientCapabilitie
 #[cold]
 fn declared_input(
     handler: Arc<dyn InputHandler>,
-    meta: Option<&Map<String, Value>>,
+    meta: Option<&RequestMeta>,
 ) -> Arc<dyn InputHandler> {
     Arc::new(Declared {
         handler,

@@ -22,6 +22,7 @@ use super::{
     Answer, Body, Dispatcher, Outcome, Routed, Step, ToolCall, finish_call, invalid_params,
     outcome, read_params,
 };
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{
     CreateTaskResult, DetailedTask, Era, ErrorCode, ErrorObject, LegacyTask, ListTasksResult,
     META_CLIENT_CAPABILITIES, META_RELATED_TASK, ProtocolVersion, ResultType, TASKS_EXTENSION,
@@ -68,7 +69,7 @@ pub(super) fn mode(
     name: &str,
     era: Era,
     task: Option<Value>,
-    meta: Option<&Map<String, Value>>,
+    meta: Option<&RequestMeta>,
 ) -> Result<TaskMode, ErrorObject> {
     // (A server with no task tools never gets here: it advertises no tasks, and whatever a
     // request says of them is ignored, as 2025-11-25 requires.)
@@ -109,7 +110,7 @@ pub(super) fn mode(
 }
 
 /// Whether a request's `_meta` capabilities declare the tasks extension.
-fn declares_extension(meta: Option<&Map<String, Value>>) -> bool {
+fn declares_extension(meta: Option<&RequestMeta>) -> bool {
     meta.and_then(|m| m.get(META_CLIENT_CAPABILITIES))
         .and_then(|c| c.get("extensions"))
         .and_then(|e| e.get(TASKS_EXTENSION))
@@ -226,7 +227,7 @@ struct Ask {
 
 impl Ask {
     fn of(request: Routed<'_>, options: &CallOptions) -> Result<Self, ErrorObject> {
-        if request.era.is_modern() && !declares_extension(request.meta.as_ref()) {
+        if request.era.is_modern() && !declares_extension(request.meta.as_deref()) {
             return Err(missing_extension(format!(
                 "{} needs the `{TASKS_EXTENSION}` extension: declare it in the request's `_meta.{META_CLIENT_CAPABILITIES}.extensions`",
                 request.method

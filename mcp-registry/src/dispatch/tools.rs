@@ -43,7 +43,7 @@ pub(crate) fn list(request: Routed<'_>, options: &mut CallOptions) -> Step {
         &request.params,
         options.listing_filter(),
     );
-    let apps = request.connection.apps || super::apps::request_declares(request.meta.as_ref());
+    let apps = request.connection.apps || super::apps::request_declares(request.meta.as_deref());
     if let (Ok(page), false) = (&mut page, apps || !request.server.has_app_tools()) {
         super::apps::hide_ui(page);
     }
@@ -81,7 +81,7 @@ pub(crate) fn call(request: Routed<'_>, options: &mut CallOptions) -> Step {
     };
     let dispatcher = Dispatcher::new(registry);
     if tasks {
-        match super::tasks::mode(server, &call.name, era, task, info.meta.as_ref()) {
+        match super::tasks::mode(server, &call.name, era, task, info.meta.as_deref()) {
             Err(e) => return Step::Answered(Answer::Error(e)),
             Ok(TaskMode::Plain) => {}
             Ok(mode) => {

@@ -8,7 +8,12 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+#[cfg(feature = "http")]
+use super::ProtocolVersion;
 use super::depth::member_exceeds_max_depth;
+#[cfg(feature = "http")]
+use super::meta::MetaRef;
+use super::meta::{MetaMember, RequestMeta};
 use super::method;
 use super::version::{Era, classify};
 use super::{
@@ -40,7 +45,7 @@ pub(crate) struct IncomingRequest<'a> {
     /// A `tools/call` read from text: its tool name and arguments still text.
     pub(crate) call_text: Option<CallText<'a>>,
     /// `params._meta`, when it is an object.
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) meta: Option<Box<RequestMeta>>,
     /// How it is to be served, from the version `_meta` names: computed once, read by
     /// dispatch, sessions and transports alike. `Err`: a version that cannot be served, the
     /// error to answer with (kept beside the request so that a transport can still check
@@ -65,18 +70,41 @@ impl Incoming<'_> {
 
     /// The `_meta` of a request or a notification.
     #[cfg(feature = "http")]
-    pub(crate) fn meta(&self) -> Option<&Map<String, Value>> {
+    pub(crate) fn meta(&self) -> Option<MetaRef<'_>> {
         match self {
-            Incoming::Request(request) => request.meta.as_ref(),
-            Incoming::Notification(n) => n.params.get("_meta").and_then(Value::as_object),
+            Incoming::Request(request) => request.meta.as_deref().map(MetaRef::Request),
+            Incoming::Notification(n) => n
+                .params
+                .get("_meta")
+                .and_then(Value::as_object)
+                .map(MetaRef::Other),
             _ => None,
         }
     }
 
-    /// The protocol version the message's `_meta` names, when it is a string.
+    /// The protocol version the message's `_meta` names, when it is a string (a request's
+    /// from its era, decided when it was decoded, unless that refused it).
     #[cfg(feature = "http")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
-        self.meta()?.get(super::META_PROTOCOL_VERSION)?.as_str()
+        match self {
+            Incoming::Request(IncomingRequest { era: Ok(era), .. }) => {
+                era.version().map(ProtocolVersion::as_str)
+            }
+            _ => self.meta()?.get(super::META_PROTOCOL_VERSION)?.as_str(),
+        }
+    }
+
+    /// Whether the message is a request decoded as 2026-07-28's: its `_meta` has been
+    /// checked for what that revision requires.
+    #[cfg(feature = "http")]
+    pub(crate) fn is_modern_request(&self) -> bool {
+        matches!(
+            self,
+            Incoming::Request(IncomingRequest {
+                era: Ok(Era::Modern),
+                ..
+            })
+        )
     }
 
     /// The id a reply to this message goes under, when it is a request (or a request
@@ -160,8 +188,8 @@ pub(crate) struct CallText<'a> {
     /// Borrowed from the text, or owned once the message outlives it
     /// ([`Incoming::into_owned`]).
     pub(crate) arguments: Option<Cow<'a, RawValue>>,
-    /// `_meta`, parsed as the envelope is (one pass over its text).
-    meta: Option<Value>,
+    /// `_meta`, read as the envelope is (one pass over its text).
+    meta: Option<MetaMember>,
     /// A 2026-07-28 retry's members: such a call takes the value path, which reads them.
     retry: bool,
 }
@@ -406,7 +434,7 @@ fn response(
 type RequestParts = (
     Cow<'static, str>,
     Map<String, Value>,
-    Option<Map<String, Value>>,
+    Option<Box<RequestMeta>>,
     Result<Era, Box<ErrorObject>>,
 );
 
@@ -448,6 +476,7 @@ fn request(
     let (meta, era) = match params.remove("_meta") {
         None | Some(Value::Null) => (None, classify(&method, None).map_err(Box::new)),
         Some(Value::Object(meta)) => {
+            let meta = Box::new(RequestMeta::from(meta));
             let era = classify(&method, Some(&meta)).map_err(Box::new);
             (Some(meta), era)
         }
@@ -577,11 +606,11 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
     }
     let mut call = envelope.params;
     let meta = match call.meta.take() {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(meta)) => Some(meta),
-        Some(_) => return Some(invalid_request(id, meta_not_an_object())),
+        None | Some(MetaMember::Null) => None,
+        Some(MetaMember::Object(meta)) => Some(meta),
+        Some(MetaMember::NotAnObject) => return Some(invalid_request(id, meta_not_an_object())),
     };
-    let era = classify(method::TOOLS_CALL, meta.as_ref()).map_err(Box::new);
+    let era = classify(method::TOOLS_CALL, meta.as_deref()).map_err(Box::new);
     Some(Incoming::Request(IncomingRequest {
         id,
         method: Cow::Borrowed(method::TOOLS_CALL),

@@ -12,6 +12,7 @@ pub(crate) mod headers;
 mod jsonrpc;
 mod logging;
 mod messages;
+pub(crate) mod meta;
 mod prompt;
 mod resource;
 mod subscription;

@@ -1,8 +1,9 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::meta::{MetaRef, RequestMeta};
 use super::{ErrorCode, ErrorObject, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION};
 
 /// A protocol version this crate speaks: a closed set, one variant per revision.
@@ -176,6 +177,14 @@ impl Era {
     pub(crate) fn is_modern(self) -> bool {
         self == Era::Modern
     }
+
+    /// The version the request's `_meta` named (none: a legacy request that named none).
+    pub(crate) fn version(self) -> Option<ProtocolVersion> {
+        match self {
+            Era::Legacy(named) => named,
+            Era::Modern => Some(ProtocolVersion::MODERN),
+        }
+    }
 }
 
 /// The era of a request for `method` whose `_meta` is `meta`.
@@ -184,14 +193,11 @@ impl Era {
 /// the requested one), -32602 for a version that is not a string, a `server/discover`
 /// without one, or a 2026-07-28 request without its client capabilities.
 #[inline]
-pub(crate) fn classify(
-    method: &str,
-    meta: Option<&Map<String, Value>>,
-) -> Result<Era, ErrorObject> {
+pub(crate) fn classify(method: &str, meta: Option<&RequestMeta>) -> Result<Era, ErrorObject> {
     match meta.and_then(|m| m.get(META_PROTOCOL_VERSION)) {
         Some(Value::String(v)) => match ProtocolVersion::parse(v) {
             Some(version) if version.era() == ProtocolEra::Modern => {
-                require_modern_meta(meta)?;
+                require_modern_meta(meta.map(MetaRef::Request))?;
                 Ok(Era::Modern)
             }
             Some(version) => Ok(Era::Legacy(Some(version))),
@@ -216,7 +222,7 @@ pub(crate) fn classify(
 
 /// The `_meta` members every 2026-07-28 request must carry: the protocol version (a string)
 /// and the client's capabilities (an object). Errors are -32602 naming the member.
-pub(crate) fn require_modern_meta(meta: Option<&Map<String, Value>>) -> Result<(), ErrorObject> {
+pub(crate) fn require_modern_meta(meta: Option<MetaRef<'_>>) -> Result<(), ErrorObject> {
     let missing = |what: &str| {
         ErrorObject::new(
             ErrorCode::INVALID_PARAMS,

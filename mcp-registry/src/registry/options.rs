@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::layer::Layer;
 use crate::protocol::LoggingLevel;
+use crate::protocol::meta::RequestMeta;
 use crate::tool::{Extensions, InputHandler, NotificationSink};
 
 /// What a caller sets for one request: a tool call, a prompt, a resource read, or a message
@@ -26,7 +27,7 @@ pub struct CallOptions {
     pub(crate) notifications: Option<NotificationSink>,
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) extensions: Extensions,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) meta: Option<Box<RequestMeta>>,
     /// The least severe level of the log messages sent to the notification sink.
     pub(crate) log_level: Option<LoggingLevel>,
     /// Who answers the tool's elicitation, sampling and roots requests.
@@ -158,7 +159,7 @@ impl CallOptions {
 
     /// The request `_meta` the tool sees (e.g. `{"progressToken": 7}`).
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
-        self.meta = Some(meta);
+        self.meta = Some(Box::new(meta.into()));
         self
     }
 

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::guard::Guard;
 use super::layer::{Endpoint, Layer, Next, Request, Response};
 use super::options::TimeoutSetting;
 use super::{CallOptions, Registry};
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{LoggingLevel, ProtocolVersion, RequestId};
 use crate::tool::round::Round;
 use crate::tool::{BoxFuture, CallNames, CallScope, InputHandler, ToolContext};
@@ -22,7 +22,7 @@ pub(crate) struct RequestInfo {
     pub(crate) id: Option<RequestId>,
     pub(crate) protocol_version: Option<ProtocolVersion>,
     /// The request's `_meta` (ahead of the options').
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) meta: Option<Box<RequestMeta>>,
     /// The level the message or its session asked for; `None`: the options' level.
     pub(crate) log_level: Option<Option<LoggingLevel>>,
     /// Replaces the options' input handler (2026-07-28: limited to what `_meta` declares).

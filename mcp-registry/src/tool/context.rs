@@ -11,6 +11,7 @@ use serde::Deserialize as _;
 
 use super::input::{ClientCapability, InputError, InputHandler};
 use super::round::Round;
+use crate::protocol::meta::RequestMeta;
 use crate::protocol::{
     ClientCapabilities, LoggingLevel, LoggingMessageParams, META_CLIENT_CAPABILITIES, Notification,
     ProgressNotificationParams, ProtocolVersion, RequestId, method,
@@ -161,7 +162,7 @@ pub(crate) struct CallNames {
 pub(crate) struct CallScope {
     pub(crate) names: Arc<CallNames>,
     pub(crate) request_id: Option<RequestId>,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) meta: Option<Box<RequestMeta>>,
     pub(crate) protocol_version: Option<ProtocolVersion>,
     pub(crate) notifications: Option<NotificationSink>,
     pub(crate) cancellation: Option<CancellationToken>,
@@ -195,7 +196,7 @@ pub(super) struct ClientLog {
 pub struct ToolContext {
     pub(super) names: Arc<CallNames>,
     pub(super) request_id: Option<RequestId>,
-    pub(super) meta: Option<Arc<Map<String, Value>>>,
+    pub(super) meta: Option<Arc<RequestMeta>>,
     pub(super) protocol_version: Option<ProtocolVersion>,
     pub(super) progress: Option<Arc<ProgressState>>,
     pub(super) cancellation: Option<CancellationToken>,
@@ -214,7 +215,7 @@ pub struct ToolContext {
     pub(super) lenient_scalars: bool,
 }
 
-fn progress_token(meta: &Map<String, Value>) -> Option<&Value> {
+fn progress_token(meta: &RequestMeta) -> Option<&Value> {
     meta.get("progressToken")
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
 }
@@ -244,7 +245,7 @@ impl ToolContext {
         ToolContext {
             names: scope.names,
             request_id: scope.request_id,
-            meta: scope.meta.map(Arc::new),
+            meta: scope.meta.map(Arc::from),
             protocol_version: scope.protocol_version,
             progress,
             cancellation: scope.cancellation,
@@ -319,7 +320,7 @@ impl ToolContext {
 
     /// The request's `params._meta`, if it had one.
     pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.meta.as_deref()
+        self.meta.as_deref().map(RequestMeta::as_map)
     }
 
     /// The protocol version in play, when known.

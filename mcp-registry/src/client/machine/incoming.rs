@@ -39,7 +39,7 @@ impl ClientMachine {
             decode::Incoming::Request(request) => {
                 let mut params = request.params;
                 if let Some(meta) = request.meta {
-                    params.insert("_meta".to_owned(), Value::Object(meta));
+                    params.insert("_meta".to_owned(), Value::Object(meta.into_map()));
                 }
                 Incoming::Request(ServerRequest {
                     id: request.id,

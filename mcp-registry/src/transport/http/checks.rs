@@ -210,8 +210,8 @@ pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Optio
         ));
     }
     let max = state.config.max_body_bytes;
-    let declared = header_str(headers, &header::CONTENT_LENGTH)
-        .and_then(|len| len.trim().parse::<u64>().ok());
+    let declared =
+        header_str(headers, &header::CONTENT_LENGTH).and_then(|len| len.trim().parse::<u64>().ok());
     if declared.is_some_and(|len| len > max as u64) {
         return Some(error_response(
             StatusCode::PAYLOAD_TOO_LARGE,

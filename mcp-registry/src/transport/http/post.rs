@@ -195,6 +195,7 @@ async fn post_modern(
         .and_then(ProtocolVersion::parse)
         .is_some_and(|v| v.era() == ProtocolEra::Modern);
     if (version.is_none() || modern)
+        && !message.is_modern_request()
         && let Err(e) = require_modern_meta(message.meta())
     {
         return error_response(StatusCode::BAD_REQUEST, id, e.code, e.message);

@@ -1,0 +1,264 @@
+//! A request's `_meta`, read once: the members the protocol itself reads are kept apart, so
+//! that reading one is a field read rather than a lookup among long keys, and reading the
+//! text allocates only for what is kept. The whole is put together as a map only for a
+//! reader that asks for all of it (a tool's [`ToolContext::meta`](crate::ToolContext::meta)).
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+
+use super::{META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION};
+
+/// `progressToken`: the token progress notifications name.
+const PROGRESS_TOKEN: &str = "progressToken";
+
+/// A request's `_meta` (an object).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RequestMeta {
+    protocol_version: Option<Value>,
+    client_capabilities: Option<Value>,
+    log_level: Option<Value>,
+    progress_token: Option<Value>,
+    /// Every other member.
+    rest: Map<String, Value>,
+    /// All of it, put together on first ask.
+    whole: OnceLock<Map<String, Value>>,
+}
+
+impl RequestMeta {
+    /// The slot of a member the protocol reads; `None` for any other.
+    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
+        match key {
+            META_PROTOCOL_VERSION => Some(&mut self.protocol_version),
+            META_CLIENT_CAPABILITIES => Some(&mut self.client_capabilities),
+            META_LOG_LEVEL => Some(&mut self.log_level),
+            PROGRESS_TOKEN => Some(&mut self.progress_token),
+            _ => None,
+        }
+    }
+
+    /// The member `key`.
+    #[inline]
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        match key {
+            META_PROTOCOL_VERSION => self.protocol_version.as_ref(),
+            META_CLIENT_CAPABILITIES => self.client_capabilities.as_ref(),
+            META_LOG_LEVEL => self.log_level.as_ref(),
+            PROGRESS_TOKEN => self.progress_token.as_ref(),
+            _ => self.rest.get(key),
+        }
+    }
+
+    /// Whether it has the member `key`.
+    pub(crate) fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Sets the member `key`.
+    pub(crate) fn insert(&mut self, key: String, value: Value) {
+        self.whole = OnceLock::new();
+        match self.slot(&key) {
+            Some(slot) => *slot = Some(value),
+            None => {
+                self.rest.insert(key, value);
+            }
+        }
+    }
+
+    /// All of it, as one map (put together once).
+    pub(crate) fn as_map(&self) -> &Map<String, Value> {
+        self.whole.get_or_init(|| {
+            let mut whole = self.rest.clone();
+            for (key, value) in self.known() {
+                if let Some(value) = value {
+                    whole.insert(key.to_owned(), value.clone());
+                }
+            }
+            whole
+        })
+    }
+
+    /// All of it, as one map, taken apart no further.
+    pub(crate) fn into_map(mut self) -> Map<String, Value> {
+        if let Some(whole) = self.whole.take() {
+            return whole;
+        }
+        let known = [
+            (META_PROTOCOL_VERSION, self.protocol_version),
+            (META_CLIENT_CAPABILITIES, self.client_capabilities),
+            (META_LOG_LEVEL, self.log_level),
+            (PROGRESS_TOKEN, self.progress_token),
+        ];
+        for (key, value) in known {
+            if let Some(value) = value {
+                self.rest.insert(key.to_owned(), value);
+            }
+        }
+        self.rest
+    }
+
+    /// The members the protocol reads, by name.
+    fn known(&self) -> [(&'static str, Option<&Value>); 4] {
+        [
+            (META_PROTOCOL_VERSION, self.protocol_version.as_ref()),
+            (META_CLIENT_CAPABILITIES, self.client_capabilities.as_ref()),
+            (META_LOG_LEVEL, self.log_level.as_ref()),
+            (PROGRESS_TOKEN, self.progress_token.as_ref()),
+        ]
+    }
+}
+
+impl From<Map<String, Value>> for RequestMeta {
+    fn from(map: Map<String, Value>) -> Self {
+        let mut meta = RequestMeta::default();
+        for (key, value) in map {
+            meta.insert(key, value);
+        }
+        meta
+    }
+}
+
+/// A message's `_meta`, wherever it was read from: a request's, taken apart, or another
+/// message's, as it came.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) enum MetaRef<'a> {
+    Request(&'a RequestMeta),
+    Other(&'a Map<String, Value>),
+}
+
+impl<'a> MetaRef<'a> {
+    /// The member `key`.
+    pub(crate) fn get(self, key: &str) -> Option<&'a Value> {
+        match self {
+            MetaRef::Request(meta) => meta.get(key),
+            MetaRef::Other(map) => map.get(key),
+        }
+    }
+}
+
+/// A `_meta` member as a request carries it: an object, `null`, or (refused by the reader)
+/// anything else.
+#[derive(Debug)]
+pub(crate) enum MetaMember {
+    Object(Box<RequestMeta>),
+    Null,
+    NotAnObject,
+}
+
+impl<'de> Deserialize<'de> for MetaMember {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = MetaMember;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaMember, A::Error> {
+                let mut meta = RequestMeta::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    let value = map.next_value()?;
+                    match meta.slot(&key) {
+                        Some(slot) => *slot = Some(value),
+                        None => {
+                            meta.rest.insert(key.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(MetaMember::Object(Box::new(meta)))
+            }
+            fn visit_unit<E>(self) -> Result<MetaMember, E> {
+                Ok(MetaMember::Null)
+            }
+            fn visit_none<E>(self) -> Result<MetaMember, E> {
+                Ok(MetaMember::Null)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<MetaMember, E> {
+                Ok(MetaMember::NotAnObject)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<MetaMember, E> {
+                Ok(MetaMember::NotAnObject)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<MetaMember, E> {
+                Ok(MetaMember::NotAnObject)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<MetaMember, E> {
+                Ok(MetaMember::NotAnObject)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<MetaMember, E> {
+                Ok(MetaMember::NotAnObject)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<MetaMember, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(MetaMember::NotAnObject)
+            }
+        }
+        d.deserialize_any(Members)
+    }
+}
+
+/// A member name, borrowed from the text unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::decode::Text::deserialize(d).map(|text| Key(text.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_as_the_map_it_came_from() {
+        let text = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":7,"x\u0079":[1],"io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let MetaMember::Object(meta) = serde_json::from_str(text).unwrap() else {
+            panic!("an object");
+        };
+        let map: Map<String, Value> = serde_json::from_str(text).unwrap();
+        assert_eq!(meta.as_map(), &map);
+        assert_eq!(RequestMeta::from(map.clone()).as_map(), &map);
+        assert_eq!(RequestMeta::from(map.clone()).into_map(), map);
+        assert_eq!(meta.get("xy"), Some(&json!([1])));
+        assert_eq!(meta.get(PROGRESS_TOKEN), Some(&json!(7)));
+        assert!(!meta.contains_key(META_LOG_LEVEL));
+    }
+
+    #[test]
+    fn null_and_other_values_are_told_apart() {
+        for (text, null) in [
+            ("null", true),
+            ("1", false),
+            ("\"s\"", false),
+            ("[{}]", false),
+        ] {
+            match serde_json::from_str::<MetaMember>(text).unwrap() {
+                MetaMember::Null => assert!(null, "{text}"),
+                MetaMember::NotAnObject => assert!(!null, "{text}"),
+                MetaMember::Object(_) => panic!("{text} is no object"),
+            }
+        }
+    }
+
+    #[test]
+    fn insert_resets_the_whole() {
+        let mut meta = RequestMeta::from(Map::new());
+        assert!(meta.as_map().is_empty());
+        meta.insert(PROGRESS_TOKEN.to_owned(), json!("t"));
+        meta.insert("other".to_owned(), json!(1));
+        assert_eq!(
+            meta.as_map(),
+            json!({"progressToken": "t", "other": 1})
+                .as_object()
+                .unwrap()
+        );
+    }
+}
