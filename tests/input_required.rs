@@ -442,3 +442,26 @@ async fn a_prompt_asks_through_its_context_in_rounds_too() {
         .await;
     assert!(rendered.is_err());
 }
+
+/// A tool that reads no context cannot ask, so its first try is answered at once; a retry
+/// of it with a state still has the state checked.
+#[tokio::test]
+async fn a_tool_without_context_is_answered_at_once_and_a_forged_state_is_still_refused() {
+    let echo = Tool::builder("echo")
+        .typed(|args: Args| async move { args.len().to_string() })
+        .unwrap();
+    let registry = Registry::from_servers([Server::new("s", None, [echo]).unwrap()]);
+    let done = send(&registry, call(1, "echo", json!({"a": 1}), ALL, json!({}))).await;
+    assert_eq!(done["result"]["content"][0]["text"], "1", "{done}");
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    let forged = json!({"inputResponses": {}, "requestState": "x"});
+    let refused = send(&registry, call(2, "echo", json!({"a": 1}), ALL, forged)).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("integrity"),
+        "{refused}"
+    );
+}

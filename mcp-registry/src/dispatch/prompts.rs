@@ -101,7 +101,11 @@ impl Dispatcher<'_> {
                 name: prompt.shared_name().clone(),
                 arguments: BoundArguments::Digest(arguments_digest(&digest)),
             };
-            info.round = Some(Arc::new(retry.round(seal, self.registry)?));
+            info.round = Some(Arc::new(retry.round(
+                seal,
+                self.registry,
+                info.meta.as_deref(),
+            )?));
         }
         let version = info.protocol_version;
         let round = info.round.clone();

@@ -20,7 +20,6 @@ use crate::tool::round::{Round, RoundSeal};
 pub(crate) struct Retry {
     responses: Option<Map<String, Value>>,
     state: Option<String>,
-    capabilities: ClientCapabilities,
 }
 
 impl Retry {
@@ -44,15 +43,12 @@ impl Retry {
             info.input = Some(declared_input(handler.clone(), info.meta.as_deref()));
             return Ok(None);
         }
-        Self::take(params, info.meta.as_deref()).map(Some)
+        Self::take(params).map(Some)
     }
 
     /// Takes `inputResponses` and `requestState` out of `params` (-32602 when they are not
     /// an object and a string).
-    pub(crate) fn take(
-        params: &mut Map<String, Value>,
-        meta: Option<&RequestMeta>,
-    ) -> Result<Self, ErrorObject> {
+    pub(crate) fn take(params: &mut Map<String, Value>) -> Result<Self, ErrorObject> {
         let responses = match params.remove("inputResponses") {
             None => None,
             Some(Value::Object(responses)) => Some(responses),
@@ -73,16 +69,22 @@ impl Retry {
                 )));
             }
         };
-        Ok(Retry {
-            responses,
-            state,
-            capabilities: declared_capabilities(meta),
-        })
+        Ok(Retry { responses, state })
+    }
+
+    /// Whether the request is a first try: no answers, no state.
+    pub(crate) fn is_first(&self) -> bool {
+        self.responses.is_none() && self.state.is_none()
     }
 
     /// The round: the state's answers (refused when the state fails verification), then the
-    /// responses for other keys.
-    pub(crate) fn round(self, seal: RoundSeal, registry: &Registry) -> Result<Round, ErrorObject> {
+    /// responses for other keys; the client can answer what the request's `meta` declares.
+    pub(crate) fn round(
+        self,
+        seal: RoundSeal,
+        registry: &Registry,
+        meta: Option<&RequestMeta>,
+    ) -> Result<Round, ErrorObject> {
         let mut answers = match &self.state {
             Some(state) => seal.open(state, registry.config().request_state_ttl)?,
             None => Map::new(),
@@ -90,7 +92,7 @@ impl Retry {
         for (key, answer) in self.responses.into_iter().flatten() {
             answers.entry(key).or_insert(answer);
         }
-        Ok(Round::new(seal, self.capabilities, answers))
+        Ok(Round::new(seal, declared_capabilities(meta), answers))
     }
 }
 

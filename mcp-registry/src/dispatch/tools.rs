@@ -179,6 +179,9 @@ impl Dispatcher<'_> {
             // The request's span names the tool's own server and name, not the union's.
             crate::telemetry::record_own_names(&names.server, &names.tool, "gen_ai.tool.name");
         }
+        // A tool that reads no context cannot ask the client anything: a first try of it
+        // needs no round (a retry still has its state checked).
+        let retry = retry.filter(|retry| tool.plain_handler().is_none() || !retry.is_first());
         if let Some(retry) = retry {
             let arguments = match call.arguments.as_map() {
                 Some(map) => BoundArguments::Digest(arguments_digest(map)),
@@ -191,7 +194,11 @@ impl Dispatcher<'_> {
                 name: names.tool.clone(),
                 arguments,
             };
-            info.round = Some(Arc::new(retry.round(seal, self.registry)?));
+            info.round = Some(Arc::new(retry.round(
+                seal,
+                self.registry,
+                info.meta.as_deref(),
+            )?));
         }
         let round = info.round.clone();
         let call = self

@@ -13,7 +13,7 @@ use super::ProtocolVersion;
 use super::depth::member_exceeds_max_depth;
 #[cfg(feature = "http")]
 use super::meta::MetaRef;
-use super::meta::{MetaMember, RequestMeta};
+use super::meta::{MetaMember, RequestMeta, Text};
 use super::method;
 use super::version::{Era, classify};
 use super::{
@@ -246,31 +246,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for CallText<'a> {
             }
         }
         d.deserialize_map(Members(std::marker::PhantomData))
-    }
-}
-
-/// A string, borrowed unless it has escapes (`Cow`'s own `Deserialize` always copies).
-pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(s)))
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(s.to_owned())))
-            }
-            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(s)))
-            }
-        }
-        d.deserialize_str(Visit)
     }
 }
 

@@ -159,7 +159,7 @@ impl<'de> Deserialize<'de> for MetaMember {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaMember, A::Error> {
                 let mut meta = RequestMeta::default();
-                while let Some(Key(key)) = map.next_key()? {
+                while let Some(Text(key)) = map.next_key()? {
                     let value = map.next_value()?;
                     match meta.slot(&key) {
                         Some(slot) => *slot = Some(value),
@@ -203,12 +203,28 @@ impl<'de> Deserialize<'de> for MetaMember {
     }
 }
 
-/// A member name, borrowed from the text unless it has escapes.
-struct Key<'de>(Cow<'de, str>);
+/// A string, borrowed unless it has escapes (`Cow`'s own `Deserialize` always copies).
+pub(crate) struct Text<'a>(pub(crate) Cow<'a, str>);
 
-impl<'de> Deserialize<'de> for Key<'de> {
+impl<'de> Deserialize<'de> for Text<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        super::decode::Text::deserialize(d).map(|text| Key(text.0))
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(Visit)
     }
 }
 

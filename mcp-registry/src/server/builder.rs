@@ -229,12 +229,7 @@ impl ServerBuilder {
         let version = self
             .version
             .unwrap_or_else(|| DEFAULT_SERVER_VERSION.to_owned());
-        let info = serde_json::to_value(protocol::Implementation {
-            name: self.name.clone(),
-            version: version.clone(),
-            title: self.title.clone(),
-        })
-        .unwrap_or_default();
+        let info = implementation(&self.name, &version, self.title.as_deref());
         Ok(Server {
             inner: Arc::new(ServerInner {
                 name,
@@ -269,6 +264,16 @@ impl ServerBuilder {
             }),
         })
     }
+}
+
+/// The server's `Implementation` (its name, version and title) as a value.
+fn implementation(name: &str, version: &str, title: Option<&str>) -> Value {
+    serde_json::to_value(protocol::Implementation {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        title: title.map(str::to_owned),
+    })
+    .unwrap_or_default()
 }
 
 /// Sorts `items` by `key`; the first key two of them share, if any.

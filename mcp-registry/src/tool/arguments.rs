@@ -198,7 +198,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for MemberList<'a> {
                 mut map: M,
             ) -> Result<MemberList<'a>, M::Error> {
                 let mut members = Vec::new();
-                while let Some(name) = map.next_key::<crate::protocol::decode::Text<'de>>()? {
+                while let Some(name) = map.next_key::<crate::protocol::meta::Text<'de>>()? {
                     members.push((name.0, map.next_value::<&'de RawValue>()?));
                 }
                 Ok(MemberList(members))
