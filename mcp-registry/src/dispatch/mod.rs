@@ -16,8 +16,10 @@
 //! 4. For the kinds that run a host's function (`tools/call`, `prompts/get`,
 //!    `resources/read`, `completion/complete`) and `skills/get` (a lookup a layer may
 //!    refuse), the registry builds the request's **scope** once (ids, names, era and
-//!    version, `_meta`, log level, notification sink, cancellation, input channel, host
-//!    state), then runs the **layer stack** in this order: the host's
+//!    version, `_meta` read once into its typed form, log level, notification sink,
+//!    cancellation, input channel, host state; the context a function sees is made from it
+//!    only for a function that reads one: a `typed` tool starts from its arguments alone),
+//!    then runs the **layer stack** in this order: the host's
 //!    layers ([`RegistryBuilder::layer`](crate::RegistryBuilder::layer), first added
 //!    outermost), then approval ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)),
 //!    then the item's function in the **guarded runner** (panics caught, the first poll made
