@@ -541,3 +541,41 @@ fn futures_executor_block_on<F: std::future::IntoFuture>(fut: F) -> F::Output {
         }
     }
 }
+
+/// A `typed` tool (started without a context) keeps its time limit and its cancellation.
+#[tokio::test(start_paused = true)]
+async fn a_typed_tool_started_without_a_context_is_still_timed_and_cancelled() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Nap {
+        ms: u64,
+    }
+    let nap = Tool::builder("nap")
+        .typed(|nap: Nap| async move {
+            tokio::time::sleep(Duration::from_millis(nap.ms)).await;
+            "rested"
+        })
+        .unwrap();
+    let registry = Registry::builder()
+        .default_timeout(Duration::from_secs(1))
+        .server(Server::new("naps", None, [nap]).unwrap())
+        .build();
+    let err = registry
+        .call_tool_by_name("nap", json!({"ms": 5000}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_secs(1)));
+    let token = CancellationToken::new();
+    let call = registry
+        .call_tool_by_name("nap", json!({"ms": 500}))
+        .options(CallOptions::new().cancellation(token.clone()));
+    let (result, ()) = tokio::join!(call, async { token.cancel() });
+    assert_eq!(
+        result.unwrap_err(),
+        CallError::Cancelled { tool: "nap".into() }
+    );
+    let done = registry
+        .call_tool_by_name("nap", json!({"ms": 10}))
+        .await
+        .unwrap();
+    assert_eq!(done.first_text(), Some("rested"));
+}

@@ -18,7 +18,8 @@
 //!    refuse), the registry builds the request's **scope** once (ids, names, era and
 //!    version, `_meta` read once into its typed form, log level, notification sink,
 //!    cancellation, input channel, host state; the context a function sees is made from it
-//!    only for a function that reads one: a `typed` tool starts from its arguments alone),
+//!    only for a function or a layer that reads one: with no layers, a `typed` tool starts
+//!    from its arguments alone),
 //!    then runs the **layer stack** in this order: the host's
 //!    layers ([`RegistryBuilder::layer`](crate::RegistryBuilder::layer), first added
 //!    outermost), then approval ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval)),

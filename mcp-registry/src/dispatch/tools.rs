@@ -179,9 +179,11 @@ impl Dispatcher<'_> {
             // The request's span names the tool's own server and name, not the union's.
             crate::telemetry::record_own_names(&names.server, &names.tool, "gen_ai.tool.name");
         }
-        // A tool that reads no context cannot ask the client anything: a first try of it
-        // needs no round (a retry still has its state checked).
-        let retry = retry.filter(|retry| tool.plain_handler().is_none() || !retry.is_first());
+        // A tool that reads no context (and no layer that could ask for it) cannot ask the
+        // client anything: a first try of it needs no round (a retry still has its state
+        // checked).
+        let asks = || tool.plain_handler().is_none() || self.registry.has_layers(options);
+        let retry = retry.filter(|retry| !retry.is_first() || asks());
         if let Some(retry) = retry {
             let arguments = match call.arguments.as_map() {
                 Some(map) => BoundArguments::Digest(arguments_digest(map)),

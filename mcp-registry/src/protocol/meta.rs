@@ -68,7 +68,9 @@ impl RequestMeta {
         }
     }
 
-    /// All of it, as one map (put together once).
+    /// All of it, as one map (put together once). Under `serde_json`'s `preserve_order`
+    /// feature its members come in this order: the others as they came, then the protocol
+    /// version, client capabilities, log level and progress token.
     pub(crate) fn as_map(&self) -> &Map<String, Value> {
         self.whole.get_or_init(|| {
             let mut whole = self.rest.clone();
@@ -160,6 +162,11 @@ impl<'de> Deserialize<'de> for MetaMember {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetaMember, A::Error> {
                 let mut meta = RequestMeta::default();
                 while let Some(Text(key)) = map.next_key()? {
+                    // How `serde_json` hands over a number under `arbitrary_precision`.
+                    if key == "$serde_json::private::Number" {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                        return Ok(MetaMember::NotAnObject);
+                    }
                     let value = map.next_value()?;
                     match meta.slot(&key) {
                         Some(slot) => *slot = Some(value),

@@ -192,8 +192,8 @@ fn run(tool: &Tool, scope: Scope, arguments: Arguments<'_>) -> CallFuture {
     }))
 }
 
-/// The guarded run of a handler that reads no context: none is built, and the call keeps
-/// the scope's names for its errors.
+/// The guarded run of a handler that reads no context (when no layer wants one): none is
+/// built, and the call keeps the scope's names for its errors.
 #[inline(always)]
 fn run_plain(
     handler: &dyn PlainHandler,
@@ -204,10 +204,35 @@ fn run_plain(
     let CallScope {
         names,
         lenient_scalars,
-        ..
+        request_id,
+        meta,
+        protocol_version: _,
+        notifications,
+        cancellation,
+        registry_extensions,
+        call_extensions,
+        log_level: _,
+        input,
+        round,
     } = call;
+    // The rest of the scope (host values among it) is dropped where a panic is caught, as a
+    // context the function dropped would be.
+    let rest = (
+        request_id,
+        meta,
+        notifications,
+        cancellation,
+        registry_extensions,
+        call_extensions,
+        input,
+        round,
+    );
+    let run = Guarded::start(guard, move || {
+        drop(rest);
+        handler.call(arguments, lenient_scalars)
+    });
     CallFuture(CallState::Running(ToolRun {
-        run: Guarded::start(guard, || handler.call(arguments, lenient_scalars)),
+        run,
         names,
         completion: Completion::none(),
     }))

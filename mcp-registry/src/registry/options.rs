@@ -55,6 +55,11 @@ impl CallOptions {
         self.caller.as_ref()?.listing_filter.as_ref()
     }
 
+    /// Whether the caller brings layers of its own.
+    pub(crate) fn has_layers(&self) -> bool {
+        self.caller.as_ref().is_some_and(|c| !c.layers.is_empty())
+    }
+
     /// The layers of this request only, taken out (none: empty).
     pub(crate) fn take_layers(&mut self) -> Vec<Arc<dyn Layer>> {
         self.caller

@@ -94,7 +94,8 @@ impl Registry {
     }
 
     /// [`scope`](Self::scope) with its context not built yet: a function that reads none
-    /// (a [`typed`](crate::ToolBuilder::typed) tool's) is started without it.
+    /// (a [`typed`](crate::ToolBuilder::typed) tool's) is started without it when no layer
+    /// wants it either.
     #[inline(always)]
     pub(crate) fn scope_parts(
         &self,
@@ -137,6 +138,12 @@ impl Registry {
             round: info.round,
         };
         (call, guard)
+    }
+
+    /// Whether a request with `options` passes layers (the registry's or its caller's),
+    /// without taking the caller's out of `options`.
+    pub(crate) fn has_layers(&self, options: &CallOptions) -> bool {
+        self.config().layers.all.is_some() || options.has_layers()
     }
 
     /// The layer stack of a request with `options`, when there is one (none: the request

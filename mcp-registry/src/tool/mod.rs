@@ -61,7 +61,7 @@ pub trait ToolHandler: Send + Sync + 'static {
 }
 
 /// A tool's function that reads nothing of its context (a [`ToolBuilder::typed`] tool): its
-/// calls build no context for it.
+/// calls build no context for it (unless a layer wants one).
 pub(crate) trait PlainHandler: Send + Sync + 'static {
     /// Starts the tool; `lenient_scalars` is what
     /// [`RegistryBuilder::lenient_scalars`](crate::RegistryBuilder::lenient_scalars) says.
