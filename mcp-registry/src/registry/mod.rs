@@ -235,14 +235,17 @@ impl Snapshot {
     /// The union of the enabled servers, introduced as `identity`: built once per snapshot.
     pub(crate) fn union(&self, identity: &UnionIdentity) -> &Server {
         self.union.get_or_init(|| {
-            let enabled: Vec<&Server> = self
-                .servers
-                .values()
-                .filter(|e| e.enabled)
-                .map(|e| &e.server)
-                .collect();
+            let enabled: Vec<&Server> = self.enabled().collect();
             Server::union(identity, &enabled)
         })
+    }
+
+    /// The enabled servers, by name.
+    pub(crate) fn enabled(&self) -> impl Iterator<Item = &Server> {
+        self.servers
+            .values()
+            .filter(|e| e.enabled)
+            .map(|e| &e.server)
     }
 
     pub(crate) fn server(&self, name: &str) -> Option<&ServerEntry> {
@@ -706,18 +709,15 @@ impl Registry {
 
     /// Every tool of every enabled server, sorted by server then tool name.
     pub fn all_tool_definitions(&self) -> Vec<ToolDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server.tools().iter().map(|t| ToolDefinition {
-                    server: e.server.name().to_owned(),
-                    qualified_name: qualified_name(e.server.name(), t.name()),
-                    tool: t.descriptor().clone(),
-                })
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server.tools().iter().map(|t| ToolDefinition {
+                server: server.name().to_owned(),
+                qualified_name: qualified_name(server.name(), t.name()),
+                tool: t.descriptor().clone(),
             })
-            .collect()
+        });
+        definitions.collect()
     }
 
     /// Watches registry changes: the receiver sees the latest [`RegistryChange`] whenever

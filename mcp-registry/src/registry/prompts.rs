@@ -425,17 +425,14 @@ impl Registry {
 
     /// Every prompt of every enabled server, sorted by server then prompt name.
     pub fn all_prompt_definitions(&self) -> Vec<PromptDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server.prompts().iter().map(|p| PromptDefinition {
-                    server: e.server.name().to_owned(),
-                    qualified_name: qualified_name(e.server.name(), p.name()),
-                    prompt: p.descriptor().clone(),
-                })
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server.prompts().iter().map(|p| PromptDefinition {
+                server: server.name().to_owned(),
+                qualified_name: qualified_name(server.name(), p.name()),
+                prompt: p.descriptor().clone(),
             })
-            .collect()
+        });
+        definitions.collect()
     }
 }

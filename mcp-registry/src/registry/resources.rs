@@ -451,34 +451,28 @@ impl Registry {
 
     /// Every resource of every enabled server, sorted by server then URI.
     pub fn all_resource_definitions(&self) -> Vec<ResourceDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server.resources().iter().map(|r| ResourceDefinition {
-                    server: e.server.name().to_owned(),
-                    resource: r.descriptor().clone(),
-                })
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server.resources().iter().map(|r| ResourceDefinition {
+                server: server.name().to_owned(),
+                resource: r.descriptor().clone(),
             })
-            .collect()
+        });
+        definitions.collect()
     }
 
     /// Every resource template of every enabled server, sorted by server then template name.
     pub fn all_resource_template_definitions(&self) -> Vec<ResourceTemplateDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server
-                    .listed_resource_templates()
-                    .map(|t| ResourceTemplateDefinition {
-                        server: e.server.name().to_owned(),
-                        template: t.descriptor().clone(),
-                    })
-            })
-            .collect()
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server
+                .listed_resource_templates()
+                .map(|t| ResourceTemplateDefinition {
+                    server: server.name().to_owned(),
+                    template: t.descriptor().clone(),
+                })
+        });
+        definitions.collect()
     }
 
     /// Says the resource at `uri` changed: every session ([`ServerSession`]) that subscribed
