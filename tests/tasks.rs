@@ -9,73 +9,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{DropFlag, MODERN};
+use common::tasks::{TASKS, ask_tool, legacy, modern, plain_tool, result_of, send, slow_tool};
 use mcp_registry::protocol::{ElicitResult, TaskStatus, TaskSupport};
 use mcp_registry::task::TaskSettings;
-use mcp_registry::tool::{Elicitation, InputCallbacks, InputError};
+use mcp_registry::tool::InputCallbacks;
 use mcp_registry::{CallError, NotificationSink, Registry, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-/// `_meta` of a 2026-07-28 request declaring the tasks extension (and elicitation).
-fn meta_with_tasks() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {}, "extensions": {TASKS: {}}
-        }
-    })
-}
-
-fn modern(id: u64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = meta_with_tasks();
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-fn legacy(id: u64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Name {
-    name: String,
-}
-
 /// `slow`: ten seconds of work, flagging `dropped` when its future is dropped; `ask`: a
 /// moment of work, then a question inside the task.
 fn registry(dropped: Arc<AtomicBool>) -> Registry {
-    let slow = Tool::builder("slow")
-        .task_support(TaskSupport::Optional)
-        .raw(json!({"type": "object"}), move |_: Value| {
-            let flag = DropFlag(dropped.clone());
-            async move {
-                let _flag = flag;
-                tokio::time::sleep(Duration::from_secs(10)).await;
-                "ten seconds of work"
-            }
-        })
-        .unwrap();
-    let ask = Tool::builder("ask")
-        .task_support(TaskSupport::Optional)
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let name = match ctx.elicit::<Name>("Who are you?").await? {
-                Elicitation::Accept(Name { name }) => name,
-                _ => "stranger".to_owned(),
-            };
-            Ok::<_, InputError>(format!("Hello, {name}!"))
-        })
-        .unwrap();
-    let plain = Tool::new(
-        "plain",
-        "Not a task",
-        json!({"type": "object"}),
-        |_: Value| async { "plain" },
-    )
-    .unwrap();
+    let slow = slow_tool(dropped, 10, "ten seconds of work");
+    let (ask, plain) = (ask_tool(), plain_tool());
     Registry::builder()
         .server(Server::new("s", None, [slow, ask, plain]).unwrap())
         .task_settings(
@@ -84,16 +30,6 @@ fn registry(dropped: Arc<AtomicBool>) -> Registry {
                 .poll_interval(Duration::from_millis(500)),
         )
         .build()
-}
-
-async fn send(registry: &Registry, message: Value) -> Value {
-    registry.handle_mcp_message("s", message).await.unwrap()
-}
-
-async fn result_of(registry: &Registry, message: Value) -> Value {
-    let reply = send(registry, message).await;
-    assert!(reply.get("error").is_none(), "unexpected error: {reply}");
-    reply["result"].clone()
 }
 
 async fn sleep(secs: f64) {

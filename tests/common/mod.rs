@@ -2,7 +2,8 @@
 //! the servers and tools the tests register; `http` drives the Streamable HTTP router,
 //! `fuzz` generates mutated messages, `dispatch` asks a registry of the `math` server,
 //! `resources` holds resources and templates in a server `data`, `redis` starts a real
-//! `redis-server`, `task_store` is the contract every `TaskStore` keeps.
+//! `redis-server`, `task_store` is the contract every `TaskStore` keeps, `tasks` the task tests' requests
+//! and tools.
 #![allow(dead_code)]
 
 pub mod dispatch;
@@ -13,6 +14,7 @@ pub mod logs;
 pub mod redis;
 pub mod resources;
 pub mod task_store;
+pub mod tasks;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
