@@ -31,14 +31,28 @@ async fn ask(registry: &Registry, method: &str, params: Value) -> Value {
         .expect("a reply")
 }
 
-async fn tool_names(registry: &Registry) -> Vec<String> {
-    let list = ask(registry, "tools/list", json!({})).await;
+/// The tool names of a `tools/list` reply.
+fn names_of(list: &Value) -> Vec<String> {
     list["result"]["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("a tool list: {list}"))
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect()
+}
+
+async fn tool_names(registry: &Registry) -> Vec<String> {
+    names_of(&ask(registry, "tools/list", json!({})).await)
+}
+
+/// A 2025-11-25 `initialize` request.
+fn initialize() -> Value {
+    request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    )
 }
 
 async fn call_text(registry: &Registry, name: &str, arguments: Value) -> Value {
@@ -115,13 +129,10 @@ async fn the_union_introduces_itself_as_the_registry_says() {
                 .unwrap(),
         )
         .build();
-    let init = ask(
-        &registry,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
+    let init = registry
+        .handle_mcp_message(ALL_SERVERS, initialize())
+        .await
+        .expect("a reply");
     assert_reply("2025-11-25", "InitializeResult", &init);
     assert_eq!(init["result"]["serverInfo"]["name"], "hub");
     assert_eq!(init["result"]["serverInfo"]["version"], "2.1.0");
@@ -187,13 +198,7 @@ async fn next_sent(rx: &mut Outgoing) -> Value {
 
 async fn ready_union_session(registry: &Registry) -> (ServerSession, Outgoing) {
     let (session, outgoing) = ServerSession::new(registry.clone(), ALL_SERVERS);
-    let init = request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    let reply = session.handle(init).await.unwrap();
+    let reply = session.handle(initialize()).await.unwrap();
     // Prompts and resources too, though no server has any yet: one may arrive.
     let capabilities = &reply["result"]["capabilities"];
     assert_eq!(capabilities["tools"]["listChanged"], true, "{reply}");
@@ -209,12 +214,7 @@ async fn session_tools(session: &ServerSession) -> Vec<String> {
         .handle(request(9, "tools/list", json!({})))
         .await
         .unwrap();
-    list["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("a tool list: {list}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
+    names_of(&list)
 }
 
 #[tokio::test]
@@ -326,17 +326,22 @@ async fn host_state_and_layers_see_each_tool_as_its_own() {
     );
 }
 
+/// A POST of JSON to `path`, accepting JSON or SSE.
+fn post_to(path: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+}
+
 async fn post(
     app: &axum::Router,
     path: &str,
     session: Option<&str>,
     body: Value,
 ) -> (StatusCode, Option<String>, Value) {
-    let mut req = Request::builder()
-        .method("POST")
-        .uri(path)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
+    let mut req = post_to(path);
     if let Some(id) = session {
         req = req
             .header("mcp-session-id", id)
@@ -357,13 +362,16 @@ async fn post(
     (status, session, body)
 }
 
-fn initialize() -> Value {
-    request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
+/// The tool names `tools/list` gives in `session` at `path`.
+async fn listed_at(app: &axum::Router, path: &str, session: &str) -> Vec<String> {
+    let (_, _, list) = post(
+        app,
+        path,
+        Some(session),
+        request(1, "tools/list", json!({})),
     )
+    .await;
+    names_of(&list)
 }
 
 #[tokio::test]
@@ -375,20 +383,10 @@ async fn one_router_serves_the_union_and_every_server_at_its_path() {
     assert_eq!(status, StatusCode::OK, "{init}");
     assert_eq!(init["result"]["serverInfo"]["name"], "math");
     let math = session.expect("a session id");
-    let (_, _, list) = post(
-        &app,
-        "/mcp/math",
-        Some(&math),
-        request(1, "tools/list", json!({})),
-    )
-    .await;
+    let listed = listed_at(&app, "/mcp/math", &math).await;
     assert!(
-        list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["name"] != "mcp__left__whoami"),
-        "math alone: {list}"
+        !listed.contains(&"mcp__left__whoami".to_owned()),
+        "math alone: {listed:?}"
     );
     let (_, _, whoami) = post(&app, "/mcp/left", None, initialize()).await;
     assert_eq!(whoami["result"]["serverInfo"]["name"], "left");
@@ -398,20 +396,10 @@ async fn one_router_serves_the_union_and_every_server_at_its_path() {
     assert_eq!(status, StatusCode::OK, "{init}");
     assert_eq!(init["result"]["serverInfo"]["name"], "registry");
     let union = union.expect("a session id");
-    let (_, _, list) = post(
-        &app,
-        "/mcp",
-        Some(&union),
-        request(1, "tools/list", json!({})),
-    )
-    .await;
+    let listed = listed_at(&app, "/mcp", &union).await;
     assert!(
-        list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "mcp__left__whoami"),
-        "{list}"
+        listed.contains(&"mcp__left__whoami".to_owned()),
+        "{listed:?}"
     );
     let (status, _, _) = post(
         &app,
@@ -564,12 +552,7 @@ async fn per_server_endpoints_share_the_unions_authorization() {
     let auth = Auth::new("http://localhost/mcp", validate).unwrap();
     let app = router_all(clashing(), HttpConfig::default().auth(auth));
     let send = |path: &str, token: Option<&str>| {
-        let mut req = Request::builder()
-            .method("POST")
-            .uri(path)
-            .header("host", "localhost")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
+        let mut req = post_to(path).header("host", "localhost");
         if let Some(token) = token {
             req = req.header("authorization", format!("Bearer {token}"));
         }
@@ -599,12 +582,7 @@ async fn per_server_endpoints_share_the_unions_authorization() {
 async fn every_endpoint_refuses_a_foreign_host_or_origin() {
     let app = router_all(clashing(), HttpConfig::default());
     let send = |path: &str, header: (&'static str, &'static str)| {
-        let req = Request::builder()
-            .method("POST")
-            .uri(path)
-            .header(header.0, header.1)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
+        let req = post_to(path).header(header.0, header.1);
         app.clone()
             .oneshot(req.body(Body::from(initialize().to_string())).unwrap())
     };
