@@ -1,12 +1,14 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
 //! the servers and tools the tests register; `http` drives the Streamable HTTP router,
 //! `fuzz` generates mutated messages, `dispatch` asks a registry of the `math` server,
+//! `everything` drives server-everything,
 //! `resources` holds resources and templates in a server `data`, `redis` starts a real
 //! `redis-server`, `task_store` is the contract every `TaskStore` keeps, `tasks` the task tests' requests
 //! and tools.
 #![allow(dead_code)]
 
 pub mod dispatch;
+pub mod everything;
 pub mod examples;
 pub mod fuzz;
 pub mod http;
