@@ -47,6 +47,18 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// `response`, read whole.
+    pub async fn read(response: axum::response::Response) -> Reply {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        Reply {
+            status,
+            headers,
+            body: String::from_utf8(bytes.to_vec()).unwrap(),
+        }
+    }
+
     /// The body as JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
@@ -80,19 +92,31 @@ pub async fn send_streaming(
         .unwrap()
 }
 
-/// Sends a request to `/mcp` and reads the reply whole.
+/// Sends a request to `/mcp` and reads the reply whole (see [`send_to`]).
 pub async fn send(
     app: &axum::Router,
     method: &str,
     headers: &[(&str, &str)],
     body: impl Into<Body>,
 ) -> Reply {
-    // `headers` replace the defaults of the same name; an empty value leaves the header out.
+    send_to(app, method, "/mcp", headers, body).await
+}
+
+/// Sends a request to `uri` and reads the reply whole: JSON sent, JSON or SSE accepted.
+/// `headers` replace those defaults of the same name; an empty value leaves the header out;
+/// a name given twice is sent twice.
+pub async fn send_to(
+    app: &axum::Router,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Body>,
+) -> Reply {
     let defaults = [
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
     ];
-    let mut req = Request::builder().method(method).uri("/mcp");
+    let mut req = Request::builder().method(method).uri(uri);
     for (k, v) in defaults {
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
             req = req.header(k, v);
@@ -106,23 +130,7 @@ pub async fn send(
         .oneshot(req.body(body.into()).unwrap())
         .await
         .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = String::from_utf8(
-        response
-            .into_body()
-            .collect()
-            .await
-            .unwrap()
-            .to_bytes()
-            .to_vec(),
-    )
-    .unwrap();
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    Reply::read(response).await
 }
 
 /// A 2025-11-25 `initialize` request.
