@@ -114,6 +114,23 @@ pub fn modern_meta() -> Value {
     })
 }
 
+/// Asserts a 2026-07-28 reply is a complete result (`resultType`) from server `server`
+/// (`_meta` `serverInfo`).
+pub fn assert_complete_from(reply: &Value, server: &str) {
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "complete", "{reply}");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], server,
+        "{reply}"
+    );
+}
+
+/// Asserts a 2026-07-28 reply is cacheable for `ttl_ms` with `scope` (`public`, `private`).
+pub fn assert_cached(reply: &Value, ttl_ms: u64, scope: &str) {
+    assert_eq!(reply["result"]["ttlMs"], ttl_ms, "{reply}");
+    assert_eq!(reply["result"]["cacheScope"], scope, "{reply}");
+}
+
 /// Sets its flag when dropped: observes that a timed-out or cancelled call's future was
 /// dropped.
 pub struct DropFlag(pub Arc<AtomicBool>);
