@@ -3,6 +3,8 @@
 
 #[path = "common/examples.rs"]
 mod examples;
+#[path = "common/job.rs"]
+mod job;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,13 +13,8 @@ use mcp_registry::client::{
     Client, ClientBuilder, ClientError, RequestOptions, ServerNotification,
 };
 use mcp_registry::protocol::{ProtocolEra, ProtocolVersion};
-use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool, ToolContext};
+use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool};
 use serde_json::json;
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Steps {
-    steps: u32,
-}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Add {
@@ -30,16 +27,7 @@ fn registry() -> Registry {
         .description("Add two integers")
         .typed(|a: Add| async move { (a.a + a.b).to_string() })
         .unwrap();
-    let job = Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
-            for i in 1..=a.steps {
-                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
-                    .unwrap();
-                tokio::task::yield_now().await;
-            }
-            "finished"
-        })
-        .unwrap();
+    let job = job::job_tool();
     let slow = Tool::new("slow", "Sleeps", json!({"type": "object"}), |_| async {
         tokio::time::sleep(Duration::from_secs(30)).await;
         "late"

@@ -5,30 +5,16 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use mcp_registry::transport::http::{HttpConfig, router};
-use mcp_registry::{Registry, Server, Tool, ToolContext};
+use mcp_registry::{Registry, Server};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::math_server;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Steps {
-    steps: u32,
-}
-
 /// A router over the `math` server and a `job` tool that reports `steps` progress
 /// notifications before it finishes.
 pub fn app(config: HttpConfig) -> axum::Router {
-    let job = Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
-            for i in 1..=a.steps {
-                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
-                    .unwrap();
-                tokio::task::yield_now().await;
-            }
-            "finished"
-        })
-        .unwrap();
+    let job = super::job::job_tool();
     let math = math_server();
     let tools = math.tools().iter().cloned().chain([job]);
     let registry = Registry::from_servers([Server::builder("math")

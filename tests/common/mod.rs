@@ -12,6 +12,7 @@ pub mod everything;
 pub mod examples;
 pub mod fuzz;
 pub mod http;
+pub mod job;
 pub mod logs;
 pub mod redis;
 pub mod resources;
