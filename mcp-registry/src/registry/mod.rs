@@ -8,6 +8,7 @@ pub(crate) mod call;
 mod complete;
 mod error;
 mod guard;
+mod holder;
 pub mod layer;
 mod options;
 mod prompts;
@@ -46,6 +47,7 @@ pub(crate) use tasks::{TaskLaunch, TaskRun, end_of};
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
 use crate::tool::{CallNames, Extensions, Tool};
+use holder::{Held, Holder, holder};
 pub(crate) use union::UnionIdentity;
 
 /// The name every enabled server of a registry is served under as one: pass it wherever a
@@ -188,6 +190,24 @@ pub(crate) struct ToolRef {
     pub(crate) enabled: bool,
 }
 
+impl Held for ServerEntry {
+    fn server(&self) -> &Server {
+        &self.server
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
+impl Held for ToolRef {
+    fn server(&self) -> &Server {
+        &self.server
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
 /// A resolved tool, borrowed from a snapshot.
 #[derive(Clone, Copy)]
 pub(crate) struct Target<'a> {
@@ -271,22 +291,17 @@ impl Snapshot {
     /// Resolves a plain or qualified tool name to one enabled server's tool.
     pub(crate) fn resolve(&self, name: &str) -> Result<Target<'_>, CallError> {
         if let Some(refs) = self.tools.get(name) {
-            let mut enabled = refs.iter().filter(|r| r.enabled);
-            return match (enabled.next(), enabled.next()) {
-                (Some(only), None) => Ok(Target {
+            return match holder(refs) {
+                Holder::Only(only) => Ok(Target {
                     tool: &only.tool,
                     names: &only.names,
                 }),
-                (Some(_), Some(_)) => Err(CallError::AmbiguousTool {
+                Holder::Ambiguous(servers) => Err(CallError::AmbiguousTool {
                     name: name.to_owned(),
-                    servers: refs
-                        .iter()
-                        .filter(|r| r.enabled)
-                        .map(|r| r.server.name().to_owned())
-                        .collect(),
+                    servers,
                 }),
-                (None, _) => Err(CallError::ServerDisabled {
-                    server: refs[0].server.name().to_owned(),
+                Holder::Disabled(server) => Err(CallError::ServerDisabled {
+                    server,
                     tool: name.to_owned(),
                 }),
             };

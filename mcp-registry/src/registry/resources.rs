@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::guard::{Failure, Guarded};
+use super::holder::{Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
 use super::scope::{RequestInfo, Scope, through_layers};
@@ -415,20 +416,16 @@ impl Registry {
             .values()
             .filter(|e| e.server.resource(uri).is_some())
             .collect();
-        let mut enabled = exact.iter().filter(|e| e.enabled);
-        match (enabled.next(), enabled.next()) {
-            (Some(only), None) => return Ok(only.server.clone()),
-            (Some(_), Some(_)) => {
+        match holder(&exact) {
+            Holder::Only(only) => return Ok(only.server.clone()),
+            Holder::Ambiguous(servers) => {
                 return Err(ReadResourceError::AmbiguousResource {
                     uri: uri.to_owned(),
-                    servers: exact
-                        .iter()
-                        .filter(|e| e.enabled)
-                        .map(|e| e.server.name().to_owned())
-                        .collect(),
+                    servers,
                 });
             }
-            (None, _) => {}
+            // None enabled (or none has it): a template of an enabled server may.
+            Holder::Disabled(_) => {}
         }
         let by_template = snapshot.servers.values().find(|e| {
             e.server
