@@ -106,8 +106,6 @@ async fn a_whole_session_over_stdio() {
         .unwrap();
 }
 
-/// Replies in any order, collected until `n` have arrived, keyed by id (`null` for errors
-/// without one).
 /// Closes the client's side of stdin and waits (10 s at most) for the server to exit cleanly.
 async fn close_and_join(mut c: Pipe, server: tokio::task::JoinHandle<std::io::Result<()>>) {
     c.writer.shutdown().await.unwrap();
@@ -118,6 +116,24 @@ async fn close_and_join(mut c: Pipe, server: tokio::task::JoinHandle<std::io::Re
         .expect("a clean exit");
 }
 
+/// Closes the client's side of stdin and waits (an hour of paused time at most) for the
+/// server to exit cleanly: how long it took.
+async fn close_and_time(
+    c: &mut Pipe,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+) -> Duration {
+    c.writer.shutdown().await.unwrap();
+    let started = tokio::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(3600), server)
+        .await
+        .expect("the server exits")
+        .unwrap()
+        .unwrap();
+    started.elapsed()
+}
+
+/// Replies in any order, collected until `n` have arrived, keyed by id (`null` for errors
+/// without one).
 async fn recv_n(c: &mut Pipe, n: usize) -> Vec<Value> {
     let mut got = Vec::new();
     for _ in 0..n {
@@ -236,15 +252,8 @@ async fn end_of_input_ends_open_listen_streams() {
     c.send(&listen.to_string()).await;
     let ack = c.recv().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    c.writer.shutdown().await.unwrap();
-    let started = tokio::time::Instant::now();
-    tokio::time::timeout(Duration::from_secs(3600), server)
-        .await
-        .expect("the server exits")
-        .unwrap()
-        .unwrap();
     assert!(
-        started.elapsed() < mcp_registry::transport::stdio::SHUTDOWN_GRACE,
+        close_and_time(&mut c, server).await < mcp_registry::transport::stdio::SHUTDOWN_GRACE,
         "a stream needs no grace"
     );
 }
@@ -258,14 +267,7 @@ async fn calls_running_past_the_grace_are_cancelled() {
     c.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
     // Let the call start before the input ends.
     tokio::time::sleep(Duration::from_millis(10)).await;
-    c.writer.shutdown().await.unwrap();
-    let started = tokio::time::Instant::now();
-    tokio::time::timeout(Duration::from_secs(3600), server)
-        .await
-        .expect("the server exits")
-        .unwrap()
-        .unwrap();
-    let waited = started.elapsed();
+    let waited = close_and_time(&mut c, server).await;
     assert!(
         waited >= SHUTDOWN_GRACE - Duration::from_millis(20),
         "{waited:?}"
