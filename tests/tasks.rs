@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use common::session::legacy_session;
 use common::tasks::{TASKS, ask_tool, legacy, modern, plain_tool, result_of, send, slow_tool};
 use mcp_registry::protocol::{ElicitResult, TaskStatus, TaskSupport};
 use mcp_registry::task::TaskSettings;
@@ -522,22 +523,8 @@ async fn a_modern_calls_first_poll_notifies_its_request_and_its_task_then_only_i
 
 #[tokio::test(start_paused = true)]
 async fn a_legacy_sessions_task_names_itself_in_what_it_sends() {
-    use mcp_registry::ServerSession;
-    let (session, mut outgoing) = ServerSession::new(registry(Arc::default()), "s");
-    let initialize = legacy(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-               "clientInfo": {"name": "c", "version": "1"}}),
-    );
-    session.handle_text(&initialize.to_string()).await.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(
-        session
-            .handle_text(&initialized.to_string())
-            .await
-            .is_none()
-    );
+    let (session, mut outgoing, _) =
+        legacy_session(registry(Arc::default()), "s", json!({"elicitation": {}})).await;
 
     let call = legacy(1, "tools/call", json!({"name": "ask", "task": {}}));
     let reply = session.handle_text(&call.to_string()).await.unwrap();

@@ -2,6 +2,8 @@
 //! scripted handler, and over a legacy session where the client's reply comes back as a
 //! message.
 
+#[path = "common/session.rs"]
+mod session;
 #[path = "common/stdio.rs"]
 mod stdio;
 
@@ -312,18 +314,7 @@ async fn a_nested_form_is_refused_before_asking() {
 }
 
 async fn legacy_session(capabilities: Value) -> (ServerSession, Outgoing) {
-    let (session, outgoing) = ServerSession::new(registry(), "s");
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": capabilities,
-        "clientInfo": {"name": "c", "version": "1"}}});
-    session.handle_text(&initialize.to_string()).await.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(
-        session
-            .handle_text(&initialized.to_string())
-            .await
-            .is_none()
-    );
+    let (session, outgoing, _) = session::legacy_session(registry(), "s", capabilities).await;
     (session, outgoing)
 }
 

@@ -16,6 +16,7 @@ pub mod job;
 pub mod logs;
 pub mod redis;
 pub mod resources;
+pub mod session;
 pub mod stdio;
 pub mod task_store;
 pub mod tasks;
