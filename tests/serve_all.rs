@@ -197,15 +197,13 @@ async fn next_sent(rx: &mut Outgoing) -> Value {
 }
 
 async fn ready_union_session(registry: &Registry) -> (ServerSession, Outgoing) {
-    let (session, outgoing) = ServerSession::new(registry.clone(), ALL_SERVERS);
-    let reply = session.handle(initialize()).await.unwrap();
+    let (session, outgoing, reply) =
+        common::session::legacy_session(registry.clone(), ALL_SERVERS, json!({})).await;
     // Prompts and resources too, though no server has any yet: one may arrive.
     let capabilities = &reply["result"]["capabilities"];
     assert_eq!(capabilities["tools"]["listChanged"], true, "{reply}");
     assert_eq!(capabilities["prompts"]["listChanged"], true, "{reply}");
     assert_eq!(capabilities["resources"]["listChanged"], true, "{reply}");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(session.handle(initialized).await.is_none());
     (session, outgoing)
 }
 
