@@ -14,7 +14,7 @@ use common::everything;
 
 use std::sync::{Arc, Mutex};
 
-use mcp_registry::client::{Client, ClientBuilder, RequestOptions, ServerNotification};
+use mcp_registry::client::{Client, ClientBuilder, ServerNotification};
 use mcp_registry::protocol::{ElicitResult, ProtocolEra, ProtocolVersion};
 use mcp_registry::testing::{CASSETTE_RECORD_ENV, Cassette, CassetteFile, CassetteMode};
 use mcp_registry::{Registry, Server, Tool};
@@ -93,14 +93,7 @@ async fn everything_tools(client: &Client) {
 
     // Progress notifications come back before the reply, under the caller's token.
     let mut notes = client.notifications();
-    client
-        .call_tool_with(
-            "trigger-long-running-operation",
-            json!({"duration": 1, "steps": 2}),
-            RequestOptions::new().progress_token("op"),
-        )
-        .await
-        .unwrap();
+    everything::long_running(client).await;
     let mut progress = Vec::new();
     while let Ok(note) = notes.try_recv() {
         if let ServerNotification::Progress(p) = note {

@@ -10,14 +10,14 @@
 mod common;
 
 use common::everything::{
-    canned_sampling, echo_and_sum, everything, prompt_and_first_resource, sampling_is_answered,
-    text,
+    canned_sampling, echo_and_sum, everything, long_running, prompt_and_first_resource,
+    sampling_is_answered, text,
 };
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_registry::client::{Client, ClientBuilder, RequestOptions, ServerNotification};
+use mcp_registry::client::{Client, ClientBuilder, ServerNotification};
 use mcp_registry::protocol::{
     CompleteArgument, CompleteParams, CompletionReference, ElicitParams, ElicitResult, LoggingLevel,
 };
@@ -103,14 +103,7 @@ async fn calls_report_progress(client: &Client) {
     echo_and_sum(client).await;
 
     let mut notes = client.notifications();
-    let long = client
-        .call_tool_with(
-            "trigger-long-running-operation",
-            json!({"duration": 1, "steps": 2}),
-            RequestOptions::new().progress_token("op"),
-        )
-        .await
-        .unwrap();
+    let long = long_running(client).await;
     assert_ne!(long.is_error, Some(true), "{long:?}");
     let mut progress = Vec::new();
     while let Ok(Ok(note)) = tokio::time::timeout(Duration::from_millis(300), notes.recv()).await {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use mcp_registry::CallToolResult;
-use mcp_registry::client::Client;
+use mcp_registry::client::{Client, RequestOptions};
 use mcp_registry::protocol::CreateMessageResult;
 use serde_json::json;
 
@@ -55,6 +55,19 @@ pub async fn echo_and_sum(client: &Client) {
         .await
         .unwrap();
     assert!(text(&sum).contains('5'), "{sum:?}");
+}
+
+/// `trigger-long-running-operation` (one second, two steps), its progress under the token
+/// `op`: the result (the notifications are the caller's to read).
+pub async fn long_running(client: &Client) -> CallToolResult {
+    client
+        .call_tool_with(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 2}),
+            RequestOptions::new().progress_token("op"),
+        )
+        .await
+        .unwrap()
 }
 
 /// The server's sampling request (`trigger-sampling-request`) is answered by the client's
