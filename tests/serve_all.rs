@@ -450,53 +450,33 @@ async fn a_missing_or_disabled_server_is_404_naming_the_servers() {
 /// outlives any one server.
 #[tokio::test]
 async fn a_listen_stream_on_the_union_hears_every_server() {
-    use mcp_registry::{CallOptions, CancellationToken, NotificationSink};
+    use common::listen::{cancel_unanswered, listen, next, open};
     let registry = Registry::from_servers([small_server("left", "whoami", "left")]);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let token = CancellationToken::new();
-    let options = CallOptions::new()
-        .notifications(NotificationSink::from_channel(tx))
-        .cancellation(token.clone());
-    let listen = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
-        "params": {"_meta": common::modern_meta(),
-                   "notifications": {"toolsListChanged": true, "resourcesListChanged": true}}});
-    let task = tokio::spawn({
-        let registry = registry.clone();
-        async move {
-            registry
-                .handle_mcp_message(ALL_SERVERS, listen)
-                .options(options)
-                .await
-        }
-    });
-    let mut next = async || {
-        tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .expect("a notification in time")
-            .expect("the stream is open")
-    };
+    let filter = json!({"toolsListChanged": true, "resourcesListChanged": true});
+    let (task, mut rx, token) = open(&registry, ALL_SERVERS, listen(json!(7), filter));
     assert_eq!(
-        next().await["method"],
+        next(&mut rx).await["method"],
         "notifications/subscriptions/acknowledged"
     );
     let motd = Resource::builder("mem://motd", "motd")
         .handler(|_| async { "hi" })
         .unwrap();
     registry.register_server(Server::builder("docs").resource(motd).build().unwrap());
-    assert_eq!(next().await["method"], "notifications/tools/list_changed");
     assert_eq!(
-        next().await["method"],
+        next(&mut rx).await["method"],
+        "notifications/tools/list_changed"
+    );
+    assert_eq!(
+        next(&mut rx).await["method"],
         "notifications/resources/list_changed"
     );
     registry.toggle_server("left", false).unwrap();
-    assert_eq!(next().await["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        next(&mut rx).await["method"],
+        "notifications/tools/list_changed"
+    );
     assert!(!task.is_finished(), "the union's stream outlives a server");
-    token.cancel();
-    let reply = tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(reply, None, "a cancelled stream gets no reply");
+    cancel_unanswered(task, token).await;
 }
 
 /// `completion/complete` of a prompt the union lists by its qualified name reaches that

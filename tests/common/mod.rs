@@ -13,6 +13,7 @@ pub mod examples;
 pub mod fuzz;
 pub mod http;
 pub mod job;
+pub mod listen;
 pub mod logs;
 pub mod redis;
 pub mod resources;
