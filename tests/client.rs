@@ -188,6 +188,62 @@ async fn in_process_modern() {
     client.close().await;
 }
 
+/// Every list follows `nextCursor` to its end: a registry paging one item at a time still
+/// gives the client every tool, prompt, resource and template.
+#[tokio::test]
+async fn every_list_follows_the_pages_to_the_end() {
+    let tools = ["a", "b", "c"].map(|name| {
+        Tool::new(name, "A tool", json!({"type": "object"}), |_| async {
+            "ok"
+        })
+        .unwrap()
+    });
+    let prompts = ["p", "q"].map(|name| Prompt::builder(name).handler(|_| async { "hi" }).unwrap());
+    let resources = ["mem://r", "mem://s"].map(|uri| {
+        mcp_registry::Resource::builder(uri, &uri[6..])
+            .handler(|_| async { "text" })
+            .unwrap()
+    });
+    let templates = ["mem://t/{id}", "mem://u/{id}"].map(|uri| {
+        mcp_registry::ResourceTemplate::builder(uri, &uri[6..7])
+            .handler(|_| async { "text" })
+            .unwrap()
+    });
+    let server = Server::builder("paged")
+        .tools(tools)
+        .prompts(prompts)
+        .resources(resources)
+        .resource_templates(templates)
+        .build()
+        .unwrap();
+    let registry = Registry::builder().page_size(1).server(server).build();
+    let client = Client::in_process(registry, "paged").await.unwrap();
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+    let prompts = client.list_prompts().await.unwrap();
+    assert_eq!(
+        prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["p", "q"]
+    );
+    let resources = client.list_resources().await.unwrap();
+    assert_eq!(
+        resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        ["mem://r", "mem://s"]
+    );
+    let templates = client.list_resource_templates().await.unwrap();
+    assert_eq!(
+        templates
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["t", "u"]
+    );
+    client.close().await;
+}
+
 #[tokio::test]
 async fn unknown_server_fails_the_handshake() {
     let err = Client::in_process(registry(), "nope").await.unwrap_err();
