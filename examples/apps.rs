@@ -23,6 +23,9 @@ use mcp_registry::{Json, Registry, Resource, Server, mcp_tool};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+/// The loopback-only listening address, shared with the other HTTP example.
+mod listen;
+
 /// The app's page: plain HTML and an inline script, nothing loaded from elsewhere.
 const CLOCK_HTML: &str = include_str!("apps/clock.html");
 
@@ -76,18 +79,7 @@ fn listen_addr() -> Result<SocketAddr, String> {
     let raw = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8000".to_owned());
-    let addr = match raw.parse::<u16>() {
-        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
-        Err(_) => raw
-            .parse::<SocketAddr>()
-            .map_err(|e| format!("bad address {raw:?}: {e} (want a port or ip:port)"))?,
-    };
-    if !addr.ip().is_loopback() {
-        return Err(format!(
-            "refusing to listen on {addr}: this example serves loopback only"
-        ));
-    }
-    Ok(addr)
+    listen::loopback_addr(&raw)
 }
 
 #[tokio::main]

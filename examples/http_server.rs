@@ -31,6 +31,8 @@ use mcp_registry::transport::http::HttpConfig;
 
 /// The tools and the `demo` server, shared with the other transport example.
 mod demo;
+/// The loopback-only listening address, shared with the other HTTP example.
+mod listen;
 
 /// The listening address: the first argument or `MCP_HTTP_ADDR`, either a port or an
 /// `ip:port`; loopback only.
@@ -39,18 +41,7 @@ fn listen_addr() -> Result<SocketAddr, String> {
         .nth(1)
         .or_else(|| std::env::var("MCP_HTTP_ADDR").ok())
         .unwrap_or_else(|| "127.0.0.1:8000".to_owned());
-    let addr = match raw.parse::<u16>() {
-        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)),
-        Err(_) => raw
-            .parse::<SocketAddr>()
-            .map_err(|e| format!("bad address {raw:?}: {e} (want a port or ip:port)"))?,
-    };
-    if !addr.ip().is_loopback() {
-        return Err(format!(
-            "refusing to listen on {addr}: this example serves loopback only"
-        ));
-    }
-    Ok(addr)
+    listen::loopback_addr(&raw)
 }
 
 #[tokio::main]

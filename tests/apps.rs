@@ -6,6 +6,7 @@
 mod common;
 
 use common::modern_meta;
+use common::session::legacy_session;
 use mcp_registry::apps::{
     self, Csp, EXTENSION_ID, MIME_TYPE, Permissions, Requested, ToolUi, UiResourceMeta, Visibility,
 };
@@ -66,16 +67,7 @@ fn request(id: i64, method: &str, params: Value) -> Value {
 
 /// A legacy session whose client declares `capabilities`; the `initialize` result.
 async fn session(capabilities: Value) -> (ServerSession, Value) {
-    let (session, _out) = ServerSession::new(registry(), "clock");
-    let init = request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-               "clientInfo": {"name": "host", "version": "1"}}),
-    );
-    let reply = session.handle(init).await.expect("an initialize reply");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(session.handle(initialized).await.is_none());
+    let (session, _out, reply) = legacy_session(registry(), "clock", capabilities).await;
     (session, reply["result"].clone())
 }
 

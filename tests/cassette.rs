@@ -10,19 +10,15 @@
 
 mod common;
 
+use common::everything;
+
 use std::sync::{Arc, Mutex};
 
-use mcp_registry::client::{Client, ClientBuilder, RequestOptions, ServerNotification};
-use mcp_registry::protocol::{CreateMessageResult, ElicitResult, ProtocolEra, ProtocolVersion};
+use mcp_registry::client::{Client, ClientBuilder, ServerNotification};
+use mcp_registry::protocol::{ElicitResult, ProtocolEra, ProtocolVersion};
 use mcp_registry::testing::{CASSETTE_RECORD_ENV, Cassette, CassetteFile, CassetteMode};
 use mcp_registry::{Registry, Server, Tool};
 use serde_json::{Value, json};
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!("{name} is not set: recording this cassette runs server-everything (see .ci/e2e.sh)")
-    })
-}
 
 /// A client that answers the server's sampling and elicitation requests with canned replies.
 fn answering_builder(asked: &Arc<Mutex<Vec<String>>>) -> ClientBuilder {
@@ -31,14 +27,7 @@ fn answering_builder(asked: &Arc<Mutex<Vec<String>>>) -> ClientBuilder {
         .info("cassette-test", "1.0")
         .on_sampling(move |_| {
             sampled.lock().unwrap().push("sampling".into());
-            async {
-                Ok(serde_json::from_value::<CreateMessageResult>(json!({
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "a canned model reply"},
-                    "model": "stand-in"
-                }))
-                .expect("a valid sampling result"))
-            }
+            async { Ok(everything::canned_sampling()) }
         })
         .on_elicitation(move |_| {
             elicited.lock().unwrap().push("elicitation".into());
@@ -51,10 +40,6 @@ fn answering_builder(asked: &Arc<Mutex<Vec<String>>>) -> ClientBuilder {
         })
 }
 
-fn text(result: &mcp_registry::CallToolResult) -> String {
-    serde_json::to_string(&result.content).unwrap()
-}
-
 #[tokio::test]
 async fn everything_replays_without_node() {
     let cassette = Cassette::new(concat!(
@@ -64,9 +49,7 @@ async fn everything_replays_without_node() {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let client = cassette
         .connect(answering_builder(&asked), |builder| async move {
-            let mut command = tokio::process::Command::new(env("MCP_E2E_NODE"));
-            command.arg(env("MCP_E2E_EVERYTHING")).arg("stdio");
-            builder.connect_stdio(command).await
+            builder.connect_stdio(everything::everything("stdio")).await
         })
         .await
         .unwrap();
@@ -106,27 +89,11 @@ async fn everything_tools(client: &Client) {
             "{expected} in {tools:?}"
         );
     }
-    let echo = client
-        .call_tool("echo", json!({"message": "hello"}))
-        .await
-        .unwrap();
-    assert_eq!(echo.first_text(), Some("Echo: hello"));
-    let sum = client
-        .call_tool("get-sum", json!({"a": 2, "b": 3}))
-        .await
-        .unwrap();
-    assert!(text(&sum).contains('5'), "{sum:?}");
+    everything::echo_and_sum(client).await;
 
     // Progress notifications come back before the reply, under the caller's token.
     let mut notes = client.notifications();
-    client
-        .call_tool_with(
-            "trigger-long-running-operation",
-            json!({"duration": 1, "steps": 2}),
-            RequestOptions::new().progress_token("op"),
-        )
-        .await
-        .unwrap();
+    everything::long_running(client).await;
     let mut progress = Vec::new();
     while let Ok(note) = notes.try_recv() {
         if let ServerNotification::Progress(p) = note {
@@ -140,34 +107,9 @@ async fn everything_tools(client: &Client) {
 async fn everything_asks_and_reads(client: &Client, asked: &Mutex<Vec<String>>) {
     // The server's own requests are replayed to the client's handlers, and the replay waits
     // for their answers.
-    let sampled = client
-        .call_tool(
-            "trigger-sampling-request",
-            json!({"prompt": "say hi", "maxTokens": 20}),
-        )
-        .await
-        .unwrap();
-    assert!(
-        text(&sampled).contains("a canned model reply"),
-        "{sampled:?}"
-    );
+    everything::sampling_is_answered(client).await;
     assert_eq!(*asked.lock().unwrap(), ["sampling"]);
-
-    let prompt = client
-        .get_prompt(
-            "args-prompt",
-            [("city".to_owned(), "Paris".to_owned())].into(),
-        )
-        .await
-        .unwrap();
-    assert!(
-        serde_json::to_string(&prompt.messages)
-            .unwrap()
-            .contains("Paris")
-    );
-    let resources = client.list_resources().await.unwrap();
-    let first = client.read_resource(&resources[0].uri).await.unwrap();
-    assert!(!first.contents.is_empty());
+    everything::prompt_and_first_resource(client).await;
     client.ping().await.unwrap();
 }
 

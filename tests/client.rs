@@ -3,6 +3,8 @@
 
 #[path = "common/examples.rs"]
 mod examples;
+#[path = "common/job.rs"]
+mod job;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,13 +13,8 @@ use mcp_registry::client::{
     Client, ClientBuilder, ClientError, RequestOptions, ServerNotification,
 };
 use mcp_registry::protocol::{ProtocolEra, ProtocolVersion};
-use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool, ToolContext};
+use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool};
 use serde_json::json;
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Steps {
-    steps: u32,
-}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Add {
@@ -30,16 +27,7 @@ fn registry() -> Registry {
         .description("Add two integers")
         .typed(|a: Add| async move { (a.a + a.b).to_string() })
         .unwrap();
-    let job = Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
-            for i in 1..=a.steps {
-                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
-                    .unwrap();
-                tokio::task::yield_now().await;
-            }
-            "finished"
-        })
-        .unwrap();
+    let job = job::job_tool();
     let slow = Tool::new("slow", "Sleeps", json!({"type": "object"}), |_| async {
         tokio::time::sleep(Duration::from_secs(30)).await;
         "late"
@@ -197,6 +185,62 @@ async fn in_process_modern() {
         .set_logging_level(mcp_registry::protocol::LoggingLevel::Info)
         .await
         .unwrap();
+    client.close().await;
+}
+
+/// Every list follows `nextCursor` to its end: a registry paging one item at a time still
+/// gives the client every tool, prompt, resource and template.
+#[tokio::test]
+async fn every_list_follows_the_pages_to_the_end() {
+    let tools = ["a", "b", "c"].map(|name| {
+        Tool::new(name, "A tool", json!({"type": "object"}), |_| async {
+            "ok"
+        })
+        .unwrap()
+    });
+    let prompts = ["p", "q"].map(|name| Prompt::builder(name).handler(|_| async { "hi" }).unwrap());
+    let resources = ["mem://r", "mem://s"].map(|uri| {
+        mcp_registry::Resource::builder(uri, &uri[6..])
+            .handler(|_| async { "text" })
+            .unwrap()
+    });
+    let templates = ["mem://t/{id}", "mem://u/{id}"].map(|uri| {
+        mcp_registry::ResourceTemplate::builder(uri, &uri[6..7])
+            .handler(|_| async { "text" })
+            .unwrap()
+    });
+    let server = Server::builder("paged")
+        .tools(tools)
+        .prompts(prompts)
+        .resources(resources)
+        .resource_templates(templates)
+        .build()
+        .unwrap();
+    let registry = Registry::builder().page_size(1).server(server).build();
+    let client = Client::in_process(registry, "paged").await.unwrap();
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["a", "b", "c"]
+    );
+    let prompts = client.list_prompts().await.unwrap();
+    assert_eq!(
+        prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["p", "q"]
+    );
+    let resources = client.list_resources().await.unwrap();
+    assert_eq!(
+        resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+        ["mem://r", "mem://s"]
+    );
+    let templates = client.list_resource_templates().await.unwrap();
+    assert_eq!(
+        templates
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["t", "u"]
+    );
     client.close().await;
 }
 

@@ -75,14 +75,16 @@ fn form(s: &str) -> HashMap<String, String> {
         .collect()
 }
 
+/// The base URL the metadata documents name; none on a 2025-03-26 server, which has none.
+fn metadata_base(auth: &Shared) -> Option<String> {
+    let auth = auth.lock().unwrap();
+    (!auth.legacy).then(|| auth.base.clone())
+}
+
 async fn resource_metadata(State(auth): State<Shared>) -> Response {
-    let (base, legacy) = {
-        let auth = auth.lock().unwrap();
-        (auth.base.clone(), auth.legacy)
-    };
-    if legacy {
+    let Some(base) = metadata_base(&auth) else {
         return StatusCode::NOT_FOUND.into_response();
-    }
+    };
     axum::Json(json!({
         "resource": format!("{base}/mcp"),
         "authorization_servers": [base],
@@ -92,13 +94,9 @@ async fn resource_metadata(State(auth): State<Shared>) -> Response {
 }
 
 async fn server_metadata(State(auth): State<Shared>) -> Response {
-    let (base, legacy) = {
-        let auth = auth.lock().unwrap();
-        (auth.base.clone(), auth.legacy)
-    };
-    if legacy {
+    let Some(base) = metadata_base(&auth) else {
         return StatusCode::NOT_FOUND.into_response();
-    }
+    };
     axum::Json(json!({
         "issuer": base,
         "authorization_endpoint": format!("{base}/authorize"),
@@ -268,6 +266,14 @@ fn oauth(store: Arc<MemoryTokenStore>) -> OAuth {
         .token_store(Shared(store))
 }
 
+/// A client of the MCP endpoint at `base` authorizing with OAuth, its tokens in a fresh store.
+async fn connect(base: &str) -> Result<Client, ClientError> {
+    Client::builder()
+        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
+        .connect_http(&format!("{base}/mcp"))
+        .await
+}
+
 #[tokio::test]
 async fn discovery_registration_pkce_and_token() {
     let (base, auth) = start(None).await;
@@ -305,12 +311,7 @@ async fn discovery_registration_pkce_and_token() {
 async fn a_2025_03_26_server_without_metadata_gets_the_default_endpoints() {
     let (base, auth) = start(None).await;
     auth.lock().unwrap().legacy = true;
-    let url = format!("{base}/mcp");
-    let client = Client::builder()
-        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
-        .connect_http(&url)
-        .await
-        .unwrap();
+    let client = connect(&base).await.unwrap();
     client.list_tools().await.unwrap();
     client.close().await;
     let auth = auth.lock().unwrap();
@@ -325,11 +326,7 @@ async fn a_2025_03_26_server_without_metadata_gets_the_default_endpoints() {
 async fn an_expired_token_is_refreshed() {
     let (base, auth) = start(None).await;
     let url = format!("{base}/mcp");
-    let client = Client::builder()
-        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
-        .connect_http(&url)
-        .await
-        .unwrap();
+    let client = connect(&base).await.unwrap();
     client.list_tools().await.unwrap();
     // The server forgets every token: the next request is refused and the client refreshes.
     auth.lock().unwrap().valid.clear();
@@ -344,11 +341,7 @@ async fn an_expired_token_is_refreshed() {
 #[tokio::test]
 async fn a_wrong_iss_is_refused_before_the_code_is_exchanged() {
     let (base, auth) = start(Some("https://evil.example.com")).await;
-    let err = Client::builder()
-        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
-        .connect_http(&format!("{base}/mcp"))
-        .await
-        .unwrap_err();
+    let err = connect(&base).await.unwrap_err();
     let auth_error = match &err {
         ClientError::Transport(TransportError::Auth(e)) => e.clone(),
         other => panic!("not an authorization error: {other:?}"),
@@ -373,11 +366,7 @@ async fn a_normalized_iss_is_refused() {
     let (base, auth) = start(None).await;
     // The issuer with a trailing slash: the same after URL normalization, not as a string.
     auth.lock().unwrap().iss = Some(format!("{base}/"));
-    let err = Client::builder()
-        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
-        .connect_http(&format!("{base}/mcp"))
-        .await
-        .unwrap_err();
+    let err = connect(&base).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -413,11 +402,7 @@ async fn secrets_stay_out_of_debug() {
 async fn step_up_asks_for_the_union_and_gives_up_after_the_limit() {
     let (base, auth) = start(None).await;
     auth.lock().unwrap().forbid = true;
-    let err = Client::builder()
-        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
-        .connect_http(&format!("{base}/mcp"))
-        .await
-        .unwrap_err();
+    let err = connect(&base).await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -438,11 +423,7 @@ async fn step_up_asks_for_the_union_and_gives_up_after_the_limit() {
 async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
     let (base, auth) = start(None).await;
     auth.lock().unwrap().expires_in = Some(1);
-    let client = Client::builder()
-        .oauth(oauth(Arc::new(MemoryTokenStore::new())))
-        .connect_http(&format!("{base}/mcp"))
-        .await
-        .unwrap();
+    let client = connect(&base).await.unwrap();
     let refused = auth.lock().unwrap().unauthorized;
     client.list_tools().await.unwrap();
     client.close().await;

@@ -9,26 +9,19 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use common::everything::{
+    canned_sampling, echo_and_sum, everything, long_running, prompt_and_first_resource,
+    sampling_is_answered, text,
+};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_registry::client::{Client, ClientBuilder, RequestOptions, ServerNotification};
+use mcp_registry::client::{Client, ClientBuilder, ServerNotification};
 use mcp_registry::protocol::{
-    CompleteArgument, CompleteParams, CompletionReference, CreateMessageResult, ElicitParams,
-    ElicitResult, LoggingLevel,
+    CompleteArgument, CompleteParams, CompletionReference, ElicitParams, ElicitResult, LoggingLevel,
 };
 use serde_json::{Map, json};
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set (see .ci/e2e.sh)"))
-}
-
-fn everything(mode: &str) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env("MCP_E2E_NODE"));
-    command.arg(env("MCP_E2E_EVERYTHING")).arg(mode);
-    command
-}
 
 /// What the client's handlers were asked.
 #[derive(Clone, Default)]
@@ -57,19 +50,8 @@ fn builder(asked: &Asked) -> ClientBuilder {
         })
         .on_sampling(move |_| {
             *samplings.lock().unwrap() += 1;
-            async {
-                Ok(serde_json::from_value::<CreateMessageResult>(json!({
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "a canned model reply"},
-                    "model": "stand-in"
-                }))
-                .expect("a valid sampling result"))
-            }
+            async { Ok(canned_sampling()) }
         })
-}
-
-fn text(result: &mcp_registry::CallToolResult) -> String {
-    serde_json::to_string(&result.content).unwrap_or_default()
 }
 
 /// Every kind of request a client makes, and every kind the server makes of the client.
@@ -118,26 +100,10 @@ async fn tools_are_listed(client: &Client) {
 
 /// Plain calls, and one that reports progress under the caller's token.
 async fn calls_report_progress(client: &Client) {
-    let echo = client
-        .call_tool("echo", json!({"message": "hello"}))
-        .await
-        .unwrap();
-    assert_eq!(echo.first_text(), Some("Echo: hello"));
-    let sum = client
-        .call_tool("get-sum", json!({"a": 2, "b": 3}))
-        .await
-        .unwrap();
-    assert!(text(&sum).contains('5'), "{sum:?}");
+    echo_and_sum(client).await;
 
     let mut notes = client.notifications();
-    let long = client
-        .call_tool_with(
-            "trigger-long-running-operation",
-            json!({"duration": 1, "steps": 2}),
-            RequestOptions::new().progress_token("op"),
-        )
-        .await
-        .unwrap();
+    let long = long_running(client).await;
     assert_ne!(long.is_error, Some(true), "{long:?}");
     let mut progress = Vec::new();
     while let Ok(Ok(note)) = tokio::time::timeout(Duration::from_millis(300), notes.recv()).await {
@@ -152,17 +118,7 @@ async fn calls_report_progress(client: &Client) {
 
 /// The server's sampling and form elicitation requests are answered by the client's handlers.
 async fn sampling_and_form_elicitation_reach_the_handlers(client: &Client, asked: &Asked) {
-    let sampled = client
-        .call_tool(
-            "trigger-sampling-request",
-            json!({"prompt": "say hi", "maxTokens": 20}),
-        )
-        .await
-        .unwrap();
-    assert!(
-        text(&sampled).contains("a canned model reply"),
-        "{sampled:?}"
-    );
+    sampling_is_answered(client).await;
     assert_eq!(*asked.samplings.lock().unwrap(), 1);
 
     let form = client
@@ -236,21 +192,7 @@ async fn completion_prompts_and_resources(client: &Client) {
         .unwrap();
     assert_eq!(completed.completion.values, ["Engineering"]);
 
-    let prompt = client
-        .get_prompt(
-            "args-prompt",
-            BTreeMap::from([("city".to_owned(), "Paris".to_owned())]),
-        )
-        .await
-        .unwrap();
-    assert!(
-        serde_json::to_string(&prompt.messages)
-            .unwrap()
-            .contains("Paris")
-    );
-    let resources = client.list_resources().await.unwrap();
-    let first = client.read_resource(&resources[0].uri).await.unwrap();
-    assert!(!first.contents.is_empty());
+    prompt_and_first_resource(client).await;
     let templates = client.list_resource_templates().await.unwrap();
     assert!(
         templates

@@ -37,6 +37,28 @@ async fn bounded<T>(future: impl std::future::Future<Output = T>) -> T {
         .expect("the client answered within the bound")
 }
 
+/// A client of the scripted server `body`, its messages limited to `limit` bytes, whose first
+/// call has failed by that limit (named in the error).
+async fn first_call_over_limit(body: &str, limit: usize) -> Client {
+    let client = bounded(
+        builder()
+            .max_message_bytes(limit)
+            .connect_stdio(script(body)),
+    )
+    .await
+    .unwrap();
+    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            ClientError::Transport(TransportError::TooLarge { limit: l, .. }) if *l == limit
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("max_message_bytes"), "{error}");
+    client
+}
+
 #[tokio::test]
 async fn stdio_a_line_of_invalid_utf8_is_skipped_and_the_reply_after_it_arrives() {
     let body = format!(
@@ -65,22 +87,7 @@ async fn stdio_an_over_long_reply_fails_its_call_by_the_limit_and_the_next_call_
          printf '%s\\n' '{}'; cat >/dev/null",
         reply(3, "small"),
     );
-    let client = bounded(
-        builder()
-            .max_message_bytes(4096)
-            .connect_stdio(script(&body)),
-    )
-    .await
-    .unwrap();
-    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            ClientError::Transport(TransportError::TooLarge { limit: 4096, .. })
-        ),
-        "{error}"
-    );
-    assert!(error.to_string().contains("max_message_bytes"), "{error}");
+    let client = first_call_over_limit(&body, 4096).await;
     let next = bounded(client.call_tool("t", json!({}))).await.unwrap();
     assert_eq!(next.first_text(), Some("small"));
     client.close().await;
@@ -94,20 +101,6 @@ async fn stdio_a_reply_that_never_ends_fails_its_call_by_the_limit() {
          printf '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"content\":\"'; \
          while :; do head -c 65536 /dev/zero | tr '\\0' a || exit 0; done"
     );
-    let client = bounded(
-        builder()
-            .max_message_bytes(1 << 20)
-            .connect_stdio(script(&body)),
-    )
-    .await
-    .unwrap();
-    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            ClientError::Transport(TransportError::TooLarge { limit, .. }) if limit == 1 << 20
-        ),
-        "{error}"
-    );
+    let client = first_call_over_limit(&body, 1 << 20).await;
     client.close().await;
 }

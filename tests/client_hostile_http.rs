@@ -171,49 +171,63 @@ fn id_of(seen: &Seen) -> Value {
     seen.body.get("id").cloned().unwrap_or(Value::Null)
 }
 
-#[tokio::test]
-async fn a_json_body_that_never_ends_fails_by_the_limit() {
-    let (addr, _) = server(script(|_, mut socket| async move {
-        endless(&mut socket, "application/json", b"{\"a\":\"", &[b'a'; 8192]).await;
+/// Answers the call `seen` with a JSON result of one text, `text`.
+async fn answer_text(socket: &mut TcpStream, seen: &Seen, text: &str) {
+    let body = reply(&id_of(seen), text);
+    let head = "Content-Type: application/json\r\n";
+    write(socket, "200 OK", head, body.as_bytes()).await;
+}
+
+/// A server answering every call with "elsewhere", and one redirecting every call to it:
+/// the redirecting server's address, what it saw, and what the other saw.
+async fn redirect_elsewhere() -> (SocketAddr, Arc<Mutex<Vec<Seen>>>, Arc<Mutex<Vec<Seen>>>) {
+    let (elsewhere, seen_elsewhere) = server(script(|seen, mut socket| async move {
+        answer_text(&mut socket, &seen, "elsewhere").await;
     }))
     .await;
-    let client = connect(builder().max_message_bytes(64 * 1024), addr).await;
-    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
-    assert!(too_large(&error, "a JSON body", 64 * 1024), "{error}");
+    let location = format!("Location: http://{elsewhere}/mcp\r\n");
+    let (addr, seen_here) = server(script(move |_, mut socket| {
+        let location = location.clone();
+        async move { write(&mut socket, "307 Temporary Redirect", &location, b"").await }
+    }))
+    .await;
+    (addr, seen_here, seen_elsewhere)
+}
+
+/// The client's limit on a message in the tests of answers that never end.
+const LIMIT: usize = 64 * 1024;
+
+/// The error of a call, under [`LIMIT`], whose answer of `content_type` never ends: `head`,
+/// then `chunk` until the client hangs up.
+async fn endless_call(
+    content_type: &'static str,
+    head: &'static [u8],
+    chunk: &'static [u8],
+) -> ClientError {
+    let (addr, _) = server(script(move |_, mut socket| async move {
+        endless(&mut socket, content_type, head, chunk).await;
+    }))
+    .await;
+    let client = connect(builder().max_message_bytes(LIMIT), addr).await;
+    bounded(client.call_tool("t", json!({}))).await.unwrap_err()
+}
+
+#[tokio::test]
+async fn a_json_body_that_never_ends_fails_by_the_limit() {
+    let error = endless_call("application/json", b"{\"a\":\"", &[b'a'; 8192]).await;
+    assert!(too_large(&error, "a JSON body", LIMIT), "{error}");
 }
 
 #[tokio::test]
 async fn an_sse_data_line_that_never_ends_fails_by_the_limit() {
-    let (addr, _) = server(script(|_, mut socket| async move {
-        endless(
-            &mut socket,
-            "text/event-stream",
-            b"data: {\"a\":\"",
-            &[b'a'; 8192],
-        )
-        .await;
-    }))
-    .await;
-    let client = connect(builder().max_message_bytes(64 * 1024), addr).await;
-    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
-    assert!(too_large(&error, "an SSE event", 64 * 1024), "{error}");
+    let error = endless_call("text/event-stream", b"data: {\"a\":\"", &[b'a'; 8192]).await;
+    assert!(too_large(&error, "an SSE event", LIMIT), "{error}");
 }
 
 #[tokio::test]
 async fn an_sse_event_that_never_ends_fails_by_the_limit() {
-    let (addr, _) = server(script(|_, mut socket| async move {
-        endless(
-            &mut socket,
-            "text/event-stream",
-            b"",
-            b"data: aaaaaaaaaaaaaaaa\n",
-        )
-        .await;
-    }))
-    .await;
-    let client = connect(builder().max_message_bytes(64 * 1024), addr).await;
-    let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
-    assert!(too_large(&error, "an SSE event", 64 * 1024), "{error}");
+    let error = endless_call("text/event-stream", b"", b"data: aaaaaaaaaaaaaaaa\n").await;
+    assert!(too_large(&error, "an SSE event", LIMIT), "{error}");
 }
 
 #[tokio::test]
@@ -237,23 +251,7 @@ async fn an_sse_event_that_is_not_utf8_is_skipped_and_the_reply_after_it_arrives
 
 #[tokio::test]
 async fn a_redirect_to_another_origin_is_refused_by_default() {
-    let (elsewhere, seen_elsewhere) = server(script(|seen, mut socket| async move {
-        let body = reply(&id_of(&seen), "elsewhere");
-        write(
-            &mut socket,
-            "200 OK",
-            "Content-Type: application/json\r\n",
-            body.as_bytes(),
-        )
-        .await;
-    }))
-    .await;
-    let location = format!("Location: http://{elsewhere}/mcp\r\n");
-    let (addr, _) = server(script(move |_, mut socket| {
-        let location = location.clone();
-        async move { write(&mut socket, "307 Temporary Redirect", &location, b"").await }
-    }))
-    .await;
+    let (addr, _, seen_elsewhere) = redirect_elsewhere().await;
     let client = connect(builder().header("X-Api-Key", "secret"), addr).await;
     let error = bounded(client.call_tool("t", json!({}))).await.unwrap_err();
     assert!(
@@ -272,23 +270,7 @@ async fn a_redirect_to_another_origin_is_refused_by_default() {
 
 #[tokio::test]
 async fn an_allowed_redirect_to_another_origin_carries_no_custom_header_or_session() {
-    let (elsewhere, seen_elsewhere) = server(script(|seen, mut socket| async move {
-        let body = reply(&id_of(&seen), "elsewhere");
-        write(
-            &mut socket,
-            "200 OK",
-            "Content-Type: application/json\r\n",
-            body.as_bytes(),
-        )
-        .await;
-    }))
-    .await;
-    let location = format!("Location: http://{elsewhere}/mcp\r\n");
-    let (addr, seen_here) = server(script(move |_, mut socket| {
-        let location = location.clone();
-        async move { write(&mut socket, "307 Temporary Redirect", &location, b"").await }
-    }))
-    .await;
+    let (addr, seen_here, seen_elsewhere) = redirect_elsewhere().await;
     let builder = builder()
         .header("X-Api-Key", "secret")
         .redirects_across_origins(true);
@@ -328,14 +310,7 @@ async fn failing_once(
             if first {
                 write(&mut socket, status, headers, body.as_bytes()).await;
             } else {
-                let body = reply(&id_of(&seen), "second");
-                write(
-                    &mut socket,
-                    "200 OK",
-                    "Content-Type: application/json\r\n",
-                    body.as_bytes(),
-                )
-                .await;
+                answer_text(&mut socket, &seen, "second").await;
             }
         }
     }))

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{LEGACY, MODERN, assert_reply, modern_meta};
+use common::{LEGACY, MODERN, assert_complete_from, assert_reply, modern_meta};
 use mcp_registry::completion::Completions;
 use mcp_registry::{
     Prompt, PromptBuildError, Registry, ResourceBuildError, ResourceTemplate, Server, mcp_prompt,
@@ -191,11 +191,7 @@ async fn template_variables_complete_by_template_or_uri() {
     let reply = ask(&r, "words", modern).await;
     assert_reply(MODERN, "CompleteResult", &reply);
     assert_eq!(reply["result"]["completion"]["values"], json!(["alpha"]));
-    assert_eq!(reply["result"]["resultType"], "complete");
-    assert_eq!(
-        reply["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "words"
-    );
+    assert_complete_from(&reply, "words");
 }
 
 #[tokio::test]

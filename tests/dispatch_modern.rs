@@ -4,7 +4,7 @@
 mod common;
 
 use common::dispatch::{ask, registry};
-use common::{MODERN, assert_valid, math_server, modern_meta};
+use common::{MODERN, assert_complete_from, assert_valid, math_server, modern_meta};
 use mcp_registry::{Registry, Server};
 use serde_json::{Value, json};
 
@@ -60,11 +60,7 @@ async fn modern_era_is_stateless() {
     .await;
     assert_valid(MODERN, "CallToolResultResponse", &call);
     assert_eq!(call["result"]["structuredContent"], json!({"value": 42}));
-    assert_eq!(call["result"]["resultType"], "complete");
-    assert_eq!(
-        call["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "math"
-    );
+    assert_complete_from(&call, "math");
 
     let failed = ask(
         &r,

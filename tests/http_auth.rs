@@ -1,18 +1,18 @@
 //! MCP authorization on the Streamable HTTP transport (the server as an OAuth 2.1 resource
 //! server), driven through the axum router in-process.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
+use common::http::{Reply, send_to};
 use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
 use mcp_registry::transport::http::{HttpConfig, router};
 use mcp_registry::{Registry, Server, Tool, ToolContext};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 use tracing_subscriber::layer::SubscriberExt as _;
 
 const RESOURCE: &str = "http://localhost/mcp";
@@ -88,16 +88,7 @@ fn app() -> axum::Router {
     router(registry, "files", HttpConfig::default().auth(auth()))
 }
 
-struct Reply {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    body: String,
-}
-
 impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
-    }
     fn challenge(&self) -> &str {
         self.headers
             .get("www-authenticate")
@@ -122,31 +113,34 @@ async fn send(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Reply {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let response = app
-        .clone()
-        .oneshot(req.body(Body::from(body.to_owned())).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    Reply {
-        status,
-        headers,
-        body: String::from_utf8(bytes.to_vec()).unwrap(),
-    }
+    send_to(app, method, uri, headers, body.to_owned()).await
 }
 
 fn bearer(token: &str) -> String {
     format!("Bearer {token}")
+}
+
+/// Opens a 2025-11-25 session with `authorization`: its id.
+async fn open_session(app: &axum::Router, authorization: &str) -> String {
+    let init = send(
+        app,
+        "POST",
+        "/mcp",
+        &[("authorization", authorization)],
+        INIT,
+    )
+    .await;
+    assert_eq!(init.status, StatusCode::OK, "{}", init.body);
+    init.headers["mcp-session-id"].to_str().unwrap().to_owned()
+}
+
+/// The headers of a request in session `sid` with `authorization`.
+fn in_session<'a>(authorization: &'a str, sid: &'a str) -> [(&'a str, &'a str); 3] {
+    [
+        ("authorization", authorization),
+        ("mcp-session-id", sid),
+        ("mcp-protocol-version", "2025-11-25"),
+    ]
 }
 
 /// A stateless (2026-07-28) `tools/call` of `tool` with `token`.
@@ -322,14 +316,8 @@ async fn a_valid_token_reaches_the_tool_as_claims() {
 
     // A legacy session.
     let auth = bearer(ALICE);
-    let init = send(&app, "POST", "/mcp", &[("authorization", &auth)], INIT).await;
-    assert_eq!(init.status, StatusCode::OK, "{}", init.body);
-    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let h = [
-        ("authorization", auth.as_str()),
-        ("mcp-session-id", sid.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
+    let sid = open_session(&app, &auth).await;
+    let h = in_session(&auth, &sid);
     let r = send(
         &app,
         "POST",
@@ -345,21 +333,9 @@ async fn a_valid_token_reaches_the_tool_as_claims() {
 #[tokio::test]
 async fn a_session_is_bound_to_the_subject_that_opened_it() {
     let app = app();
-    let init = send(
-        &app,
-        "POST",
-        "/mcp",
-        &[("authorization", &bearer(ALICE))],
-        INIT,
-    )
-    .await;
-    let sid = init.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let sid = open_session(&app, &bearer(ALICE)).await;
     let bob = bearer(BOB);
-    let h = [
-        ("authorization", bob.as_str()),
-        ("mcp-session-id", sid.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
+    let h = in_session(&bob, &sid);
     let r = send(
         &app,
         "POST",

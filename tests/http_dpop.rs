@@ -1,13 +1,16 @@
 //! DPoP-bound access tokens on the Streamable HTTP server (RFC 9449, feature `http-dpop`),
 //! driven through the axum router in-process with proofs signed here, on a fixed clock.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Body;
-use axum::http::{HeaderMap, Request, StatusCode};
+use axum::http::{Request, StatusCode};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use common::http::Reply;
 use http_body_util::BodyExt;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_registry::client::auth::SigningKey;
@@ -116,12 +119,6 @@ fn app(prover: &Prover, dpop: impl FnOnce(Dpop) -> Dpop) -> (axum::Router, Arc<A
     )
 }
 
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
-}
-
 impl Reply {
     fn challenge(&self) -> String {
         self.headers
@@ -172,15 +169,7 @@ async fn call(app: &axum::Router, authorization: &str, proofs: &[&str]) -> Reply
         request = request.header("dpop", *proof);
     }
     let request = request.body(Body::from(body.to_string())).unwrap();
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    Reply {
-        status,
-        headers,
-        body: String::from_utf8(bytes.to_vec()).unwrap(),
-    }
+    Reply::read(app.clone().oneshot(request).await.unwrap()).await
 }
 
 fn dpop(token: &str) -> String {

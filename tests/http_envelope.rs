@@ -4,14 +4,11 @@
 
 mod common;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use common::math_server;
-use http_body_util::BodyExt;
 use mcp_registry::Registry;
 use mcp_registry::transport::http::{HttpConfig, router};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 const MODERN_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
@@ -24,23 +21,9 @@ fn app() -> axum::Router {
 }
 
 async fn post(app: &axum::Router, headers: &[(&str, &str)], body: String) -> (StatusCode, Value) {
-    let mut req = Request::builder()
-        .method("POST")
-        .uri("/mcp")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let response = app
-        .clone()
-        .oneshot(req.body(Body::from(body)).unwrap())
-        .await
-        .unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    let text = String::from_utf8(bytes.to_vec()).unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    let reply = common::http::send(app, "POST", headers, body).await;
+    let json = serde_json::from_str(&reply.body).unwrap_or(Value::Null);
+    (reply.status, json)
 }
 
 const MODERN: [(&str, &str); 3] = [

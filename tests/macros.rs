@@ -180,25 +180,18 @@ fn tool_is_built_once_and_shared() {
 
 #[test]
 fn context_parameters_never_appear_in_the_schema() {
+    let properties = |schema: &serde_json::Value| -> Vec<String> {
+        schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
     let schema = schema_of(&whoami::tool()).clone();
-    assert_eq!(
-        schema["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect::<Vec<_>>(),
-        ["times"]
-    );
+    assert_eq!(properties(&schema), ["times"]);
     assert_eq!(schema["required"], json!(["times"]));
-    let schema = schema_of(&host_greet::tool()).clone();
-    assert_eq!(
-        schema["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect::<Vec<_>>(),
-        ["name"]
-    );
+    assert_eq!(properties(schema_of(&host_greet::tool())), ["name"]);
 }
 
 #[test]

@@ -10,10 +10,8 @@ use mcp_registry::client::Client;
 use mcp_registry::layer::{RequestKind, layer_fn};
 use mcp_registry::protocol::{CompleteArgument, CompleteParams, CompletionReference, Completions};
 use mcp_registry::transport::http::{HttpConfig, serve};
-use mcp_registry::transport::stdio::serve_io;
 use mcp_registry::{Prompt, Registry, Resource, Server, Tool};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 type Seen = Arc<Mutex<Vec<RequestKind>>>;
 
@@ -118,12 +116,7 @@ async fn over_streamable_http() {
 #[tokio::test]
 async fn over_stdio() {
     let (registry, seen) = watched();
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let server =
-        tokio::spawn(async move { serve_io(registry, "s", server_read, server_write).await });
-    let (client_read, mut client_write) = tokio::io::split(client_end);
-    let mut replies = BufReader::new(client_read).lines();
+    let (mut pipe, server) = common::stdio::serve_piped(registry, "s");
     let messages = [
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
@@ -139,18 +132,9 @@ async fn over_stdio() {
     let mut last = Value::Null;
     for message in messages {
         let answered = message.get("id").is_some();
-        client_write
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
+        pipe.send_json(message).await;
         if answered {
-            let line =
-                tokio::time::timeout(std::time::Duration::from_secs(10), replies.next_line())
-                    .await
-                    .unwrap_or_else(|_| panic!("no reply to {message} within 10 s"))
-                    .unwrap()
-                    .expect("a reply");
-            last = serde_json::from_str(&line).unwrap();
+            last = pipe.recv().await;
             assert!(last.get("result").is_some(), "{last}");
         }
     }
@@ -161,7 +145,7 @@ async fn over_stdio() {
     );
     assert_eq!(*seen.lock().unwrap(), every_kind());
     // The client's end closed whole: the server sees the end of its input and stops.
-    drop((client_write, replies));
+    drop(pipe);
     tokio::time::timeout(std::time::Duration::from_secs(10), server)
         .await
         .expect("the server stops once its input ends")

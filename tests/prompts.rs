@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{LEGACY, MODERN, assert_reply, modern_meta};
+use common::{LEGACY, MODERN, assert_cached, assert_complete_from, assert_reply, modern_meta};
 use mcp_registry::prompt::PromptArguments;
 use mcp_registry::protocol::Role;
 use mcp_registry::{
@@ -179,24 +179,15 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     )
     .await;
     assert_reply(MODERN, "ListPromptsResult", &list);
-    assert_eq!(list["result"]["resultType"], "complete");
-    assert_eq!(list["result"]["ttlMs"], 60_000);
-    assert_eq!(list["result"]["cacheScope"], "public");
-    assert_eq!(
-        list["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "words"
-    );
+    assert_complete_from(&list, "words");
+    assert_cached(&list, 60_000, "public");
     let get = ask(
         &r,
         json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "media", "_meta": modern_meta()}}),
     )
     .await;
     assert_reply(MODERN, "GetPromptResult", &get);
-    assert_eq!(get["result"]["resultType"], "complete");
-    assert_eq!(
-        get["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "words"
-    );
+    assert_complete_from(&get, "words");
     let messages = &get["result"]["messages"];
     assert_eq!(messages[0]["content"]["type"], "image");
     assert_eq!(messages[0]["content"]["mimeType"], "image/png");

@@ -156,6 +156,23 @@ async fn next_of(body: &mut Body, method: &str) -> Value {
 }
 
 /// Opens a session's GET stream on `app`.
+/// A 2026-07-28 `subscriptions/listen` stream (request `id`) on `app` for `notifications`,
+/// once acknowledged.
+async fn listen_on(app: &axum::Router, id: i64, notifications: Value) -> Body {
+    let request = modern(
+        id,
+        "subscriptions/listen",
+        json!({"notifications": notifications}),
+    );
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    let mut stream = post_streaming(app, &headers, request).await;
+    next_of(&mut stream, "notifications/subscriptions/acknowledged").await;
+    stream
+}
+
 async fn get_stream(app: &axum::Router, sid: &str) -> Body {
     let response = send_streaming(app, "GET", &[("mcp-session-id", sid)]).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -214,21 +231,7 @@ async fn a_list_change_on_one_replica_reaches_the_streams_of_the_other() {
     };
     let sid = open_session(&b.app, INIT, &b.app).await;
     let mut get = get_stream(&b.app, &sid).await;
-    let listen = modern(
-        1,
-        "subscriptions/listen",
-        json!({"notifications": {"toolsListChanged": true}}),
-    );
-    let mut listen = post_streaming(
-        &b.app,
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "subscriptions/listen"),
-        ],
-        listen,
-    )
-    .await;
-    next_of(&mut listen, "notifications/subscriptions/acknowledged").await;
+    let mut listen = listen_on(&b.app, 1, json!({"toolsListChanged": true})).await;
     let (before_a, before_b) = (generation(&a.registry), generation(&b.registry));
 
     let extra = Tool::new("extra", "x", json!({"type": "object"}), |_| async { "ok" }).unwrap();
@@ -241,20 +244,7 @@ async fn a_list_change_on_one_replica_reaches_the_streams_of_the_other() {
     next_of(&mut get, "notifications/tools/list_changed").await;
 
     // Back the other way, and no echo: each registry saw each change once.
-    let mut listen_a = post_streaming(
-        &a.app,
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "subscriptions/listen"),
-        ],
-        modern(
-            2,
-            "subscriptions/listen",
-            json!({"notifications": {"toolsListChanged": true}}),
-        ),
-    )
-    .await;
-    next_of(&mut listen_a, "notifications/subscriptions/acknowledged").await;
+    let mut listen_a = listen_on(&a.app, 2, json!({"toolsListChanged": true})).await;
     b.registry.toggle_server("math", false).unwrap();
     next_of(&mut listen_a, "notifications/tools/list_changed").await;
     assert_eq!(generation(&a.registry), before_a + 2);
@@ -320,21 +310,7 @@ async fn redis_down_refuses_shared_sessions_only_and_everything_recovers() {
     let sid = open_session(&a.app, INIT, &b.app).await;
     let h = session(&sid);
     let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
-    let listen = modern(
-        1,
-        "subscriptions/listen",
-        json!({"notifications": {"resourceSubscriptions": [NOTE]}}),
-    );
-    let mut listen = post_streaming(
-        &b.app,
-        &[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "subscriptions/listen"),
-        ],
-        listen,
-    )
-    .await;
-    next_of(&mut listen, "notifications/subscriptions/acknowledged").await;
+    let mut listen = listen_on(&b.app, 1, json!({"resourceSubscriptions": [NOTE]})).await;
 
     redis.stop();
     let refused = send(&b.app, "POST", &h, ping).await;

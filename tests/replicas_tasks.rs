@@ -14,54 +14,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::redis::RedisServer;
-use common::{DropFlag, MODERN};
+use common::tasks::{ask_tool, legacy, modern, plain_tool, result_of, send, slow_tool};
 use mcp_registry::protocol::TaskSupport;
 use mcp_registry::replicas::{Redis, RedisTaskStore};
 use mcp_registry::task::TaskSettings;
-use mcp_registry::tool::{Elicitation, InputError};
-use mcp_registry::{NotificationSink, Registry, Server, Tool, ToolContext};
+use mcp_registry::{NotificationSink, Registry, Server, Tool};
 use serde_json::{Map, Value, json};
 
-const TASKS: &str = "io.modelcontextprotocol/tasks";
 /// The lease of the replicas' tasks: a dead replica's tasks fail this long after it died.
 const LEASE: Duration = Duration::from_secs(1);
 /// The longest any wait of these tests may take (a loaded machine).
 const PATIENCE: Duration = Duration::from_secs(30);
 
-fn modern(id: u64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {}, "extensions": {TASKS: {}}
-        }
-    });
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-fn legacy(id: u64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Name {
-    name: String,
-}
-
 /// The server every replica runs: `slow` (ten minutes, flagging `dropped` when its future
 /// is dropped), `quick` (a fifth of a second), `ask` (asks who you are), `plain` (no task).
 fn server(dropped: Arc<AtomicBool>) -> Server {
-    let slow = Tool::builder("slow")
-        .task_support(TaskSupport::Optional)
-        .raw(json!({"type": "object"}), move |_: Value| {
-            let flag = DropFlag(dropped.clone());
-            async move {
-                let _flag = flag;
-                tokio::time::sleep(Duration::from_secs(600)).await;
-                "ten minutes of work"
-            }
-        })
-        .unwrap();
+    let slow = slow_tool(dropped, 600, "ten minutes of work");
     let quick = Tool::builder("quick")
         .task_support(TaskSupport::Optional)
         .raw(json!({"type": "object"}), |_: Value| async {
@@ -69,24 +37,7 @@ fn server(dropped: Arc<AtomicBool>) -> Server {
             "done"
         })
         .unwrap();
-    let ask = Tool::builder("ask")
-        .task_support(TaskSupport::Optional)
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let name = match ctx.elicit::<Name>("Who are you?").await? {
-                Elicitation::Accept(Name { name }) => name,
-                _ => "stranger".to_owned(),
-            };
-            Ok::<_, InputError>(format!("Hello, {name}!"))
-        })
-        .unwrap();
-    let plain = Tool::new(
-        "plain",
-        "Not a task",
-        json!({"type": "object"}),
-        |_: Value| async { "plain" },
-    )
-    .unwrap();
+    let (ask, plain) = (ask_tool(), plain_tool());
     Server::new("s", None, [slow, quick, ask, plain]).unwrap()
 }
 
@@ -107,16 +58,6 @@ fn replica(url: &str, dropped: Arc<AtomicBool>, live: usize) -> Registry {
                 .max_live_per_requestor(live),
         )
         .build()
-}
-
-async fn send(registry: &Registry, message: Value) -> Value {
-    registry.handle_mcp_message("s", message).await.unwrap()
-}
-
-async fn result_of(registry: &Registry, message: Value) -> Value {
-    let reply = send(registry, message).await;
-    assert!(reply.get("error").is_none(), "unexpected error: {reply}");
-    reply["result"].clone()
 }
 
 /// Asks `registry` for the task `id` (2026-07-28 `tasks/get`) until `done` says yes, for

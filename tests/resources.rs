@@ -6,7 +6,7 @@
 mod common;
 
 use common::resources::{ask, cached, data_template, request, server, static_text, uris};
-use common::{LEGACY, MODERN, assert_reply, modern_meta};
+use common::{LEGACY, MODERN, assert_cached, assert_complete_from, assert_reply, modern_meta};
 use mcp_registry::protocol::{CacheHints, CacheScope};
 use mcp_registry::{
     ReadResourceError, Registry, Resource, ResourceTemplate, Server, ServerBuildError,
@@ -179,8 +179,7 @@ async fn a_servers_caching_hints_override_the_registrys() {
     )
     .await;
     assert_reply(MODERN, "ReadResourceResult", &read);
-    assert_eq!(read["result"]["ttlMs"], 1500);
-    assert_eq!(read["result"]["cacheScope"], "public");
+    assert_cached(&read, 1500, "public");
     // A handler's own hints still win.
     let cached = ask(
         &r,
@@ -217,13 +216,8 @@ async fn modern_results_carry_result_type_meta_and_caching_hints() {
     ] {
         let list = ask(&r, request(2, method, json!({"_meta": modern_meta()}))).await;
         assert_reply(MODERN, def, &list);
-        assert_eq!(list["result"]["resultType"], "complete");
-        assert_eq!(list["result"]["ttlMs"], 60_000);
-        assert_eq!(list["result"]["cacheScope"], "public");
-        assert_eq!(
-            list["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-            "data"
-        );
+        assert_complete_from(&list, "data");
+        assert_cached(&list, 60_000, "public");
     }
     reads_carry_result_type_meta_and_caching_hints(&r).await;
 }
@@ -242,13 +236,8 @@ async fn reads_carry_result_type_meta_and_caching_hints(r: &Registry) {
     )
     .await;
     assert_reply(MODERN, "ReadResourceResult", &read);
-    assert_eq!(read["result"]["resultType"], "complete");
-    assert_eq!(read["result"]["ttlMs"], 60_000);
-    assert_eq!(read["result"]["cacheScope"], "private");
-    assert_eq!(
-        read["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "data"
-    );
+    assert_complete_from(&read, "data");
+    assert_cached(&read, 60_000, "private");
     // A handler's own hints are kept.
     let cached = ask(
         r,
@@ -260,8 +249,7 @@ async fn reads_carry_result_type_meta_and_caching_hints(r: &Registry) {
     )
     .await;
     assert_reply(MODERN, "ReadResourceResult", &cached);
-    assert_eq!(cached["result"]["ttlMs"], 5);
-    assert_eq!(cached["result"]["cacheScope"], "public");
+    assert_cached(&cached, 5, "public");
     // ... and dropped for revisions without caching.
     let legacy = ask(
         r,

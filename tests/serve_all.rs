@@ -31,14 +31,28 @@ async fn ask(registry: &Registry, method: &str, params: Value) -> Value {
         .expect("a reply")
 }
 
-async fn tool_names(registry: &Registry) -> Vec<String> {
-    let list = ask(registry, "tools/list", json!({})).await;
+/// The tool names of a `tools/list` reply.
+fn names_of(list: &Value) -> Vec<String> {
     list["result"]["tools"]
         .as_array()
         .unwrap_or_else(|| panic!("a tool list: {list}"))
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect()
+}
+
+async fn tool_names(registry: &Registry) -> Vec<String> {
+    names_of(&ask(registry, "tools/list", json!({})).await)
+}
+
+/// A 2025-11-25 `initialize` request.
+fn initialize() -> Value {
+    request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    )
 }
 
 async fn call_text(registry: &Registry, name: &str, arguments: Value) -> Value {
@@ -115,13 +129,10 @@ async fn the_union_introduces_itself_as_the_registry_says() {
                 .unwrap(),
         )
         .build();
-    let init = ask(
-        &registry,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    )
-    .await;
+    let init = registry
+        .handle_mcp_message(ALL_SERVERS, initialize())
+        .await
+        .expect("a reply");
     assert_reply("2025-11-25", "InitializeResult", &init);
     assert_eq!(init["result"]["serverInfo"]["name"], "hub");
     assert_eq!(init["result"]["serverInfo"]["version"], "2.1.0");
@@ -186,21 +197,13 @@ async fn next_sent(rx: &mut Outgoing) -> Value {
 }
 
 async fn ready_union_session(registry: &Registry) -> (ServerSession, Outgoing) {
-    let (session, outgoing) = ServerSession::new(registry.clone(), ALL_SERVERS);
-    let init = request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    let reply = session.handle(init).await.unwrap();
+    let (session, outgoing, reply) =
+        common::session::legacy_session(registry.clone(), ALL_SERVERS, json!({})).await;
     // Prompts and resources too, though no server has any yet: one may arrive.
     let capabilities = &reply["result"]["capabilities"];
     assert_eq!(capabilities["tools"]["listChanged"], true, "{reply}");
     assert_eq!(capabilities["prompts"]["listChanged"], true, "{reply}");
     assert_eq!(capabilities["resources"]["listChanged"], true, "{reply}");
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(session.handle(initialized).await.is_none());
     (session, outgoing)
 }
 
@@ -209,12 +212,7 @@ async fn session_tools(session: &ServerSession) -> Vec<String> {
         .handle(request(9, "tools/list", json!({})))
         .await
         .unwrap();
-    list["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("a tool list: {list}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect()
+    names_of(&list)
 }
 
 #[tokio::test]
@@ -326,17 +324,22 @@ async fn host_state_and_layers_see_each_tool_as_its_own() {
     );
 }
 
+/// A POST of JSON to `path`, accepting JSON or SSE.
+fn post_to(path: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+}
+
 async fn post(
     app: &axum::Router,
     path: &str,
     session: Option<&str>,
     body: Value,
 ) -> (StatusCode, Option<String>, Value) {
-    let mut req = Request::builder()
-        .method("POST")
-        .uri(path)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
+    let mut req = post_to(path);
     if let Some(id) = session {
         req = req
             .header("mcp-session-id", id)
@@ -357,13 +360,16 @@ async fn post(
     (status, session, body)
 }
 
-fn initialize() -> Value {
-    request(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
-               "clientInfo": {"name": "t", "version": "1"}}),
+/// The tool names `tools/list` gives in `session` at `path`.
+async fn listed_at(app: &axum::Router, path: &str, session: &str) -> Vec<String> {
+    let (_, _, list) = post(
+        app,
+        path,
+        Some(session),
+        request(1, "tools/list", json!({})),
     )
+    .await;
+    names_of(&list)
 }
 
 #[tokio::test]
@@ -375,20 +381,10 @@ async fn one_router_serves_the_union_and_every_server_at_its_path() {
     assert_eq!(status, StatusCode::OK, "{init}");
     assert_eq!(init["result"]["serverInfo"]["name"], "math");
     let math = session.expect("a session id");
-    let (_, _, list) = post(
-        &app,
-        "/mcp/math",
-        Some(&math),
-        request(1, "tools/list", json!({})),
-    )
-    .await;
+    let listed = listed_at(&app, "/mcp/math", &math).await;
     assert!(
-        list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["name"] != "mcp__left__whoami"),
-        "math alone: {list}"
+        !listed.contains(&"mcp__left__whoami".to_owned()),
+        "math alone: {listed:?}"
     );
     let (_, _, whoami) = post(&app, "/mcp/left", None, initialize()).await;
     assert_eq!(whoami["result"]["serverInfo"]["name"], "left");
@@ -398,20 +394,10 @@ async fn one_router_serves_the_union_and_every_server_at_its_path() {
     assert_eq!(status, StatusCode::OK, "{init}");
     assert_eq!(init["result"]["serverInfo"]["name"], "registry");
     let union = union.expect("a session id");
-    let (_, _, list) = post(
-        &app,
-        "/mcp",
-        Some(&union),
-        request(1, "tools/list", json!({})),
-    )
-    .await;
+    let listed = listed_at(&app, "/mcp", &union).await;
     assert!(
-        list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "mcp__left__whoami"),
-        "{list}"
+        listed.contains(&"mcp__left__whoami".to_owned()),
+        "{listed:?}"
     );
     let (status, _, _) = post(
         &app,
@@ -464,53 +450,33 @@ async fn a_missing_or_disabled_server_is_404_naming_the_servers() {
 /// outlives any one server.
 #[tokio::test]
 async fn a_listen_stream_on_the_union_hears_every_server() {
-    use mcp_registry::{CallOptions, CancellationToken, NotificationSink};
+    use common::listen::{cancel_unanswered, listen, next, open};
     let registry = Registry::from_servers([small_server("left", "whoami", "left")]);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let token = CancellationToken::new();
-    let options = CallOptions::new()
-        .notifications(NotificationSink::from_channel(tx))
-        .cancellation(token.clone());
-    let listen = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
-        "params": {"_meta": common::modern_meta(),
-                   "notifications": {"toolsListChanged": true, "resourcesListChanged": true}}});
-    let task = tokio::spawn({
-        let registry = registry.clone();
-        async move {
-            registry
-                .handle_mcp_message(ALL_SERVERS, listen)
-                .options(options)
-                .await
-        }
-    });
-    let mut next = async || {
-        tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .expect("a notification in time")
-            .expect("the stream is open")
-    };
+    let filter = json!({"toolsListChanged": true, "resourcesListChanged": true});
+    let (task, mut rx, token) = open(&registry, ALL_SERVERS, listen(json!(7), filter));
     assert_eq!(
-        next().await["method"],
+        next(&mut rx).await["method"],
         "notifications/subscriptions/acknowledged"
     );
     let motd = Resource::builder("mem://motd", "motd")
         .handler(|_| async { "hi" })
         .unwrap();
     registry.register_server(Server::builder("docs").resource(motd).build().unwrap());
-    assert_eq!(next().await["method"], "notifications/tools/list_changed");
     assert_eq!(
-        next().await["method"],
+        next(&mut rx).await["method"],
+        "notifications/tools/list_changed"
+    );
+    assert_eq!(
+        next(&mut rx).await["method"],
         "notifications/resources/list_changed"
     );
     registry.toggle_server("left", false).unwrap();
-    assert_eq!(next().await["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        next(&mut rx).await["method"],
+        "notifications/tools/list_changed"
+    );
     assert!(!task.is_finished(), "the union's stream outlives a server");
-    token.cancel();
-    let reply = tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(reply, None, "a cancelled stream gets no reply");
+    cancel_unanswered(task, token).await;
 }
 
 /// `completion/complete` of a prompt the union lists by its qualified name reaches that
@@ -564,12 +530,7 @@ async fn per_server_endpoints_share_the_unions_authorization() {
     let auth = Auth::new("http://localhost/mcp", validate).unwrap();
     let app = router_all(clashing(), HttpConfig::default().auth(auth));
     let send = |path: &str, token: Option<&str>| {
-        let mut req = Request::builder()
-            .method("POST")
-            .uri(path)
-            .header("host", "localhost")
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
+        let mut req = post_to(path).header("host", "localhost");
         if let Some(token) = token {
             req = req.header("authorization", format!("Bearer {token}"));
         }
@@ -599,12 +560,7 @@ async fn per_server_endpoints_share_the_unions_authorization() {
 async fn every_endpoint_refuses_a_foreign_host_or_origin() {
     let app = router_all(clashing(), HttpConfig::default());
     let send = |path: &str, header: (&'static str, &'static str)| {
-        let req = Request::builder()
-            .method("POST")
-            .uri(path)
-            .header(header.0, header.1)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream");
+        let req = post_to(path).header(header.0, header.1);
         app.clone()
             .oneshot(req.body(Body::from(initialize().to_string())).unwrap())
     };

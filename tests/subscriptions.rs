@@ -7,13 +7,10 @@ mod common;
 
 use std::time::Duration;
 
+use common::listen::{Notes, cancel_unanswered, listen, next, open};
 use common::{MODERN, assert_reply, assert_valid, modern_meta};
-use mcp_registry::{
-    CallOptions, CancellationToken, NotificationSink, Prompt, Registry, Resource, Server,
-    ServerSession, Tool,
-};
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use mcp_registry::{Prompt, Registry, Resource, Server, ServerSession, Tool};
+use serde_json::json;
 
 fn server(tools: &[&str]) -> Server {
     let tools = tools.iter().map(|name| {
@@ -34,43 +31,7 @@ fn server(tools: &[&str]) -> Server {
         .unwrap()
 }
 
-fn listen(id: Value, filter: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
-           "params": {"_meta": modern_meta(), "notifications": filter}})
-}
-
-/// Starts a listen in-process; its notifications arrive on the receiver.
-fn open(
-    registry: &Registry,
-    message: Value,
-) -> (
-    tokio::task::JoinHandle<Option<Value>>,
-    mpsc::UnboundedReceiver<Value>,
-    CancellationToken,
-) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let token = CancellationToken::new();
-    let options = CallOptions::new()
-        .notifications(NotificationSink::from_channel(tx))
-        .cancellation(token.clone());
-    let registry = registry.clone();
-    let task = tokio::spawn(async move {
-        registry
-            .handle_mcp_message("live", message)
-            .options(options)
-            .await
-    });
-    (task, rx, token)
-}
-
-async fn next(rx: &mut mpsc::UnboundedReceiver<Value>) -> Value {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("a notification in time")
-        .expect("the stream is open")
-}
-
-async fn quiet(rx: &mut mpsc::UnboundedReceiver<Value>) {
+async fn quiet(rx: &mut Notes) {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(rx.try_recv().is_err(), "nothing more was sent");
 }
@@ -80,6 +41,7 @@ async fn acknowledged_first_then_only_what_was_asked_until_cancelled() {
     let registry = Registry::from_servers([server(&["t1"])]);
     let (task, mut rx, token) = open(
         &registry,
+        "live",
         listen(
             json!(7),
             json!({"toolsListChanged": true, "promptsListChanged": true}),
@@ -109,12 +71,7 @@ async fn acknowledged_first_then_only_what_was_asked_until_cancelled() {
     registry.register_server(Server::builder("other").build().unwrap());
     quiet(&mut rx).await;
 
-    token.cancel();
-    let reply = tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(reply, None, "a cancelled stream gets no reply");
+    cancel_unanswered(task, token).await;
 }
 
 #[tokio::test]
@@ -124,6 +81,7 @@ async fn a_filter_keeps_other_types_out_and_unsupported_ones_are_not_acknowledge
     registry.register_server(plain);
     let (_task, mut rx, token) = open(
         &registry,
+        "live",
         listen(json!("s"), json!({"promptsListChanged": true})),
     );
     next(&mut rx).await;
@@ -134,24 +92,9 @@ async fn a_filter_keeps_other_types_out_and_unsupported_ones_are_not_acknowledge
     token.cancel();
 
     // A server without prompts or resources agrees to tool changes only.
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let token = CancellationToken::new();
-    let options = CallOptions::new()
-        .notifications(NotificationSink::from_channel(tx))
-        .cancellation(token.clone());
-    let r = registry.clone();
-    tokio::spawn(async move {
-        r.handle_mcp_message(
-            "plain",
-            listen(
-                json!(1),
-                json!({"toolsListChanged": true, "promptsListChanged": true,
-                       "resourcesListChanged": true, "resourceSubscriptions": ["data://a"]}),
-            ),
-        )
-        .options(options)
-        .await
-    });
+    let everything = json!({"toolsListChanged": true, "promptsListChanged": true,
+                            "resourcesListChanged": true, "resourceSubscriptions": ["data://a"]});
+    let (_task, mut rx, token) = open(&registry, "plain", listen(json!(1), everything));
     let ack = next(&mut rx).await;
     assert_eq!(
         ack["params"]["notifications"],
@@ -165,6 +108,7 @@ async fn resource_updates_for_the_uris_subscribed_to() {
     let registry = Registry::from_servers([server(&["t1"])]);
     let (_task, mut rx, token) = open(
         &registry,
+        "live",
         listen(
             json!(3),
             json!({"resourceSubscriptions": ["data://a", "data://a"]}),
@@ -197,6 +141,7 @@ async fn the_stream_ends_gracefully_when_its_server_goes_away() {
     let registry = Registry::from_servers([server(&["t1"])]);
     let (task, mut rx, _token) = open(
         &registry,
+        "live",
         listen(json!(9), json!({"toolsListChanged": true})),
     );
     next(&mut rx).await;

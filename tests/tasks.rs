@@ -9,73 +9,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::{DropFlag, MODERN};
+use common::session::legacy_session;
+use common::tasks::{TASKS, ask_tool, legacy, modern, plain_tool, result_of, send, slow_tool};
 use mcp_registry::protocol::{ElicitResult, TaskStatus, TaskSupport};
 use mcp_registry::task::TaskSettings;
-use mcp_registry::tool::{Elicitation, InputCallbacks, InputError};
+use mcp_registry::tool::InputCallbacks;
 use mcp_registry::{CallError, NotificationSink, Registry, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
-const TASKS: &str = "io.modelcontextprotocol/tasks";
-
-/// `_meta` of a 2026-07-28 request declaring the tasks extension (and elicitation).
-fn meta_with_tasks() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {
-            "elicitation": {}, "extensions": {TASKS: {}}
-        }
-    })
-}
-
-fn modern(id: u64, method: &str, mut params: Value) -> Value {
-    params["_meta"] = meta_with_tasks();
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-fn legacy(id: u64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Name {
-    name: String,
-}
-
 /// `slow`: ten seconds of work, flagging `dropped` when its future is dropped; `ask`: a
 /// moment of work, then a question inside the task.
 fn registry(dropped: Arc<AtomicBool>) -> Registry {
-    let slow = Tool::builder("slow")
-        .task_support(TaskSupport::Optional)
-        .raw(json!({"type": "object"}), move |_: Value| {
-            let flag = DropFlag(dropped.clone());
-            async move {
-                let _flag = flag;
-                tokio::time::sleep(Duration::from_secs(10)).await;
-                "ten seconds of work"
-            }
-        })
-        .unwrap();
-    let ask = Tool::builder("ask")
-        .task_support(TaskSupport::Optional)
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let name = match ctx.elicit::<Name>("Who are you?").await? {
-                Elicitation::Accept(Name { name }) => name,
-                _ => "stranger".to_owned(),
-            };
-            Ok::<_, InputError>(format!("Hello, {name}!"))
-        })
-        .unwrap();
-    let plain = Tool::new(
-        "plain",
-        "Not a task",
-        json!({"type": "object"}),
-        |_: Value| async { "plain" },
-    )
-    .unwrap();
+    let slow = slow_tool(dropped, 10, "ten seconds of work");
+    let (ask, plain) = (ask_tool(), plain_tool());
     Registry::builder()
         .server(Server::new("s", None, [slow, ask, plain]).unwrap())
         .task_settings(
@@ -84,16 +31,6 @@ fn registry(dropped: Arc<AtomicBool>) -> Registry {
                 .poll_interval(Duration::from_millis(500)),
         )
         .build()
-}
-
-async fn send(registry: &Registry, message: Value) -> Value {
-    registry.handle_mcp_message("s", message).await.unwrap()
-}
-
-async fn result_of(registry: &Registry, message: Value) -> Value {
-    let reply = send(registry, message).await;
-    assert!(reply.get("error").is_none(), "unexpected error: {reply}");
-    reply["result"].clone()
 }
 
 async fn sleep(secs: f64) {
@@ -586,22 +523,8 @@ async fn a_modern_calls_first_poll_notifies_its_request_and_its_task_then_only_i
 
 #[tokio::test(start_paused = true)]
 async fn a_legacy_sessions_task_names_itself_in_what_it_sends() {
-    use mcp_registry::ServerSession;
-    let (session, mut outgoing) = ServerSession::new(registry(Arc::default()), "s");
-    let initialize = legacy(
-        0,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-               "clientInfo": {"name": "c", "version": "1"}}),
-    );
-    session.handle_text(&initialize.to_string()).await.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(
-        session
-            .handle_text(&initialized.to_string())
-            .await
-            .is_none()
-    );
+    let (session, mut outgoing, _) =
+        legacy_session(registry(Arc::default()), "s", json!({"elicitation": {}})).await;
 
     let call = legacy(1, "tools/call", json!({"name": "ask", "task": {}}));
     let reply = session.handle_text(&call.to_string()).await.unwrap();

@@ -2,6 +2,11 @@
 //! scripted handler, and over a legacy session where the client's reply comes back as a
 //! message.
 
+#[path = "common/session.rs"]
+mod session;
+#[path = "common/stdio.rs"]
+mod stdio;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -309,18 +314,7 @@ async fn a_nested_form_is_refused_before_asking() {
 }
 
 async fn legacy_session(capabilities: Value) -> (ServerSession, Outgoing) {
-    let (session, outgoing) = ServerSession::new(registry(), "s");
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": capabilities,
-        "clientInfo": {"name": "c", "version": "1"}}});
-    session.handle_text(&initialize.to_string()).await.unwrap();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(
-        session
-            .handle_text(&initialized.to_string())
-            .await
-            .is_none()
-    );
+    let (session, outgoing, _) = session::legacy_session(registry(), "s", capabilities).await;
     (session, outgoing)
 }
 
@@ -463,66 +457,34 @@ async fn a_legacy_client_without_a_required_capability_gets_a_tool_error() {
     );
 }
 
-/// A client on the other end of `serve_io`, one JSON message a line.
-struct StdioClient {
-    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
-}
-
-impl StdioClient {
-    async fn send(&mut self, message: Value) {
-        use tokio::io::AsyncWriteExt as _;
-        let line = format!("{message}\n");
-        self.writer.write_all(line.as_bytes()).await.unwrap();
-    }
-
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-            .await
-            .expect("a line within 10 s")
-            .unwrap()
-            .expect("an open stream");
-        serde_json::from_str(&line).unwrap()
-    }
-}
-
 #[tokio::test]
 async fn over_stdio_the_request_goes_to_stdout_and_the_reply_comes_back_as_a_line() {
-    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let server = tokio::spawn(async move {
-        mcp_registry::transport::stdio::serve_io(registry(), "s", server_read, server_write).await
-    });
-    let (read, writer) = tokio::io::split(client_end);
-    let mut c = StdioClient {
-        writer,
-        lines: tokio::io::BufReader::new(read).lines(),
-    };
-    c.send(
+    use tokio::io::AsyncWriteExt as _;
+    let (mut c, server) = stdio::serve_piped(registry(), "s");
+    c.send_json(
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
         "clientInfo": {"name": "c", "version": "1"}}}),
     )
     .await;
     assert_eq!(c.recv().await["id"], 1);
-    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    c.send_json(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     let call = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "wipe", "arguments": {}}})
     };
-    c.send(call(7)).await;
+    c.send_json(call(7)).await;
     let request = c.recv().await;
     assert_eq!(request["method"], "elicitation/create");
-    c.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+    c.send_json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
         "action": "accept", "content": {"confirm": true}}}))
         .await;
     let reply = c.recv().await;
     assert_eq!(reply["id"], 7);
     assert_eq!(reply["result"]["content"][0]["text"], "wiped ()");
     // The client goes away while the tool waits: the tool hears so, and the server ends.
-    c.send(call(8)).await;
+    c.send_json(call(8)).await;
     let request = c.recv().await;
     assert_eq!(request["method"], "elicitation/create");
     assert_ne!(request["id"], json!(null));

@@ -5,10 +5,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::stdio::{Pipe, serve_piped};
 use common::{assert_reply, assert_valid, math_server};
-use mcp_registry::{Registry, Server, Tool, ToolContext, transport::stdio::serve_io};
+use mcp_registry::{Registry, Server, Tool, ToolContext};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Steps {
@@ -34,46 +35,8 @@ fn registry() -> Registry {
         .unwrap()])
 }
 
-struct Client {
-    writer: tokio::io::WriteHalf<tokio::io::DuplexStream>,
-    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
-}
-
-impl Client {
-    async fn send(&mut self, message: &str) {
-        self.writer.write_all(message.as_bytes()).await.unwrap();
-        self.writer.write_all(b"\n").await.unwrap();
-    }
-    async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-            .await
-            .expect("a line within 10 s")
-            .unwrap()
-            .expect("an open stream");
-        serde_json::from_str(&line).unwrap()
-    }
-}
-
-fn start() -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
-    start_serving(registry(), "math")
-}
-
-fn start_serving(
-    registry: Registry,
-    server: &'static str,
-) -> (Client, tokio::task::JoinHandle<std::io::Result<()>>) {
-    let (client_end, server_end) = tokio::io::duplex(1 << 16);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let server =
-        tokio::spawn(async move { serve_io(registry, server, server_read, server_write).await });
-    let (read, writer) = tokio::io::split(client_end);
-    (
-        Client {
-            writer,
-            lines: BufReader::new(read).lines(),
-        },
-        server,
-    )
+fn start() -> (Pipe, tokio::task::JoinHandle<std::io::Result<()>>) {
+    serve_piped(registry(), "math")
 }
 
 #[tokio::test]
@@ -143,10 +106,8 @@ async fn a_whole_session_over_stdio() {
         .unwrap();
 }
 
-/// Replies in any order, collected until `n` have arrived, keyed by id (`null` for errors
-/// without one).
 /// Closes the client's side of stdin and waits (10 s at most) for the server to exit cleanly.
-async fn close_and_join(mut c: Client, server: tokio::task::JoinHandle<std::io::Result<()>>) {
+async fn close_and_join(mut c: Pipe, server: tokio::task::JoinHandle<std::io::Result<()>>) {
     c.writer.shutdown().await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), server)
         .await
@@ -155,7 +116,25 @@ async fn close_and_join(mut c: Client, server: tokio::task::JoinHandle<std::io::
         .expect("a clean exit");
 }
 
-async fn recv_n(c: &mut Client, n: usize) -> Vec<Value> {
+/// Closes the client's side of stdin and waits (an hour of paused time at most) for the
+/// server to exit cleanly: how long it took.
+async fn close_and_time(
+    c: &mut Pipe,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+) -> Duration {
+    c.writer.shutdown().await.unwrap();
+    let started = tokio::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(3600), server)
+        .await
+        .expect("the server exits")
+        .unwrap()
+        .unwrap();
+    started.elapsed()
+}
+
+/// Replies in any order, collected until `n` have arrived, keyed by id (`null` for errors
+/// without one).
+async fn recv_n(c: &mut Pipe, n: usize) -> Vec<Value> {
     let mut got = Vec::new();
     for _ in 0..n {
         got.push(c.recv().await);
@@ -273,15 +252,8 @@ async fn end_of_input_ends_open_listen_streams() {
     c.send(&listen.to_string()).await;
     let ack = c.recv().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    c.writer.shutdown().await.unwrap();
-    let started = tokio::time::Instant::now();
-    tokio::time::timeout(Duration::from_secs(3600), server)
-        .await
-        .expect("the server exits")
-        .unwrap()
-        .unwrap();
     assert!(
-        started.elapsed() < mcp_registry::transport::stdio::SHUTDOWN_GRACE,
+        close_and_time(&mut c, server).await < mcp_registry::transport::stdio::SHUTDOWN_GRACE,
         "a stream needs no grace"
     );
 }
@@ -295,14 +267,7 @@ async fn calls_running_past_the_grace_are_cancelled() {
     c.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
     // Let the call start before the input ends.
     tokio::time::sleep(Duration::from_millis(10)).await;
-    c.writer.shutdown().await.unwrap();
-    let started = tokio::time::Instant::now();
-    tokio::time::timeout(Duration::from_secs(3600), server)
-        .await
-        .expect("the server exits")
-        .unwrap()
-        .unwrap();
-    let waited = started.elapsed();
+    let waited = close_and_time(&mut c, server).await;
     assert!(
         waited >= SHUTDOWN_GRACE - Duration::from_millis(20),
         "{waited:?}"
@@ -318,7 +283,7 @@ async fn calls_running_past_the_grace_are_cancelled() {
 async fn every_server_of_a_registry_over_one_stdio_session() {
     let registry = registry();
     registry.register_server(common::small_server("other", "whoami", "other"));
-    let (mut c, server) = start_serving(registry.clone(), mcp_registry::ALL_SERVERS);
+    let (mut c, server) = serve_piped(registry.clone(), mcp_registry::ALL_SERVERS);
     c.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
         .await;
     let init = c.recv().await;

@@ -357,6 +357,11 @@ impl ServerInput {
     pub(crate) fn krate(&self) -> Path {
         self.krate.clone().unwrap_or_else(default_crate)
     }
+
+    /// The server's `name`, empty when it has none (a mistake reported elsewhere).
+    pub(crate) fn name_value(&self) -> String {
+        self.name.as_ref().map(LitStr::value).unwrap_or_default()
+    }
 }
 
 /// The name under which a server's distributed slice is reached from the module of its

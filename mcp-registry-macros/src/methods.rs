@@ -442,11 +442,7 @@ impl VisitMut for ReplaceSelf<'_> {
 /// stand-ins for them when the server has mistakes (`built` is `None`).
 fn server_fns(server: &ServerInput, self_ty: &Type, built: Option<()>) -> TokenStream {
     let krate = server.krate();
-    let name = server
-        .name
-        .as_ref()
-        .map(syn::LitStr::value)
-        .unwrap_or_default();
+    let name = server.name_value();
     let (checks, body) = match built {
         Some(()) => crate::expand::method_server(server, quote!(self)),
         None => (

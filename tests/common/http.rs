@@ -5,30 +5,16 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use mcp_registry::transport::http::{HttpConfig, router};
-use mcp_registry::{Registry, Server, Tool, ToolContext};
+use mcp_registry::{Registry, Server};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use super::math_server;
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Steps {
-    steps: u32,
-}
-
 /// A router over the `math` server and a `job` tool that reports `steps` progress
 /// notifications before it finishes.
 pub fn app(config: HttpConfig) -> axum::Router {
-    let job = Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
-            for i in 1..=a.steps {
-                ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
-                    .unwrap();
-                tokio::task::yield_now().await;
-            }
-            "finished"
-        })
-        .unwrap();
+    let job = super::job::job_tool();
     let math = math_server();
     let tools = math.tools().iter().cloned().chain([job]);
     let registry = Registry::from_servers([Server::builder("math")
@@ -47,6 +33,18 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// `response`, read whole.
+    pub async fn read(response: axum::response::Response) -> Reply {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        Reply {
+            status,
+            headers,
+            body: String::from_utf8(bytes.to_vec()).unwrap(),
+        }
+    }
+
     /// The body as JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
@@ -80,19 +78,31 @@ pub async fn send_streaming(
         .unwrap()
 }
 
-/// Sends a request to `/mcp` and reads the reply whole.
+/// Sends a request to `/mcp` and reads the reply whole (see [`send_to`]).
 pub async fn send(
     app: &axum::Router,
     method: &str,
     headers: &[(&str, &str)],
     body: impl Into<Body>,
 ) -> Reply {
-    // `headers` replace the defaults of the same name; an empty value leaves the header out.
+    send_to(app, method, "/mcp", headers, body).await
+}
+
+/// Sends a request to `uri` and reads the reply whole: JSON sent, JSON or SSE accepted.
+/// `headers` replace those defaults of the same name; an empty value leaves the header out;
+/// a name given twice is sent twice.
+pub async fn send_to(
+    app: &axum::Router,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Body>,
+) -> Reply {
     let defaults = [
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
     ];
-    let mut req = Request::builder().method(method).uri("/mcp");
+    let mut req = Request::builder().method(method).uri(uri);
     for (k, v) in defaults {
         if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case(k)) {
             req = req.header(k, v);
@@ -106,23 +116,7 @@ pub async fn send(
         .oneshot(req.body(body.into()).unwrap())
         .await
         .unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = String::from_utf8(
-        response
-            .into_body()
-            .collect()
-            .await
-            .unwrap()
-            .to_bytes()
-            .to_vec(),
-    )
-    .unwrap();
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    Reply::read(response).await
 }
 
 /// A 2025-11-25 `initialize` request.

@@ -1,18 +1,26 @@
 //! Shared test helpers: validation of replies against the official MCP JSON Schemas, and
 //! the servers and tools the tests register; `http` drives the Streamable HTTP router,
 //! `fuzz` generates mutated messages, `dispatch` asks a registry of the `math` server,
+//! `everything` drives server-everything,
 //! `resources` holds resources and templates in a server `data`, `redis` starts a real
-//! `redis-server`, `task_store` is the contract every `TaskStore` keeps.
+//! `redis-server`, `task_store` is the contract every `TaskStore` keeps, `tasks` the task tests' requests
+//! and tools.
 #![allow(dead_code)]
 
 pub mod dispatch;
+pub mod everything;
 pub mod examples;
 pub mod fuzz;
 pub mod http;
+pub mod job;
+pub mod listen;
 pub mod logs;
 pub mod redis;
 pub mod resources;
+pub mod session;
+pub mod stdio;
 pub mod task_store;
+pub mod tasks;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,6 +116,23 @@ pub fn modern_meta() -> Value {
         "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"},
         "io.modelcontextprotocol/clientCapabilities": {}
     })
+}
+
+/// Asserts a 2026-07-28 reply is a complete result (`resultType`) from server `server`
+/// (`_meta` `serverInfo`).
+pub fn assert_complete_from(reply: &Value, server: &str) {
+    let result = &reply["result"];
+    assert_eq!(result["resultType"], "complete", "{reply}");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], server,
+        "{reply}"
+    );
+}
+
+/// Asserts a 2026-07-28 reply is cacheable for `ttl_ms` with `scope` (`public`, `private`).
+pub fn assert_cached(reply: &Value, ttl_ms: u64, scope: &str) {
+    assert_eq!(reply["result"]["ttlMs"], ttl_ms, "{reply}");
+    assert_eq!(reply["result"]["cacheScope"], scope, "{reply}");
 }
 
 /// Sets its flag when dropped: observes that a timed-out or cancelled call's future was

@@ -138,7 +138,6 @@ pub(crate) fn items_with(
     methods: TokenStream,
 ) -> TokenStream {
     let ident = &def.item.sig.ident;
-    let vis = &def.item.vis;
     let cfgs = cfgs(def);
     let (name, span) = def.name();
     let name = syn::LitStr::new(&name, span);
@@ -146,29 +145,17 @@ pub(crate) fn items_with(
         [kind.item_trait, kind.getter, kind.ty, kind.name_error]
             .map(|word| Ident::new(word, Span::call_site()));
     let check = name_check(span, quote!(#krate::__private::#name_error(#name)));
-    let doc = format!(
-        "The MCP {} made from this function (built on first use, then shared).",
-        kind.getter
-    );
+    let getter_fn = quote! {
+        pub fn #getter() -> #krate::#ty {
+            <Self as #krate::__private::#item_trait>::#getter()
+        }
+    };
+    let standing = item_struct(def, kind.getter, getter_fn, methods);
     quote! {
         #(#cfgs)*
         #check
 
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #ident {}
-
-        #(#cfgs)*
-        impl #ident {
-            #[doc = #doc]
-            #[allow(dead_code)]
-            pub fn #getter() -> #krate::#ty {
-                <Self as #krate::__private::#item_trait>::#getter()
-            }
-
-            #methods
-        }
+        #standing
 
         #(#cfgs)*
         #[allow(deprecated, unused_mut, unused_variables, clippy::too_many_arguments)]
@@ -178,6 +165,35 @@ pub(crate) fn items_with(
             fn #getter() -> #krate::#ty {
                 #body
             }
+        }
+    }
+}
+
+/// The hidden struct standing for the function and its inherent impl: `getter_fn` (the
+/// public getter of the MCP `what` made from the function, documented here) and `methods`.
+pub(crate) fn item_struct(
+    def: &AnnotatedFn,
+    what: &str,
+    getter_fn: TokenStream,
+    methods: TokenStream,
+) -> TokenStream {
+    let ident = &def.item.sig.ident;
+    let vis = &def.item.vis;
+    let cfgs = cfgs(def);
+    let doc = format!("The MCP {what} made from this function (built on first use, then shared).");
+    quote! {
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #ident {}
+
+        #(#cfgs)*
+        impl #ident {
+            #[doc = #doc]
+            #[allow(dead_code)]
+            #getter_fn
+
+            #methods
         }
     }
 }

@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, LitStr, Path};
 
-use super::{cfgs, hidden, option_str, option_timeout, static_lifetimes};
+use super::{cfgs, hidden, item_struct, option_str, option_timeout, static_lifetimes};
 use crate::ast::AnnotatedFn;
 use crate::uri::template_variables;
 
@@ -66,7 +66,6 @@ fn list(variables: &[String]) -> String {
 pub(crate) fn items(resource: &AnnotatedFn, krate: &Path, body: TokenStream) -> TokenStream {
     let own = &resource.attrs.resource;
     let ident = &resource.item.sig.ident;
-    let vis = &resource.item.vis;
     let cfgs = cfgs(resource);
     let (key, getter, ty, add) = match (&own.uri, &own.template) {
         (Some(uri), _) => (
@@ -82,28 +81,19 @@ pub(crate) fn items(resource: &AnnotatedFn, krate: &Path, body: TokenStream) -> 
             quote!(resource_template),
         ),
     };
-    let doc = format!(
-        "The MCP {} made from this function (built on first use, then shared).",
-        if own.uri.is_some() {
-            "resource"
-        } else {
-            "resource template"
+    let what = if own.uri.is_some() {
+        "resource"
+    } else {
+        "resource template"
+    };
+    let getter_fn = quote! {
+        pub fn #getter() -> #ty {
+            #body
         }
-    );
+    };
+    let standing = item_struct(resource, what, getter_fn, TokenStream::new());
     quote! {
-        #(#cfgs)*
-        #[doc(hidden)]
-        #[allow(non_camel_case_types, dead_code)]
-        #vis struct #ident {}
-
-        #(#cfgs)*
-        impl #ident {
-            #[doc = #doc]
-            #[allow(dead_code)]
-            pub fn #getter() -> #ty {
-                #body
-            }
-        }
+        #standing
 
         #(#cfgs)*
         impl #krate::__private::ResourceItem for #ident {

@@ -239,11 +239,7 @@ fn build(
 /// submission.
 pub(crate) fn server(server: &ServerInput) -> TokenStream {
     let krate = server.krate();
-    let name = server
-        .name
-        .as_ref()
-        .map(syn::LitStr::value)
-        .unwrap_or_default();
+    let name = server.name_value();
     let scope = scope(server, &krate);
     let mut checks = vec![
         scope.clone(),
@@ -313,11 +309,7 @@ pub(crate) fn method_server(
     state: TokenStream,
 ) -> (TokenStream, TokenStream) {
     let krate = server.krate();
-    let name = server
-        .name
-        .as_ref()
-        .map(syn::LitStr::value)
-        .unwrap_or_default();
+    let name = server.name_value();
     let scope = scope(server, &krate);
     let check = server_name_check(&krate, server.name.as_ref());
     let build = build(server, &name, &krate, Some(state));

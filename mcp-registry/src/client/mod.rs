@@ -22,6 +22,7 @@ mod lines;
 pub mod machine;
 mod mount;
 mod operations;
+mod pages;
 mod policy;
 mod skills;
 #[cfg(feature = "client-http")]

@@ -17,6 +17,7 @@ use std::future::Future;
 use super::driver::{Client, Reply, invalidate_tool_cache, lock, parse};
 use super::machine::{ClientLifecycle, ClientStateError, ServerNotification};
 use super::machine::{ClientMachine, RequestSettings};
+use super::pages::every_page;
 use super::policy::{self, Guarded, Outcome, RequestOptions};
 use crate::protocol::headers::{param_headers, tool_param_headers};
 use crate::protocol::{
@@ -163,16 +164,11 @@ impl Client {
     }
 
     async fn list_all_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
+        every_page(|cursor| async move {
             let page = self.list_tools_page(cursor).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.tools, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of tools, from `cursor`.
@@ -318,16 +314,11 @@ impl Client {
 
     /// Every prompt, following `nextCursor` to the end.
     pub async fn list_prompts(&self) -> Result<Vec<PromptDescriptor>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
+        every_page(|cursor| async move {
             let page = self.list_prompts_page(cursor).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of prompts, from `cursor`.
@@ -374,42 +365,32 @@ impl Client {
 
     /// Every resource, following `nextCursor` to the end.
     pub async fn list_resources(&self) -> Result<Vec<ResourceDescriptor>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
+        every_page(|cursor| async move {
             let (method, result) = self
                 .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resources(cursor.clone(), now)
                 })
                 .await?;
             let page: ListResourcesResult = parse(&method, result)?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
     }
 
     /// Every resource template, following `nextCursor` to the end.
     pub async fn list_resource_templates(
         &self,
     ) -> Result<Vec<ResourceTemplateDescriptor>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
+        every_page(|cursor| async move {
             let (method, result) = self
                 .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resource_templates(cursor.clone(), now)
                 })
                 .await?;
             let page: ListResourceTemplatesResult = parse(&method, result)?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.resource_templates, page.next_cursor))
+        })
+        .await
     }
 
     /// Reads resource `uri`.

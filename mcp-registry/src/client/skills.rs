@@ -4,15 +4,16 @@
 //! skill reads its `SKILL.md` alone.
 
 use base64::Engine as _;
-use serde_json::{Map, Value};
 
 use super::ClientError;
 use super::driver::{Client, parse};
+use super::pages::every_page;
 use super::policy::RequestOptions;
-use crate::protocol::{ResourceContents, ResourceDescriptor};
+use crate::protocol::{ResourceContents, ResourceDescriptor, params_of};
 use crate::skill::{
-    DirectoryReadResult, EXTENSION_ID, GetSkillResult, ListSkillsResult, SkillEntry,
-    SkillVerifyError, method, skill_md_body, verify_file, verify_skill_md,
+    DirectoryReadParams, DirectoryReadResult, EXTENSION_ID, GetSkillParams, GetSkillResult,
+    ListSkillsParams, ListSkillsResult, SkillEntry, SkillVerifyError, method, skill_md_body,
+    verify_file, verify_skill_md,
 };
 
 /// A skill whose `SKILL.md` was read and verified (size, digest, front matter).
@@ -43,28 +44,20 @@ impl Client {
     /// Every skill entry the server lists (`skills/list`, following `nextCursor`); reads no
     /// skill file.
     pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = cursor
-                .take()
-                .map(|c| Map::from_iter([("cursor".to_owned(), Value::String(c))]))
-                .unwrap_or_default();
+        every_page(|cursor| async move {
+            let params = params_of(&ListSkillsParams { cursor });
             let result = self
                 .request(method::SKILLS_LIST, Some(params), RequestOptions::default())
                 .await?;
             let page: ListSkillsResult = parse(method::SKILLS_LIST, result)?;
-            all.extend(page.skills);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.skills, page.next_cursor))
+        })
+        .await
     }
 
     /// The entry of the skill whose `SKILL.md` is at `uri` (`skills/get`).
     pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, ClientError> {
-        let params = Map::from_iter([("uri".to_owned(), Value::String(uri.to_owned()))]);
+        let params = params_of(&GetSkillParams { uri: uri.into() });
         let result = self
             .request(method::SKILLS_GET, Some(params), RequestOptions::default())
             .await?;
@@ -114,13 +107,11 @@ impl Client {
         &self,
         uri: &str,
     ) -> Result<Vec<ResourceDescriptor>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let mut params = Map::from_iter([("uri".to_owned(), Value::String(uri.to_owned()))]);
-            if let Some(c) = cursor.take() {
-                params.insert("cursor".to_owned(), Value::String(c));
-            }
+        every_page(|cursor| async move {
+            let params = params_of(&DirectoryReadParams {
+                uri: uri.into(),
+                cursor,
+            });
             let result = self
                 .request(
                     method::RESOURCES_DIRECTORY_READ,
@@ -129,12 +120,9 @@ impl Client {
                 )
                 .await?;
             let page: DirectoryReadResult = parse(method::RESOURCES_DIRECTORY_READ, result)?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
     }
 
     /// The raw bytes `resources/read` gives for `uri` (text as UTF-8, a blob decoded).

@@ -12,20 +12,49 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::ClientError;
 use super::driver::{Client, lock, parse};
 use super::policy::RequestOptions;
 use crate::protocol::{
-    CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, TaskIdParams,
-    TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method, params_of,
+    CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, ResultType,
+    TaskIdParams, TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method,
+    params_of,
 };
 
 /// How often to poll a task whose server suggests no interval.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
 /// The shortest interval polled at, whatever the server suggests.
 const MIN_POLL: Duration = Duration::from_millis(10);
+
+/// The members of a `tools/call` result that say whether it started a task.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallResultKind {
+    /// 2026-07-28: `task` starts one; a kind this crate does not know (or not a string) is
+    /// none, and the result is read as the tool's.
+    #[serde(default, deserialize_with = "known_result_type")]
+    result_type: Option<ResultType>,
+    /// 2025-11-25: a `task` member (without `content`) starts one.
+    #[serde(default, deserialize_with = "present")]
+    task: bool,
+    /// Whether there is `content`.
+    #[serde(default, deserialize_with = "present")]
+    content: bool,
+}
+
+/// `resultType` when it names a kind this crate knows.
+fn known_result_type<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ResultType>, D::Error> {
+    Ok(ResultType::deserialize(Value::deserialize(d)?).ok())
+}
+
+/// Whether the member is there, whatever it holds (`null` too).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(d).map(|_| true)
+}
 
 /// What a tool call started as a task gave: the result at once (the server chose not to
 /// make a task of it), or the task to follow.
@@ -92,30 +121,22 @@ impl Client {
         name: &str,
         result: Value,
     ) -> Result<ToolTask, ClientError> {
-        if result.get("resultType").and_then(Value::as_str) == Some("task") {
+        // Anything but an object is no task (its read as the tool's result says what is wrong).
+        let kind = match &result {
+            Value::Object(_) => CallResultKind::deserialize(&result).unwrap_or_default(),
+            _ => CallResultKind::default(),
+        };
+        let (id, poll_ms) = if kind.result_type == Some(ResultType::Task) {
             let task: DetailedTask = parse(method::TOOLS_CALL, result)?;
-            let poll = task
-                .poll_interval_ms
-                .map_or(DEFAULT_POLL, Duration::from_millis);
-            return Ok(ToolTask::Started(self.follow(
-                name.to_owned(),
-                task.task_id,
-                poll,
-            )));
-        }
-        if !self.is_modern() && result.get("task").is_some() && result.get("content").is_none() {
+            (task.task_id, task.poll_interval_ms)
+        } else if !self.is_modern() && kind.task && !kind.content {
             let created: CreateTaskResult = parse(method::TOOLS_CALL, result)?;
-            let poll = created
-                .task
-                .poll_interval
-                .map_or(DEFAULT_POLL, Duration::from_millis);
-            return Ok(ToolTask::Started(self.follow(
-                name.to_owned(),
-                created.task.task_id,
-                poll,
-            )));
-        }
-        parse(method::TOOLS_CALL, result).map(ToolTask::Finished)
+            (created.task.task_id, created.task.poll_interval)
+        } else {
+            return parse(method::TOOLS_CALL, result).map(ToolTask::Finished);
+        };
+        let poll = poll_ms.map_or(DEFAULT_POLL, Duration::from_millis);
+        Ok(ToolTask::Started(self.follow(name.to_owned(), id, poll)))
     }
 
     /// The `task` member of a 2025-11-25 call of `name`: asked for, or the tool runs only
@@ -335,5 +356,39 @@ impl ClientTask {
     /// The tool the task runs (empty for a task followed by id).
     pub fn tool(&self) -> &str {
         &self.tool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::CallResultKind;
+    use crate::protocol::ResultType;
+
+    fn kind(result: serde_json::Value) -> CallResultKind {
+        CallResultKind::deserialize(&result).unwrap()
+    }
+
+    #[test]
+    fn only_a_known_task_kind_starts_a_task() {
+        let task = kind(json!({"resultType": "task", "taskId": "t"}));
+        assert_eq!(task.result_type, Some(ResultType::Task));
+        // A kind this crate does not know, or not a string: read as the tool's result.
+        for unknown in [json!("later"), json!(7), json!(null)] {
+            let plain = kind(json!({"resultType": unknown, "content": []}));
+            assert_eq!(plain.result_type, None);
+            assert!(plain.content && !plain.task);
+        }
+    }
+
+    #[test]
+    fn a_legacy_task_is_a_task_member_even_null() {
+        let legacy = kind(json!({"task": null}));
+        assert!(legacy.task && !legacy.content);
+        assert_eq!(legacy.result_type, None);
+        let neither = kind(json!({}));
+        assert!(!neither.task && !neither.content);
     }
 }

@@ -36,14 +36,6 @@ pub struct RootsCapability {
     pub list_changed: Option<bool>,
 }
 
-/// The params of a request that pages (`resources/list`, `resources/templates/list`, ...).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PaginatedParams {
-    /// Where the previous page ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-}
-
 /// The result of `tools/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -113,13 +113,16 @@ pub struct DiscoverResult {
     pub cache: CacheHints,
 }
 
-/// The params of `tools/list`.
+/// The params of a request that pages (`tools/list`, `resources/list`, `prompts/list`, ...).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListToolsParams {
+pub struct PaginatedParams {
     /// Where the previous page ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
+
+/// The params of `tools/list`.
+pub type ListToolsParams = PaginatedParams;
 
 /// The params of `notifications/progress`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -23,8 +23,8 @@ mod version;
 pub use client::{
     CallToolParams, ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitAction,
     ElicitParams, ElicitResult, InputRequest, InputRequiredResult, ListRootsResult,
-    ListToolsResult, PaginatedParams, ResourceUriParams, Root, RootsCapability,
-    UnsupportedVersionData, UrlElicitationRequiredData,
+    ListToolsResult, ResourceUriParams, Root, RootsCapability, UnsupportedVersionData,
+    UrlElicitationRequiredData,
 };
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, CallToolResult, Content, EmbeddedResource,
@@ -39,8 +39,8 @@ pub use jsonrpc::{
 pub(crate) use jsonrpc::{params_of, value_kind};
 pub use messages::{
     CacheHints, CacheScope, CancelledNotificationParams, DiscoverResult, Implementation,
-    InitializeParams, InitializeResult, ListToolsParams, ProgressNotificationParams, ResultType,
-    ServerCapabilities, ToolsCapability, method,
+    InitializeParams, InitializeResult, ListToolsParams, PaginatedParams,
+    ProgressNotificationParams, ResultType, ServerCapabilities, ToolsCapability, method,
 };
 pub use prompt::{
     GetPromptParams, GetPromptResult, ListPromptsParams, ListPromptsResult, PromptArgument,

@@ -194,12 +194,7 @@ impl GetPromptResult {
 }
 
 /// The params of `prompts/list`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListPromptsParams {
-    /// Where the previous page ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-}
+pub type ListPromptsParams = super::messages::PaginatedParams;
 
 /// The result of `prompts/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

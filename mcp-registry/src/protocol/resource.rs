@@ -263,12 +263,7 @@ impl ResourceContents {
 }
 
 /// The params of `resources/list`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListResourcesParams {
-    /// Where the previous page ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-}
+pub type ListResourcesParams = super::messages::PaginatedParams;
 
 /// The result of `resources/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

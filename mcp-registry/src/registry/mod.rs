@@ -8,6 +8,7 @@ pub(crate) mod call;
 mod complete;
 mod error;
 mod guard;
+mod holder;
 pub mod layer;
 mod options;
 mod prompts;
@@ -46,6 +47,7 @@ pub(crate) use tasks::{TaskLaunch, TaskRun, end_of};
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
 use crate::tool::{CallNames, Extensions, Tool};
+use holder::{Held, Holder, holder};
 pub(crate) use union::UnionIdentity;
 
 /// The name every enabled server of a registry is served under as one: pass it wherever a
@@ -188,6 +190,24 @@ pub(crate) struct ToolRef {
     pub(crate) enabled: bool,
 }
 
+impl Held for ServerEntry {
+    fn server(&self) -> &Server {
+        &self.server
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
+impl Held for ToolRef {
+    fn server(&self) -> &Server {
+        &self.server
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
 /// A resolved tool, borrowed from a snapshot.
 #[derive(Clone, Copy)]
 pub(crate) struct Target<'a> {
@@ -235,14 +255,17 @@ impl Snapshot {
     /// The union of the enabled servers, introduced as `identity`: built once per snapshot.
     pub(crate) fn union(&self, identity: &UnionIdentity) -> &Server {
         self.union.get_or_init(|| {
-            let enabled: Vec<&Server> = self
-                .servers
-                .values()
-                .filter(|e| e.enabled)
-                .map(|e| &e.server)
-                .collect();
+            let enabled: Vec<&Server> = self.enabled().collect();
             Server::union(identity, &enabled)
         })
+    }
+
+    /// The enabled servers, by name.
+    pub(crate) fn enabled(&self) -> impl Iterator<Item = &Server> {
+        self.servers
+            .values()
+            .filter(|e| e.enabled)
+            .map(|e| &e.server)
     }
 
     pub(crate) fn server(&self, name: &str) -> Option<&ServerEntry> {
@@ -277,22 +300,17 @@ impl Snapshot {
     /// Resolves a plain or qualified tool name to one enabled server's tool.
     pub(crate) fn resolve(&self, name: &str) -> Result<Target<'_>, CallError> {
         if let Some(refs) = self.tools.get(name) {
-            let mut enabled = refs.iter().filter(|r| r.enabled);
-            return match (enabled.next(), enabled.next()) {
-                (Some(only), None) => Ok(Target {
+            return match holder(refs) {
+                Holder::Only(only) => Ok(Target {
                     tool: &only.tool,
                     names: &only.names,
                 }),
-                (Some(_), Some(_)) => Err(CallError::AmbiguousTool {
+                Holder::Ambiguous(servers) => Err(CallError::AmbiguousTool {
                     name: name.to_owned(),
-                    servers: refs
-                        .iter()
-                        .filter(|r| r.enabled)
-                        .map(|r| r.server.name().to_owned())
-                        .collect(),
+                    servers,
                 }),
-                (None, _) => Err(CallError::ServerDisabled {
-                    server: refs[0].server.name().to_owned(),
+                Holder::Disabled(server) => Err(CallError::ServerDisabled {
+                    server,
                     tool: name.to_owned(),
                 }),
             };
@@ -714,18 +732,15 @@ impl Registry {
 
     /// Every tool of every enabled server, sorted by server then tool name.
     pub fn all_tool_definitions(&self) -> Vec<ToolDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server.tools().iter().map(|t| ToolDefinition {
-                    server: e.server.name().to_owned(),
-                    qualified_name: qualified_name(e.server.name(), t.name()),
-                    tool: t.descriptor().clone(),
-                })
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server.tools().iter().map(|t| ToolDefinition {
+                server: server.name().to_owned(),
+                qualified_name: qualified_name(server.name(), t.name()),
+                tool: t.descriptor().clone(),
             })
-            .collect()
+        });
+        definitions.collect()
     }
 
     /// Watches registry changes: the receiver sees the latest [`RegistryChange`] whenever

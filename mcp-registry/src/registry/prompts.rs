@@ -8,6 +8,7 @@ use foldhash::HashMap;
 use serde_json::Value;
 
 use super::guard::{Failure, Guarded};
+use super::holder::{Held, Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
 use super::scope::{RequestInfo, Scope, through_layers};
@@ -149,6 +150,15 @@ pub(crate) struct PromptRef {
     enabled: bool,
 }
 
+impl Held for PromptRef {
+    fn server(&self) -> &Server {
+        &self.server
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
 /// Plain prompt name -> every server that has it (sorted by server name).
 pub(crate) type PromptIndex = HashMap<Arc<str>, Vec<PromptRef>>;
 
@@ -173,19 +183,14 @@ impl Snapshot {
     /// Resolves a plain or qualified prompt name to one enabled server's prompt.
     fn resolve_prompt(&self, name: &str) -> Result<(Server, Prompt), GetPromptError> {
         if let Some(refs) = self.prompts.get(name) {
-            let mut enabled = refs.iter().filter(|r| r.enabled);
-            return match (enabled.next(), enabled.next()) {
-                (Some(only), None) => Ok((only.server.clone(), only.prompt.clone())),
-                (Some(_), Some(_)) => Err(GetPromptError::AmbiguousPrompt {
+            return match holder(refs) {
+                Holder::Only(only) => Ok((only.server.clone(), only.prompt.clone())),
+                Holder::Ambiguous(servers) => Err(GetPromptError::AmbiguousPrompt {
                     name: name.to_owned(),
-                    servers: refs
-                        .iter()
-                        .filter(|r| r.enabled)
-                        .map(|r| r.server.name().to_owned())
-                        .collect(),
+                    servers,
                 }),
-                (None, _) => Err(GetPromptError::ServerDisabled {
-                    server: refs[0].server.name().to_owned(),
+                Holder::Disabled(server) => Err(GetPromptError::ServerDisabled {
+                    server,
                     prompt: name.to_owned(),
                 }),
             };
@@ -425,17 +430,14 @@ impl Registry {
 
     /// Every prompt of every enabled server, sorted by server then prompt name.
     pub fn all_prompt_definitions(&self) -> Vec<PromptDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server.prompts().iter().map(|p| PromptDefinition {
-                    server: e.server.name().to_owned(),
-                    qualified_name: qualified_name(e.server.name(), p.name()),
-                    prompt: p.descriptor().clone(),
-                })
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server.prompts().iter().map(|p| PromptDefinition {
+                server: server.name().to_owned(),
+                qualified_name: qualified_name(server.name(), p.name()),
+                prompt: p.descriptor().clone(),
             })
-            .collect()
+        });
+        definitions.collect()
     }
 }

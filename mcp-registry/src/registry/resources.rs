@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::guard::{Failure, Guarded};
+use super::holder::{Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
 use super::scope::{RequestInfo, Scope, through_layers};
@@ -415,20 +416,16 @@ impl Registry {
             .values()
             .filter(|e| e.server.resource(uri).is_some())
             .collect();
-        let mut enabled = exact.iter().filter(|e| e.enabled);
-        match (enabled.next(), enabled.next()) {
-            (Some(only), None) => return Ok(only.server.clone()),
-            (Some(_), Some(_)) => {
+        match holder(&exact) {
+            Holder::Only(only) => return Ok(only.server.clone()),
+            Holder::Ambiguous(servers) => {
                 return Err(ReadResourceError::AmbiguousResource {
                     uri: uri.to_owned(),
-                    servers: exact
-                        .iter()
-                        .filter(|e| e.enabled)
-                        .map(|e| e.server.name().to_owned())
-                        .collect(),
+                    servers,
                 });
             }
-            (None, _) => {}
+            // None enabled (or none has it): a template of an enabled server may.
+            Holder::Disabled(_) => {}
         }
         let by_template = snapshot.servers.values().find(|e| {
             e.server
@@ -451,34 +448,28 @@ impl Registry {
 
     /// Every resource of every enabled server, sorted by server then URI.
     pub fn all_resource_definitions(&self) -> Vec<ResourceDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server.resources().iter().map(|r| ResourceDefinition {
-                    server: e.server.name().to_owned(),
-                    resource: r.descriptor().clone(),
-                })
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server.resources().iter().map(|r| ResourceDefinition {
+                server: server.name().to_owned(),
+                resource: r.descriptor().clone(),
             })
-            .collect()
+        });
+        definitions.collect()
     }
 
     /// Every resource template of every enabled server, sorted by server then template name.
     pub fn all_resource_template_definitions(&self) -> Vec<ResourceTemplateDefinition> {
-        self.snapshot()
-            .servers
-            .values()
-            .filter(|e| e.enabled)
-            .flat_map(|e| {
-                e.server
-                    .listed_resource_templates()
-                    .map(|t| ResourceTemplateDefinition {
-                        server: e.server.name().to_owned(),
-                        template: t.descriptor().clone(),
-                    })
-            })
-            .collect()
+        let snapshot = self.snapshot();
+        let definitions = snapshot.enabled().flat_map(|server| {
+            server
+                .listed_resource_templates()
+                .map(|t| ResourceTemplateDefinition {
+                    server: server.name().to_owned(),
+                    template: t.descriptor().clone(),
+                })
+        });
+        definitions.collect()
     }
 
     /// Says the resource at `uri` changed: every session ([`ServerSession`]) that subscribed

@@ -27,7 +27,7 @@ impl ResourceBuilder {
     /// sent with its contents, where hosts read it. Set after [`meta`](Self::meta), which
     /// replaces the whole `_meta`.
     pub fn ui(mut self, ui: UiResourceMeta) -> Self {
-        self.metadata.meta = Some(apps::with_ui(self.metadata.meta.take(), &ui));
+        self.descriptor.meta = Some(apps::with_ui(self.descriptor.meta.take(), &ui));
         self
     }
 
@@ -36,12 +36,14 @@ impl ResourceBuilder {
     /// URI; the HTML should be a whole HTML5 document, its scripts and styles inline (the
     /// host's sandbox loads nothing else unless [`ui`](Self::ui) declares the origins).
     pub fn app_html(mut self, html: impl Into<Arc<str>>) -> Result<Resource, ResourceBuildError> {
-        if !apps::is_ui_uri(&self.uri) {
-            return Err(ResourceBuildError::NotAnApp { uri: self.uri });
+        if !apps::is_ui_uri(&self.descriptor.uri) {
+            return Err(ResourceBuildError::NotAnApp {
+                uri: self.descriptor.uri,
+            });
         }
-        self.metadata.mime_type = Some(MIME_TYPE.to_owned());
+        self.descriptor.mime_type = Some(MIME_TYPE.to_owned());
         let ui = self
-            .metadata
+            .descriptor
             .meta
             .as_ref()
             .and_then(|meta| meta.get(apps::META_KEY))

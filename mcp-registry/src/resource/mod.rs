@@ -186,61 +186,50 @@ fn has_scheme(uri: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-/// The metadata both builders share.
-#[derive(Debug, Clone, Default)]
-struct Metadata {
-    name: String,
-    title: Option<String>,
-    description: Option<String>,
-    mime_type: Option<String>,
-    annotations: Option<Annotations>,
-    icons: Vec<Icon>,
-    meta: Option<Map<String, Value>>,
-    timeout: Option<std::time::Duration>,
-}
-
+/// The setters both builders share: each holds the wire `descriptor` it finishes with,
+/// and its own `timeout`.
 macro_rules! metadata_setters {
     () => {
         /// The time limit of each read (counted from its first wait), in place of the
         /// registry's default; a caller's own limit still wins.
         pub fn timeout(mut self, limit: std::time::Duration) -> Self {
-            self.metadata.timeout = Some(limit);
+            self.timeout = Some(limit);
             self
         }
 
         /// Display title.
         pub fn title(mut self, title: impl Into<String>) -> Self {
-            self.metadata.title = Some(title.into());
+            self.descriptor.title = Some(title.into());
             self
         }
 
         /// What the resource is.
         pub fn description(mut self, description: impl Into<String>) -> Self {
-            self.metadata.description = Some(description.into());
+            self.descriptor.description = Some(description.into());
             self
         }
 
         /// The MIME type; contents returned as a `String` or bytes are labelled with it.
         pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-            self.metadata.mime_type = Some(mime_type.into());
+            self.descriptor.mime_type = Some(mime_type.into());
             self
         }
 
         /// Hints for the client: audience, priority, last modification.
         pub fn annotations(mut self, annotations: Annotations) -> Self {
-            self.metadata.annotations = Some(annotations);
+            self.descriptor.annotations = Some(annotations);
             self
         }
 
         /// Adds an icon.
         pub fn icon(mut self, icon: Icon) -> Self {
-            self.metadata.icons.push(icon);
+            self.descriptor.icons.push(icon);
             self
         }
 
         /// `_meta`.
         pub fn meta(mut self, meta: Map<String, Value>) -> Self {
-            self.metadata.meta = Some(meta);
+            self.descriptor.meta = Some(meta);
             self
         }
     };
@@ -291,12 +280,18 @@ impl Resource {
     /// Starts building the resource at `uri`, named `name`.
     pub fn builder(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
         ResourceBuilder {
-            uri: uri.into(),
-            size: None,
-            metadata: Metadata {
+            descriptor: ResourceDescriptor {
+                uri: uri.into(),
                 name: name.into(),
-                ..Default::default()
+                title: None,
+                description: None,
+                mime_type: None,
+                size: None,
+                annotations: None,
+                icons: Vec::new(),
+                meta: None,
             },
+            timeout: None,
         }
     }
 
@@ -355,27 +350,16 @@ impl fmt::Debug for Resource {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until a handler finishes it"]
 pub struct ResourceBuilder {
-    uri: String,
-    size: Option<u64>,
-    metadata: Metadata,
+    descriptor: ResourceDescriptor,
+    timeout: Option<std::time::Duration>,
 }
 
 impl ResourceBuilder {
     /// A builder holding everything `descriptor` says (a remote server's listing).
-    pub(crate) fn from_descriptor(d: crate::protocol::ResourceDescriptor) -> Self {
+    pub(crate) fn from_descriptor(descriptor: ResourceDescriptor) -> Self {
         ResourceBuilder {
-            uri: d.uri,
-            size: d.size,
-            metadata: Metadata {
-                name: d.name,
-                title: d.title,
-                description: d.description,
-                mime_type: d.mime_type,
-                annotations: d.annotations,
-                icons: d.icons,
-                meta: d.meta,
-                timeout: None,
-            },
+            descriptor,
+            timeout: None,
         }
     }
 
@@ -383,7 +367,7 @@ impl ResourceBuilder {
 
     /// The size in bytes, when known.
     pub fn size(mut self, size: u64) -> Self {
-        self.size = Some(size);
+        self.descriptor.size = Some(size);
         self
     }
 
@@ -395,43 +379,24 @@ impl ResourceBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoResourceContents + 'static,
     {
-        if !has_scheme(&self.uri) {
-            return Err(ResourceBuildError::InvalidUri { uri: self.uri });
+        let uri = &self.descriptor.uri;
+        if !has_scheme(uri) {
+            return Err(ResourceBuildError::InvalidUri { uri: uri.clone() });
         }
-        if self.metadata.name.is_empty() {
-            return Err(ResourceBuildError::EmptyName { uri: self.uri });
+        if self.descriptor.name.is_empty() {
+            return Err(ResourceBuildError::EmptyName { uri: uri.clone() });
         }
         Ok(self.build_checked(convert(handler)))
     }
 
     /// A resource from metadata already known to be valid and a low-level handler.
     pub(crate) fn build_checked(self, handler: impl ResourceHandler) -> Resource {
-        let Metadata {
-            name,
-            title,
-            description,
-            mime_type,
-            annotations,
-            icons,
-            meta,
-            timeout,
-        } = self.metadata;
         Resource {
             inner: Arc::new(ResourceInner {
-                timeout,
-                uri: self.uri.as_str().into(),
-                mime_type: mime_type.as_deref().map(Arc::from),
-                descriptor: ResourceDescriptor {
-                    uri: self.uri,
-                    name,
-                    title,
-                    description,
-                    mime_type,
-                    size: self.size,
-                    annotations,
-                    icons,
-                    meta,
-                },
+                timeout: self.timeout,
+                uri: self.descriptor.uri.as_str().into(),
+                mime_type: self.descriptor.mime_type.as_deref().map(Arc::from),
+                descriptor: self.descriptor,
                 handler: Arc::new(handler),
             }),
         }
@@ -475,12 +440,18 @@ impl ResourceTemplate {
         name: impl Into<String>,
     ) -> ResourceTemplateBuilder {
         ResourceTemplateBuilder {
-            completers: Completers::default(),
-            uri_template: uri_template.into(),
-            metadata: Metadata {
+            descriptor: ResourceTemplateDescriptor {
+                uri_template: uri_template.into(),
                 name: name.into(),
-                ..Default::default()
+                title: None,
+                description: None,
+                mime_type: None,
+                annotations: None,
+                icons: Vec::new(),
+                meta: None,
             },
+            timeout: None,
+            completers: Completers::default(),
         }
     }
 
@@ -610,27 +581,18 @@ impl fmt::Debug for ResourceTemplate {
 #[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until a handler finishes it"]
 pub struct ResourceTemplateBuilder {
-    uri_template: String,
-    metadata: Metadata,
+    descriptor: ResourceTemplateDescriptor,
+    timeout: Option<std::time::Duration>,
     completers: Completers,
 }
 
 impl ResourceTemplateBuilder {
     /// A builder holding everything `descriptor` says (a remote server's listing).
-    pub(crate) fn from_descriptor(d: crate::protocol::ResourceTemplateDescriptor) -> Self {
+    pub(crate) fn from_descriptor(descriptor: ResourceTemplateDescriptor) -> Self {
         ResourceTemplateBuilder {
-            uri_template: d.uri_template,
+            descriptor,
+            timeout: None,
             completers: Completers::default(),
-            metadata: Metadata {
-                name: d.name,
-                title: d.title,
-                description: d.description,
-                mime_type: d.mime_type,
-                annotations: d.annotations,
-                icons: d.icons,
-                meta: d.meta,
-                timeout: None,
-            },
         }
     }
 
@@ -668,7 +630,7 @@ impl ResourceTemplateBuilder {
         self,
         handler: impl ResourceHandler,
     ) -> Result<ResourceTemplate, ResourceBuildError> {
-        let template = UriTemplate::parse(&self.uri_template)?;
+        let template = UriTemplate::parse(&self.descriptor.uri_template)?;
         if let Some(unknown) = self
             .completers
             .names()
@@ -676,39 +638,20 @@ impl ResourceTemplateBuilder {
         {
             return Err(ResourceBuildError::UnknownCompletionVariable {
                 variable: unknown.to_owned(),
-                uri_template: self.uri_template,
+                uri_template: self.descriptor.uri_template,
             });
         }
-        if self.metadata.name.is_empty() {
+        if self.descriptor.name.is_empty() {
             return Err(ResourceBuildError::EmptyName {
-                uri: self.uri_template,
+                uri: self.descriptor.uri_template,
             });
         }
-        let Metadata {
-            name,
-            title,
-            description,
-            mime_type,
-            annotations,
-            icons,
-            meta,
-            timeout,
-        } = self.metadata;
         Ok(ResourceTemplate {
             inner: Arc::new(TemplateInner {
-                timeout,
+                timeout: self.timeout,
                 template,
-                mime_type: mime_type.as_deref().map(Arc::from),
-                descriptor: ResourceTemplateDescriptor {
-                    uri_template: self.uri_template,
-                    name,
-                    title,
-                    description,
-                    mime_type,
-                    annotations,
-                    icons,
-                    meta,
-                },
+                mime_type: self.descriptor.mime_type.as_deref().map(Arc::from),
+                descriptor: self.descriptor,
                 handler: Arc::new(handler),
                 completers: self.completers,
             }),

@@ -96,13 +96,8 @@ pub struct SkillFileEntry {
     pub size: u64,
 }
 
-/// The params of `skills/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ListSkillsParams {
-    /// Where the page starts (a previous page's `nextCursor`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-}
+/// The params of `skills/list`: where the page starts (a previous page's `nextCursor`).
+pub type ListSkillsParams = crate::protocol::PaginatedParams;
 
 /// The result of `skills/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

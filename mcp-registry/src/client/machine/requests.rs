@@ -184,6 +184,38 @@ impl ClientMachine {
         Ok(self.push(method, params, options, now, false))
     }
 
+    /// A typed request with the default settings.
+    fn plain<P: Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+        now: Instant,
+    ) -> Result<OutgoingRequest, ClientStateError> {
+        self.typed(method, params, &RequestSettings::default(), now)
+    }
+
+    /// A page of a `*/list` method, from `cursor`.
+    fn list(
+        &mut self,
+        method: &str,
+        cursor: Option<String>,
+        now: Instant,
+    ) -> Result<OutgoingRequest, ClientStateError> {
+        self.plain(method, &PaginatedParams { cursor }, now)
+    }
+
+    /// A request whose params are one resource's URI.
+    fn for_uri(
+        &mut self,
+        method: &str,
+        uri: &str,
+        options: &RequestSettings,
+        now: Instant,
+    ) -> Result<OutgoingRequest, ClientStateError> {
+        let params = ResourceUriParams { uri: uri.into() };
+        self.typed(method, &params, options, now)
+    }
+
     /// `ping`.
     pub fn ping(&mut self, now: Instant) -> Result<OutgoingRequest, ClientStateError> {
         self.request(method::PING, None, &RequestSettings::default(), now)
@@ -195,12 +227,7 @@ impl ClientMachine {
         cursor: Option<String>,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        self.typed(
-            method::TOOLS_LIST,
-            &PaginatedParams { cursor },
-            &RequestSettings::default(),
-            now,
-        )
+        self.list(method::TOOLS_LIST, cursor, now)
     }
 
     /// `tools/call`.
@@ -219,12 +246,7 @@ impl ClientMachine {
         cursor: Option<String>,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        self.typed(
-            method::RESOURCES_LIST,
-            &PaginatedParams { cursor },
-            &RequestSettings::default(),
-            now,
-        )
+        self.list(method::RESOURCES_LIST, cursor, now)
     }
 
     /// `resources/templates/list`, from `cursor`.
@@ -233,12 +255,7 @@ impl ClientMachine {
         cursor: Option<String>,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        self.typed(
-            method::RESOURCES_TEMPLATES_LIST,
-            &PaginatedParams { cursor },
-            &RequestSettings::default(),
-            now,
-        )
+        self.list(method::RESOURCES_TEMPLATES_LIST, cursor, now)
     }
 
     /// `resources/read`.
@@ -248,8 +265,7 @@ impl ClientMachine {
         options: &RequestSettings,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        let params = ResourceUriParams { uri: uri.into() };
-        self.typed(method::RESOURCES_READ, &params, options, now)
+        self.for_uri(method::RESOURCES_READ, uri, options, now)
     }
 
     /// `resources/subscribe`.
@@ -258,10 +274,9 @@ impl ClientMachine {
         uri: &str,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        let params = ResourceUriParams { uri: uri.into() };
-        self.typed(
+        self.for_uri(
             method::RESOURCES_SUBSCRIBE,
-            &params,
+            uri,
             &RequestSettings::default(),
             now,
         )
@@ -273,10 +288,9 @@ impl ClientMachine {
         uri: &str,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        let params = ResourceUriParams { uri: uri.into() };
-        self.typed(
+        self.for_uri(
             method::RESOURCES_UNSUBSCRIBE,
-            &params,
+            uri,
             &RequestSettings::default(),
             now,
         )
@@ -288,12 +302,7 @@ impl ClientMachine {
         cursor: Option<String>,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        self.typed(
-            method::PROMPTS_LIST,
-            &PaginatedParams { cursor },
-            &RequestSettings::default(),
-            now,
-        )
+        self.list(method::PROMPTS_LIST, cursor, now)
     }
 
     /// `prompts/get`.
@@ -312,12 +321,7 @@ impl ClientMachine {
         params: &CompleteParams,
         now: Instant,
     ) -> Result<OutgoingRequest, ClientStateError> {
-        self.typed(
-            method::COMPLETION_COMPLETE,
-            params,
-            &RequestSettings::default(),
-            now,
-        )
+        self.plain(method::COMPLETION_COMPLETE, params, now)
     }
 
     /// The log level: `logging/setLevel` on a legacy server; on 2026-07-28 the level is kept
@@ -332,13 +336,8 @@ impl ClientMachine {
             self.log_level = Some(level);
             return Ok(None);
         }
-        self.typed(
-            method::LOGGING_SET_LEVEL,
-            &SetLevelParams { level },
-            &RequestSettings::default(),
-            now,
-        )
-        .map(Some)
+        self.plain(method::LOGGING_SET_LEVEL, &SetLevelParams { level }, now)
+            .map(Some)
     }
 
     /// `subscriptions/listen` (2026-07-28 only).
@@ -350,12 +349,7 @@ impl ClientMachine {
         if self.era() != Some(ProtocolEra::Modern) {
             return Err(self.refuse("send subscriptions/listen to a legacy server"));
         }
-        self.typed(
-            method::SUBSCRIPTIONS_LISTEN,
-            params,
-            &RequestSettings::default(),
-            now,
-        )
+        self.plain(method::SUBSCRIPTIONS_LISTEN, params, now)
     }
 
     /// The retry of an `input_required` request (2026-07-28): the original `params` with
