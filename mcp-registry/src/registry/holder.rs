@@ -30,7 +30,8 @@ pub(crate) enum Holder<'a, R> {
 }
 
 /// Who of `entries` holds their name (an index keeps no empty list; for one, `Disabled` names
-/// no server).
+/// no server). Inlined: the names of the error cases are made only when they happen.
+#[inline]
 pub(crate) fn holder<R: Held>(entries: &[R]) -> Holder<'_, R> {
     let mut enabled = entries.iter().filter(|e| e.enabled());
     match (enabled.next(), enabled.next()) {
