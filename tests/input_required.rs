@@ -96,6 +96,18 @@ async fn send(registry: &Registry, message: Value) -> Value {
     registry.handle_mcp_message("s", message).await.unwrap()
 }
 
+/// `refused` is -32602 for a `requestState` that fails its integrity check.
+fn assert_integrity_refused(refused: &Value) {
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("integrity"),
+        "{refused}"
+    );
+}
+
 #[tokio::test]
 async fn an_ask_without_an_answer_ends_the_request_with_input_required_and_the_retry_completes() {
     let registry = registry();
@@ -204,14 +216,7 @@ async fn a_tampered_or_foreign_state_is_refused() {
     for forged in [format!("{state}-TAMPERED"), "x".to_owned(), String::new()] {
         let refused = send(&registry, call(2, "greet", json!({}), ALL, retry(forged))).await;
         assert_eq!(refused["id"], 2);
-        assert_eq!(refused["error"]["code"], -32602, "{refused}");
-        assert!(
-            refused["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("integrity"),
-            "{refused}"
-        );
+        assert_integrity_refused(&refused);
     }
     // State issued for other arguments.
     let refused = send(
@@ -456,12 +461,5 @@ async fn a_tool_without_context_is_answered_at_once_and_a_forged_state_is_still_
     assert_eq!(done["result"]["resultType"], "complete", "{done}");
     let forged = json!({"inputResponses": {}, "requestState": "x"});
     let refused = send(&registry, call(2, "echo", json!({"a": 1}), ALL, forged)).await;
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
-    assert!(
-        refused["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("integrity"),
-        "{refused}"
-    );
+    assert_integrity_refused(&refused);
 }

@@ -384,6 +384,16 @@ fn steps_registry() -> Registry {
 }
 
 /// The `notifications/progress` among the notes `next` has now: (token, progress).
+/// Sends `call` (a 2025-11-25 `tools/call` as a task) to `session`: the task's id.
+async fn start_in_session(session: &mcp_registry::ServerSession, call: &Value) -> String {
+    let reply = session.handle_text(&call.to_string()).await.unwrap();
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    reply["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 fn progress_in(mut next: impl FnMut() -> Option<Value>) -> Vec<(Value, f64)> {
     let mut seen = Vec::new();
     while let Some(note) = next() {
@@ -459,12 +469,7 @@ async fn a_legacy_tasks_progress_reaches_its_session_with_the_requests_token() {
         "tools/call",
         json!({"name": "steps", "task": {}, "_meta": {"progressToken": 7}}),
     );
-    let reply = session.handle_text(&call.to_string()).await.unwrap();
-    let reply: Value = serde_json::from_str(&reply).unwrap();
-    let id = reply["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_in_session(&session, &call).await;
     // After the CreateTaskResult, the task's progress goes on with the request's token
     // (2025-11-25 progress: "MUST continue to be used ... throughout the task's lifetime").
     sleep(4.5).await;
@@ -527,12 +532,7 @@ async fn a_legacy_sessions_task_names_itself_in_what_it_sends() {
         legacy_session(registry(Arc::default()), "s", json!({"elicitation": {}})).await;
 
     let call = legacy(1, "tools/call", json!({"name": "ask", "task": {}}));
-    let reply = session.handle_text(&call.to_string()).await.unwrap();
-    let reply: Value = serde_json::from_str(&reply).unwrap();
-    let id = reply["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = start_in_session(&session, &call).await;
     // The task asks on the session's own stream, naming itself; its status is told.
     let mut told = Vec::new();
     let request = loop {

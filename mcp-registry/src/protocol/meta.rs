@@ -15,13 +15,32 @@ use super::{META_CLIENT_CAPABILITIES, META_LOG_LEVEL, META_PROTOCOL_VERSION};
 /// `progressToken`: the token progress notifications name.
 const PROGRESS_TOKEN: &str = "progressToken";
 
+/// The members the protocol reads, in the order [`RequestMeta`] keeps them.
+const KNOWN: [&str; 4] = [
+    META_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    PROGRESS_TOKEN,
+];
+
+/// Where `key` is in [`KNOWN`]: a `match`, so that looking a member up compares lengths
+/// before bytes.
+#[inline]
+fn known_index(key: &str) -> Option<usize> {
+    match key {
+        META_PROTOCOL_VERSION => Some(0),
+        META_CLIENT_CAPABILITIES => Some(1),
+        META_LOG_LEVEL => Some(2),
+        PROGRESS_TOKEN => Some(3),
+        _ => None,
+    }
+}
+
 /// A request's `_meta` (an object).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RequestMeta {
-    protocol_version: Option<Value>,
-    client_capabilities: Option<Value>,
-    log_level: Option<Value>,
-    progress_token: Option<Value>,
+    /// The members named in [`KNOWN`], at their index.
+    known: [Option<Value>; 4],
     /// Every other member.
     rest: Map<String, Value>,
     /// All of it, put together on first ask.
@@ -29,26 +48,12 @@ pub(crate) struct RequestMeta {
 }
 
 impl RequestMeta {
-    /// The slot of a member the protocol reads; `None` for any other.
-    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
-        match key {
-            META_PROTOCOL_VERSION => Some(&mut self.protocol_version),
-            META_CLIENT_CAPABILITIES => Some(&mut self.client_capabilities),
-            META_LOG_LEVEL => Some(&mut self.log_level),
-            PROGRESS_TOKEN => Some(&mut self.progress_token),
-            _ => None,
-        }
-    }
-
     /// The member `key`.
     #[inline]
     pub(crate) fn get(&self, key: &str) -> Option<&Value> {
-        match key {
-            META_PROTOCOL_VERSION => self.protocol_version.as_ref(),
-            META_CLIENT_CAPABILITIES => self.client_capabilities.as_ref(),
-            META_LOG_LEVEL => self.log_level.as_ref(),
-            PROGRESS_TOKEN => self.progress_token.as_ref(),
-            _ => self.rest.get(key),
+        match known_index(key) {
+            Some(i) => self.known[i].as_ref(),
+            None => self.rest.get(key),
         }
     }
 
@@ -60,10 +65,15 @@ impl RequestMeta {
     /// Sets the member `key`.
     pub(crate) fn insert(&mut self, key: String, value: Value) {
         self.whole = OnceLock::new();
-        match self.slot(&key) {
-            Some(slot) => *slot = Some(value),
+        self.put(Cow::Owned(key), value);
+    }
+
+    /// Sets the member `key`, the whole left as it is (while it is being read).
+    fn put(&mut self, key: Cow<'_, str>, value: Value) {
+        match known_index(&key) {
+            Some(i) => self.known[i] = Some(value),
             None => {
-                self.rest.insert(key, value);
+                self.rest.insert(key.into_owned(), value);
             }
         }
     }
@@ -74,9 +84,9 @@ impl RequestMeta {
     pub(crate) fn as_map(&self) -> &Map<String, Value> {
         self.whole.get_or_init(|| {
             let mut whole = self.rest.clone();
-            for (key, value) in self.known() {
+            for (key, value) in KNOWN.iter().zip(&self.known) {
                 if let Some(value) = value {
-                    whole.insert(key.to_owned(), value.clone());
+                    whole.insert((*key).to_owned(), value.clone());
                 }
             }
             whole
@@ -88,28 +98,12 @@ impl RequestMeta {
         if let Some(whole) = self.whole.take() {
             return whole;
         }
-        let known = [
-            (META_PROTOCOL_VERSION, self.protocol_version),
-            (META_CLIENT_CAPABILITIES, self.client_capabilities),
-            (META_LOG_LEVEL, self.log_level),
-            (PROGRESS_TOKEN, self.progress_token),
-        ];
-        for (key, value) in known {
+        for (key, value) in KNOWN.iter().zip(self.known) {
             if let Some(value) = value {
-                self.rest.insert(key.to_owned(), value);
+                self.rest.insert((*key).to_owned(), value);
             }
         }
         self.rest
-    }
-
-    /// The members the protocol reads, by name.
-    fn known(&self) -> [(&'static str, Option<&Value>); 4] {
-        [
-            (META_PROTOCOL_VERSION, self.protocol_version.as_ref()),
-            (META_CLIENT_CAPABILITIES, self.client_capabilities.as_ref()),
-            (META_LOG_LEVEL, self.log_level.as_ref()),
-            (PROGRESS_TOKEN, self.progress_token.as_ref()),
-        ]
     }
 }
 
@@ -117,7 +111,7 @@ impl From<Map<String, Value>> for RequestMeta {
     fn from(map: Map<String, Value>) -> Self {
         let mut meta = RequestMeta::default();
         for (key, value) in map {
-            meta.insert(key, value);
+            meta.put(Cow::Owned(key), value);
         }
         meta
     }
@@ -168,12 +162,7 @@ impl<'de> Deserialize<'de> for MetaMember {
                         return Ok(MetaMember::NotAnObject);
                     }
                     let value = map.next_value()?;
-                    match meta.slot(&key) {
-                        Some(slot) => *slot = Some(value),
-                        None => {
-                            meta.rest.insert(key.into_owned(), value);
-                        }
-                    }
+                    meta.put(key, value);
                 }
                 Ok(MetaMember::Object(Box::new(meta)))
             }

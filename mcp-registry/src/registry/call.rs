@@ -18,7 +18,7 @@ use super::{CallError, CallOptions, Registry, Target};
 use crate::protocol::{CallToolResult, MAX_DEPTH, drop_flat, exceeds_max_depth};
 use crate::tool::{
     Arguments, BoxFuture, CallNames, CallScope, Completion, HandlerResult, PlainHandler, Tool,
-    ToolContext, ToolError,
+    ToolError,
 };
 
 /// A tool call to configure and `.await`: what [`Registry::call_tool_by_name`] returns.
@@ -132,23 +132,14 @@ impl Registry {
     ) -> CallFuture {
         let (call, guard) =
             self.scope_parts(target.names.clone(), options, info, target.tool.timeout());
-        match (self.layers(options), target.tool.plain_handler()) {
-            (None, Some(plain)) => run_plain(plain, call, guard, arguments),
-            (None, None) => run(
-                target.tool,
-                Scope {
-                    ctx: ToolContext::from_scope(call),
-                    guard,
-                },
-                arguments,
-            ),
-            (Some(layers), _) => {
-                let scope = Scope {
-                    ctx: ToolContext::from_scope(call),
-                    guard,
-                };
-                layered(&layers, target.tool.clone(), scope, arguments)
-            }
+        let layers = self.layers(options);
+        if let (None, Some(plain)) = (&layers, target.tool.plain_handler()) {
+            return run_plain(plain, call, guard, arguments);
+        }
+        let scope = Scope::new(call, guard);
+        match layers {
+            None => run(target.tool, scope, arguments),
+            Some(layers) => layered(&layers, target.tool.clone(), scope, arguments),
         }
     }
 }

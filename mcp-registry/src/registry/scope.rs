@@ -37,6 +37,17 @@ pub(crate) struct Scope {
     pub(crate) guard: Guard,
 }
 
+impl Scope {
+    /// The scope of `call`, its context built, run under `guard`.
+    #[inline(always)]
+    pub(crate) fn new(call: CallScope, guard: Guard) -> Self {
+        Scope {
+            ctx: ToolContext::from_scope(call),
+            guard,
+        }
+    }
+}
+
 /// A layer stack, shared by the requests it serves.
 pub(crate) type Layers = Arc<[Arc<dyn Layer>]>;
 
@@ -87,10 +98,7 @@ impl Registry {
         item_limit: Option<Duration>,
     ) -> Scope {
         let (call, guard) = self.scope_parts(names, options, info, item_limit);
-        Scope {
-            ctx: ToolContext::from_scope(call),
-            guard,
-        }
+        Scope::new(call, guard)
     }
 
     /// [`scope`](Self::scope) with its context not built yet: a function that reads none

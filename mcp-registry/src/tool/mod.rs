@@ -147,25 +147,22 @@ impl<A, F> Typed<A, F> {
     }
 }
 
-/// A function of the arguments alone: started without a context.
-impl<A, F, Fut, R> ToolHandler for Typed<A, F>
+/// A function of the arguments alone, given a context: it reads only the lenient-scalars
+/// flag of it.
+impl<A, F> ToolHandler for Typed<A, F>
 where
-    A: DeserializeOwned + 'static,
-    F: Fn(A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult,
+    Typed<A, F>: PlainHandler,
 {
     fn call(
         &self,
         ctx: ToolContext,
         arguments: Arguments<'_>,
     ) -> BoxFuture<'static, HandlerResult> {
-        let lenient = ctx.lenient_scalars();
-        drop(ctx);
-        self.start(arguments, lenient, &self.f)
+        PlainHandler::call(self, arguments, ctx.lenient_scalars())
     }
 }
 
+/// A function of the arguments alone: started without a context.
 impl<A, F, Fut, R> PlainHandler for Typed<A, F>
 where
     A: DeserializeOwned + 'static,
