@@ -230,11 +230,11 @@ echo "$("$CHROMIUM" --version 2>/dev/null)"
 
 # ---------------------------------------------------------------------------------------------
 if [[ ${E2E_SKIP_BUILD:-0} != 1 ]]; then
-    step "build: cargo build --examples"
-    cargo build --examples
+    step "build: cargo build --examples --all-features"
+    cargo build --examples --all-features
 fi
 for name in stdio_server http_server http_auth_server conformance_server claude_code_host hub apps; do
-    [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples)"
+    [[ -x $EXAMPLES/$name ]] || die "missing $EXAMPLES/$name (cargo build --examples --all-features)"
 done
 
 FAILED=()
@@ -287,12 +287,12 @@ done
 step "the MCP client against @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio, Streamable HTTP)"
 run "client vs server-everything (tests/client_everything.rs)" \
     env MCP_E2E_NODE="$NODE" MCP_E2E_EVERYTHING="$EVERYTHING" \
-    cargo test --quiet --test client_everything -- --ignored
+    cargo test --all-features --quiet --test client_everything -- --ignored
 
 # ---------------------------------------------------------------------------------------------
 step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
 run "client vs FastMCP (tests/client_fastmcp.rs)" \
-    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --quiet --test client_fastmcp -- --ignored
+    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --all-features --quiet --test client_fastmcp -- --ignored
 
 # ---------------------------------------------------------------------------------------------
 # The Python SDK (mcp 2.x: it drives multi round-trip requests itself) through HAProxy in front
@@ -300,7 +300,7 @@ run "client vs FastMCP (tests/client_fastmcp.rs)" \
 # calls spread, a retry finished on another replica, a key rotated under load, Redis restarted.
 step "Python SDK client behind HAProxy and three replicas (tests/replicas_lb.rs, ${PYTHONS[0]})"
 run "Python SDK behind a load balancer (tests/replicas_lb.rs)" \
-    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --quiet --test replicas_lb -- --ignored
+    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --all-features --quiet --test replicas_lb -- --ignored
 
 # ---------------------------------------------------------------------------------------------
 step "MCP conformance suite: requirement sets ${CONFORMANCE_REVISIONS[*]}, server leg (examples/conformance_server)"

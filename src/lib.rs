@@ -1,8 +1,5 @@
 //! Workspace package: owns the examples, the workspace tests and the benches. Not published.
 //!
-//! The README's code blocks are compiled and run as doctests from here, so the front page
-//! cannot drift from the code.
-
-#[cfg(doctest)]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;
+//! README.md's code blocks are compiled and run as doctests by the library
+//! (`mcp-registry/src/lib.rs`, which includes it as its crates.io page), and the guides
+//! live in `mcp-registry/src/guide/`, so the front page cannot drift from the code.

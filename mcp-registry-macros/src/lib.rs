@@ -1,5 +1,7 @@
-//! Procedural macros for [`mcp-registry`](https://docs.rs/mcp-registry): `#[mcp_tool]`,
-//! `#[mcp_prompt]`, `#[mcp_resource]` and `server!`. Depend on `mcp-registry`, which re-exports them; this crate is not used alone.
+//! Procedural macros of [`mcp-tool-registry`](https://docs.rs/mcp-tool-registry) (library
+//! `mcp_registry`): `#[mcp_tool]`, `#[mcp_prompt]`, `#[mcp_resource]`, `#[mcp_server]` and
+//! `server!`. Depend on `mcp-tool-registry`, which re-exports them; this crate is not used
+//! alone.
 
 #![forbid(unsafe_code)]
 
@@ -140,7 +142,7 @@ fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
 /// On a mistake the function is still emitted unchanged, with the error and stand-ins for
 /// the generated items, so one mistake gives one message.
 ///
-/// [`ToolContext`]: https://docs.rs/mcp-registry/latest/mcp_registry/struct.ToolContext.html
+/// [`ToolContext`]: https://docs.rs/mcp-tool-registry/latest/mcp_registry/struct.ToolContext.html
 #[proc_macro_attribute]
 pub fn mcp_tool(args: TokenStream, input: TokenStream) -> TokenStream {
     annotate(Kind::Tool, args, input)

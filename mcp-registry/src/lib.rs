@@ -1,51 +1,86 @@
-//! In-process MCP (Model Context Protocol) tool registry.
+//! Plain async Rust functions as MCP (Model Context Protocol) tools, prompts and resources.
 //!
-//! Annotate plain async functions with [`macro@mcp_tool`] (and [`macro@mcp_prompt`],
-//! [`macro@mcp_resource`]), group
-//! them with [`server!`], and a [`Registry`] calls them by name
-//! ([`Registry::call_tool_by_name`]) or answers MCP JSON-RPC for them
-//! ([`Registry::handle_mcp_message`]) with no subprocess, socket or transport.
-//!
-//! Tools can also be built at run time without macros:
+//! Annotate a function with [`macro@mcp_tool`] (or [`macro@mcp_prompt`],
+//! [`macro@mcp_resource`], or [`macro@mcp_server`] on an impl block), group items with
+//! [`server!`], and a [`Registry`] calls them by name ([`Registry::call_tool_by_name`]) or
+//! answers MCP JSON-RPC for them ([`Registry::handle_mcp_message`]) in-process, with no
+//! subprocess, socket or transport:
 //!
 //! ```
-//! use mcp_registry::{Json, Registry, Server, Tool};
+//! use mcp_registry::{Json, Registry, mcp_tool, server};
 //! use serde_json::json;
 //!
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! struct AddArgs { a: i64, b: i64 }
 //! #[derive(serde::Serialize, schemars::JsonSchema)]
-//! struct Sum { value: i64 }
+//! struct Sum {
+//!     value: i64,
+//! }
+//!
+//! /// Add two integers.
+//! ///
+//! /// # Arguments
+//! /// * `a` - the first addend
+//! /// * `b` - the second addend
+//! #[mcp_tool(read_only)]
+//! async fn add(a: i64, b: i64) -> Json<Sum> {
+//!     Json(Sum { value: a + b })
+//! }
+//!
+//! server!(name = "math", version = "1.0.0", tools = [add], fn = math);
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let add = Tool::builder("add")
-//!     .description("Add two integers")
-//!     .typed(|args: AddArgs| async move { Json(Sum { value: args.a + args.b }) })
+//! let registry = Registry::from_servers([math()]);
+//! let result = registry.call_tool_by_name("add", json!({"a": 2, "b": 3})).await.unwrap();
+//! assert_eq!(result.structured_content, Some(json!({"value": 5})));
+//!
+//! let reply = registry
+//!     .handle_mcp_message("math", json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+//!     .await
 //!     .unwrap();
-//! let registry = Registry::from_servers([Server::new("math", Some("1.0.0"), [add]).unwrap()]);
-//! let result = registry.call_tool_by_name("add", json!({"a": 1, "b": 2})).await.unwrap();
-//! assert_eq!(result.structured_content, Some(json!({"value": 3})));
+//! assert_eq!(reply["result"]["tools"][0]["name"], "add");
 //! # }
 //! ```
 //!
-//! ## Errors on the wire
+//! The same registry is served to MCP clients over stdio or Streamable HTTP ([`transport`]),
+//! handed to agents, or mixed with remote MCP servers through the [`client`].
 //!
-//! | situation | reply |
+//! # Guides
+//!
+//! Topic by topic, every example compiled and run as a test ([`guide`]):
+//!
+//! - [Tools, prompts and resources](guide::tools): the macros, `server!`, builders without
+//!   macros, answering MCP in-process, completion, subscriptions.
+//! - [Testing](guide::testing): unit tests, listing snapshots, typed call stubs, cassettes.
+//! - [Layers and state](guide::layers_and_state): the one pipeline every request takes,
+//!   approval, host state ([`State`]), time limits.
+//! - [Tasks](guide::tasks): tools run as tasks, over MCP and in-process ([`TaskHandle`]).
+//! - [Serving](guide::serving): stdio, Streamable HTTP, a whole registry as one server,
+//!   authorization.
+//! - [Replicas](guide::replicas): several replicas behind a load balancer.
+//! - [Client and auth](guide::client_and_auth): the MCP client, call policies, traces, remote
+//!   servers, OAuth 2.1.
+//! - [Agents](guide::agents): your own loop against a model API, agent runtimes.
+//! - [Extensions](guide::extensions): Skills and MCP Apps.
+//!
+//! # Features
+//!
+//! None is on by default. The minimum supported Rust version is 1.88.
+//!
+//! | feature | what it adds |
 //! |---|---|
-//! | unparseable text | -32700 |
-//! | not an object, `jsonrpc` not `"2.0"`, method not a string, bad id | -32600 |
-//! | unknown method | -32601 |
-//! | unknown tool, missing tool name, arguments not an object, bad cursor | -32602 |
-//! | unknown prompt, missing required prompt argument, a prompt argument not a string | -32602 |
-//! | a prompt that fails or panics | -32603 |
-//! | unknown resource URI | -32002 with `data.uri`; -32602 with `data.uri` in 2026-07-28 |
-//! | a resource function that fails or panics | -32603 |
-//! | unsupported `_meta` protocol version (2026-07-28) | -32022 with `data: {supported, requested}` |
-//! | unknown or disabled server | -32601 naming the server |
-//! | invalid arguments, tool failure, timeout, panic | a result with `isError: true` naming the problem |
-//! | a message nested deeper than [`protocol::MAX_DEPTH`] levels | -32600 |
-//! | a response, or a notification (even a malformed one) | no reply |
+//! | `stdio` | `transport::stdio`: serve a server on stdin and stdout |
+//! | `http` | `transport::http`: Streamable HTTP on axum, with sessions, OAuth bearer tokens and connection limits |
+//! | `http-dpop` | DPoP-bound access tokens on the HTTP server (RFC 9449) |
+//! | `agent` | `agent`: the Claude Code control protocol, per-session registries, tools exported in model APIs' formats |
+//! | `client-stdio` | [`client::Client`] over a child process's stdio |
+//! | `client-http` | [`client::Client`] over Streamable HTTP (reqwest, rustls) |
+//! | `client-auth` | OAuth 2.1 for the HTTP client: discovery, registration, PKCE, refresh, client credentials, DPoP |
+//! | `testing` | `testing`: listing snapshots that fail when a schema changes, and cassettes that record and replay a session |
+//! | `otel` | W3C trace context in `_meta`, so client and server spans join one OpenTelemetry trace ([`telemetry`]) |
+//! | `redis` | `replicas`: tasks, change notifications and legacy sessions shared by replicas through Redis |
+//!
+//! How each MCP error reaches the wire is tabled in the
+//! [tools guide](guide::tools#answering-mcp-in-process).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -57,6 +92,7 @@ pub mod catalog;
 pub mod client;
 pub mod completion;
 pub mod dispatch;
+pub mod guide;
 mod name;
 mod private;
 mod private_prompt;
@@ -122,7 +158,8 @@ pub mod __private {
     pub use crate::private_resource::*;
 }
 
-/// The crate's crates.io page (`README.md`), its code compiled and run as a doctest.
-#[cfg(doctest)]
+/// The crate's page (`README.md`, the repository's front page too), its code compiled and
+/// run as a doctest with the features it shows.
+#[cfg(all(doctest, feature = "stdio", feature = "http", feature = "agent"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

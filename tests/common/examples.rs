@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Builds `examples/{name}` (a no-op when it is up to date) and returns its path.
+/// Builds `examples/{name}` (a no-op when it is up to date) and returns its path. With every
+/// feature, as the tests themselves are built (`--all-features`), so nothing is rebuilt.
 ///
 /// What `cargo test` adds to a test's environment is left out of the nested build: ring's
 /// build script reruns when `CARGO_PKG_*` change, so passing them on would rebuild half the
@@ -16,7 +17,7 @@ pub fn example(name: &str) -> PathBuf {
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| format!("{root}/target"));
     let mut cargo = Command::new(env!("CARGO"));
     cargo
-        .args(["build", "--quiet", "--example", name])
+        .args(["build", "--quiet", "--all-features", "--example", name])
         .current_dir(root);
     for (var, _) in std::env::vars_os() {
         let var = var.to_string_lossy();
