@@ -6,7 +6,7 @@
 //! tools, and ends each turn with a `result`. Between the turns the host disables `weather`;
 //! the runtime sees it on its next `tools/list` and call.
 //!
-//! Run with `cargo run --example agent_session`. Every line of stdout is one message:
+//! Run with `cargo run --example agent_session --features agent`. Every line of stdout is one message:
 //! `host> {json}` or `runtime> {json}` (a JSON line as it crosses the pipe), or a `#` note.
 
 use std::sync::{Arc, Mutex};

@@ -6,8 +6,8 @@
 //! tool whose text says the time.
 //!
 //! ```text
-//! cargo run --example apps                  # 127.0.0.1:8000
-//! cargo run --example apps -- 0             # any free port, printed on stderr
+//! cargo run --example apps --features http                  # 127.0.0.1:8000
+//! cargo run --example apps --features http -- 0             # any free port, printed on stderr
 //! ```
 //!
 //! `tests/e2e/apps_host.py` is a minimal web host: it loads this app in headless Chromium

@@ -13,8 +13,8 @@
 //! session and `HOME` set to a scratch directory).
 //!
 //! ```text
-//! cargo run --example claude_code_host [-- --check]
-//! cargo run --example claude_code_host -- --serve-stdio     # the same servers over stdio
+//! cargo run --example claude_code_host --features agent,stdio [-- --check]
+//! cargo run --example claude_code_host --features agent,stdio -- --serve-stdio     # the same servers over stdio
 //! ```
 //!
 //! Every line of stdout is one message as it crosses the pipe (`host> ` / `cli> `) or a `#`

@@ -3,7 +3,7 @@
 //! `http://127.0.0.1:<port>/mcp`.
 //!
 //! ```text
-//! cargo run --example conformance_server -- 3001      # or MCP_CONFORMANCE_PORT=3001
+//! cargo run --example conformance_server --features http -- 3001      # or MCP_CONFORMANCE_PORT=3001
 //! conformance server --url http://127.0.0.1:3001/mcp --requirements 2026-07-28 \
 //!     --expected-failures tests/e2e/conformance/server-2026-07-28.yml
 //! ```

@@ -2,8 +2,8 @@
 //! at `http://127.0.0.1:8000/mcp` by default.
 //!
 //! ```text
-//! cargo run --example http_auth_server                 # 127.0.0.1:8000
-//! cargo run --example http_auth_server -- 8123         # 127.0.0.1:8123
+//! cargo run --example http_auth_server --features http                 # 127.0.0.1:8000
+//! cargo run --example http_auth_server --features http -- 8123         # 127.0.0.1:8123
 //! ```
 //!
 //! The token validator is a static table, so it runs without an authorization server:

@@ -2,9 +2,9 @@
 //! at `http://127.0.0.1:8000/mcp` by default.
 //!
 //! ```text
-//! cargo run --example http_server                  # 127.0.0.1:8000
-//! cargo run --example http_server -- 8123          # 127.0.0.1:8123
-//! MCP_HTTP_ADDR=127.0.0.1:9000 cargo run --example http_server
+//! cargo run --example http_server --features http                  # 127.0.0.1:8000
+//! cargo run --example http_server --features http -- 8123          # 127.0.0.1:8123
+//! MCP_HTTP_ADDR=127.0.0.1:9000 cargo run --example http_server --features http
 //! ```
 //!
 //! It listens on loopback only (a non-loopback address is refused) and, through the default

@@ -2,7 +2,7 @@
 //! the whole registry over stdio as one server (`hub`), so any MCP client sees both.
 //!
 //! ```text
-//! cargo run --example hub -- npx -y @modelcontextprotocol/server-everything
+//! cargo run --example hub --features agent,client-stdio,stdio -- npx -y @modelcontextprotocol/server-everything
 //! ```
 //!
 //! The remote is started with `Client::stdio` and mounted with `client::RemoteServer` into a
@@ -17,7 +17,7 @@
 //! saw and exits non-zero on a mismatch.
 //!
 //! ```text
-//! cargo run --example hub -- --check node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
+//! cargo run --example hub --features agent,client-stdio,stdio -- --check node node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio
 //! ```
 
 use std::process::ExitCode;

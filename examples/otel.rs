@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! docker run -p 4318:4318 -p 16686:16686 jaegertracing/jaeger   # or any OTLP collector
-//! cargo run --example otel                                       # then open localhost:16686
+//! cargo run --example otel --features otel                                       # then open localhost:16686
 //! ```
 //!
 //! The endpoint is `OTEL_EXPORTER_OTLP_ENDPOINT` (default `http://localhost:4318`). Without a

@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! export MCP_REQUEST_STATE_KEYS=$(openssl rand -base64 32)   # the same on every replica
-//! PORT=3101 REPLICA_NAME=r1 cargo run --example replica &
-//! PORT=3102 REPLICA_NAME=r2 cargo run --example replica &
+//! PORT=3101 REPLICA_NAME=r1 cargo run --example replica --features redis,http &
+//! PORT=3102 REPLICA_NAME=r2 cargo run --example replica --features redis,http &
 //! haproxy -f tests/e2e/replicas/haproxy.cfg                  # or any round-robin balancer
 //! ```
 //!

@@ -4,7 +4,7 @@
 //! Build it once, then point an MCP client at the binary:
 //!
 //! ```text
-//! cargo build --release --example stdio_server
+//! cargo build --release --example stdio_server --features stdio
 //! ```
 //!
 //! **Claude Desktop**: add to `claude_desktop_config.json` (macOS:
@@ -36,7 +36,7 @@
 //!   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"0"}}}' \
 //!   '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 //!   '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}' \
-//!   | cargo run -q --example stdio_server
+//!   | cargo run -q --example stdio_server --features stdio
 //! ```
 //!
 //! The same tools are served over HTTP by `examples/http_server.rs`; `tests/e2e/` drives both

@@ -3,8 +3,8 @@
 //! `status`. Over stdio by default, or Streamable HTTP with `--http PORT`.
 //!
 //! ```text
-//! cargo run --example tasks_server                 # stdio
-//! cargo run --example tasks_server -- --http 3002  # http://127.0.0.1:3002/mcp
+//! cargo run --example tasks_server --features stdio,http                 # stdio
+//! cargo run --example tasks_server --features stdio,http -- --http 3002  # http://127.0.0.1:3002/mcp
 //! ```
 //!
 //! A 2026-07-28 client that declares the `io.modelcontextprotocol/tasks` extension gets a

@@ -61,7 +61,7 @@ async fn a_changed_schema_fails_naming_where_and_a_missing_file_is_written_once(
     let message = failure(&after, &path).await;
     assert!(
         message.contains(
-            "/servers/echo/tools/0/inputSchema/properties/text/type: \"string\" -> \"integer\""
+            "/servers/echo/tools[echo]/inputSchema/properties/text/type: \"string\" -> \"integer\""
         ),
         "{message}"
     );

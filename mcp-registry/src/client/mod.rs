@@ -53,7 +53,10 @@ pub use tasks::{ClientTask, ToolTask};
 
 /// Moved to [`catalog::FilteredRegistry`](crate::catalog::FilteredRegistry); this path goes in
 /// the next release.
-#[deprecated(since = "0.1.0", note = "moved to `mcp_registry::catalog::FilteredRegistry`")]
+#[deprecated(
+    since = "0.1.0",
+    note = "moved to `mcp_registry::catalog::FilteredRegistry`"
+)]
 pub type FilteredRegistry = crate::catalog::FilteredRegistry;
 
 /// Moved to [`catalog::ToolFilter`](crate::catalog::ToolFilter); this path goes in the next
@@ -62,5 +65,8 @@ pub type FilteredRegistry = crate::catalog::FilteredRegistry;
 pub type ToolFilter = crate::catalog::ToolFilter;
 
 /// Renamed [`RequestOptions`]; this name goes in the next release.
-#[deprecated(since = "0.1.0", note = "renamed `mcp_registry::client::RequestOptions`")]
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `mcp_registry::client::RequestOptions`"
+)]
 pub type CallOptions = RequestOptions;

@@ -27,7 +27,11 @@ fn listed_features(text: &str, heading: &str) -> Vec<String> {
         .map(|line| line.trim_start_matches("//!").trim())
         .skip_while(|line| !line.starts_with('|'))
         .take_while(|line| line.starts_with('|'))
-        .filter_map(|row| row.strip_prefix("| `")?.split_once('`').map(|(name, _)| name.to_owned()))
+        .filter_map(|row| {
+            row.strip_prefix("| `")?
+                .split_once('`')
+                .map(|(name, _)| name.to_owned())
+        })
         .collect()
 }
 
@@ -39,15 +43,26 @@ fn sorted(mut names: Vec<String>) -> Vec<String> {
 #[test]
 fn the_readme_lists_every_feature_of_the_manifest() {
     let declared = manifest_features();
-    assert!(declared.len() >= 10, "features read from Cargo.toml: {declared:?}");
+    assert!(
+        declared.len() >= 10,
+        "features read from Cargo.toml: {declared:?}"
+    );
     let listed = listed_features(include_str!("../../README.md"), "\n## Features");
-    assert_eq!(sorted(listed), sorted(declared), "README.md's feature table against Cargo.toml");
+    assert_eq!(
+        sorted(listed),
+        sorted(declared),
+        "README.md's feature table against Cargo.toml"
+    );
 }
 
 #[test]
 fn the_crate_docs_list_every_feature_of_the_manifest() {
     let listed = listed_features(include_str!("../lib.rs"), "\n//! # Features");
-    assert_eq!(sorted(listed), sorted(manifest_features()), "lib.rs's feature table against Cargo.toml");
+    assert_eq!(
+        sorted(listed),
+        sorted(manifest_features()),
+        "lib.rs's feature table against Cargo.toml"
+    );
 }
 
 #[test]
@@ -55,9 +70,20 @@ fn every_guide_page_names_the_features_it_is_built_with() {
     // A page gated on a feature the manifest lacks would never be shown or tested.
     let declared = manifest_features();
     let guide = include_str!("mod.rs");
-    for line in guide.lines().filter(|line| line.starts_with("page!(") || line.starts_with("    [\"")) {
-        for feature in line.split('"').skip(1).step_by(2).filter(|f| !f.ends_with(".md")) {
-            assert!(declared.iter().any(|d| d == feature), "guide gated on unknown feature {feature:?}");
+    for line in guide
+        .lines()
+        .filter(|line| line.starts_with("page!(") || line.starts_with("    [\""))
+    {
+        for feature in line
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|f| !f.ends_with(".md"))
+        {
+            assert!(
+                declared.iter().any(|d| d == feature),
+                "guide gated on unknown feature {feature:?}"
+            );
         }
     }
 }

@@ -64,7 +64,8 @@ async fn list_all(registry: &Registry, server: &str, method: &str, member: &str)
 }
 
 /// Fails (panics, as an assertion does) when `registry`'s [`listings`] differ from the
-/// snapshot in the JSON file at `path`, naming each difference by its JSON pointer and saying
+/// snapshot in the JSON file at `path`, naming each difference by where it is (a JSON pointer,
+/// with listed items named by their name or URI: `/servers/math/tools[add]/inputSchema`) and saying
 /// how to accept the change. With [`SNAPSHOT_UPDATE_ENV`]`=1` the file is written instead; a
 /// missing file is written and the test fails once, so that a new snapshot is reviewed before
 /// it is committed.
@@ -129,7 +130,10 @@ fn write(path: &Path, listings: &Value) {
 /// The most differences a failure lists.
 const MAX_DIFFERENCES: usize = 20;
 
-/// Collects the JSON pointers (RFC 6901) at which `before` and `now` differ.
+/// Collects where `before` and `now` differ, as JSON pointers (RFC 6901), except that an
+/// element of a list of named items (tools, prompts, resources, templates, prompt arguments)
+/// is named by its identity (`tools[add]`) rather than its position, so that adding one tool
+/// reports that tool and not every position after it.
 fn diff(before: &Value, now: &Value, at: &mut String, out: &mut Vec<String>) {
     if out.len() >= MAX_DIFFERENCES {
         return;
@@ -141,29 +145,131 @@ fn diff(before: &Value, now: &Value, at: &mut String, out: &mut Vec<String>) {
                 let len = at.len();
                 at.push('/');
                 at.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                match (a.get(key), b.get(key)) {
-                    (Some(x), Some(y)) => diff(x, y, at, out),
-                    (Some(_), None) => out.push(format!("{at} (removed)")),
-                    (None, Some(_)) => out.push(format!("{at} (added)")),
-                    (None, None) => {}
-                }
+                diff_member(a.get(key), b.get(key), at, out);
                 at.truncate(len);
             }
         }
-        (Value::Array(a), Value::Array(b)) => {
-            for i in 0..a.len().max(b.len()) {
-                let len = at.len();
-                at.push_str(&format!("/{i}"));
-                match (a.get(i), b.get(i)) {
-                    (Some(x), Some(y)) => diff(x, y, at, out),
-                    (Some(_), None) => out.push(format!("{at} (removed)")),
-                    (None, Some(_)) => out.push(format!("{at} (added)")),
-                    (None, None) => {}
+        (Value::Array(a), Value::Array(b)) => match (identities(a), identities(b)) {
+            (Some(ids_a), Some(ids_b)) => diff_named(a, &ids_a, b, &ids_b, at, out),
+            _ => {
+                for i in 0..a.len().max(b.len()) {
+                    let len = at.len();
+                    at.push_str(&format!("/{i}"));
+                    diff_member(a.get(i), b.get(i), at, out);
+                    at.truncate(len);
                 }
-                at.truncate(len);
             }
-        }
+        },
         (a, b) if a != b => out.push(format!("{at}: {a} -> {b}")),
         _ => {}
+    }
+}
+
+/// One member (or element) on either side: compared, or reported added or removed.
+fn diff_member(
+    before: Option<&Value>,
+    now: Option<&Value>,
+    at: &mut String,
+    out: &mut Vec<String>,
+) {
+    match (before, now) {
+        (Some(x), Some(y)) => diff(x, y, at, out),
+        (Some(_), None) => out.push(format!("{at} (removed)")),
+        (None, Some(_)) => out.push(format!("{at} (added)")),
+        (None, None) => {}
+    }
+}
+
+/// The members that name a listed item, most specific first.
+const IDENTITY_KEYS: [&str; 3] = ["uriTemplate", "uri", "name"];
+
+/// Each element's identity, when every element is an object naming itself by the same
+/// member and no two share a name; `None` for other lists (compared by position).
+fn identities(items: &[Value]) -> Option<Vec<&str>> {
+    let first = items.first()?;
+    let key = IDENTITY_KEYS
+        .into_iter()
+        .find(|k| first.get(k).is_some_and(Value::is_string))?;
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|item| item.get(key).and_then(Value::as_str))
+        .collect::<Option<_>>()?;
+    let unique: std::collections::HashSet<&str> = ids.iter().copied().collect();
+    (unique.len() == ids.len()).then_some(ids)
+}
+
+/// Two lists of named items, matched by name: each item added, removed or changed is reported
+/// once under its name, and a reordering of the same items as such.
+fn diff_named(
+    a: &[Value],
+    ids_a: &[&str],
+    b: &[Value],
+    ids_b: &[&str],
+    at: &mut String,
+    out: &mut Vec<String>,
+) {
+    let find = |ids: &[&str], id: &str| ids.iter().position(|x| *x == id);
+    let mut names: Vec<&str> = ids_a.to_vec();
+    names.extend(ids_b.iter().filter(|id| find(ids_a, id).is_none()));
+    for name in names {
+        let len = at.len();
+        at.push_str(&format!("[{name}]"));
+        let before = find(ids_a, name).map(|i| &a[i]);
+        let now = find(ids_b, name).map(|i| &b[i]);
+        diff_member(before, now, at, out);
+        at.truncate(len);
+    }
+    let kept_a: Vec<&&str> = ids_a
+        .iter()
+        .filter(|id| find(ids_b, id).is_some())
+        .collect();
+    let kept_b: Vec<&&str> = ids_b
+        .iter()
+        .filter(|id| find(ids_a, id).is_some())
+        .collect();
+    if kept_a != kept_b && out.len() < MAX_DIFFERENCES {
+        out.push(format!("{at}: order changed"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff;
+    use serde_json::json;
+
+    fn differences(before: serde_json::Value, now: serde_json::Value) -> Vec<String> {
+        let mut out = Vec::new();
+        diff(&before, &now, &mut String::new(), &mut out);
+        out
+    }
+
+    #[test]
+    fn a_tool_added_first_is_named_once_not_every_position_after_it() {
+        let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        let before = json!({"tools": [tool("b"), tool("c"), tool("d")]});
+        let now = json!({"tools": [tool("a"), tool("b"), tool("c"), tool("d")]});
+        assert_eq!(differences(before, now), ["/tools[a] (added)"]);
+    }
+
+    #[test]
+    fn a_changed_or_removed_item_is_named_and_plain_lists_stay_positional() {
+        let before = json!({"resources": [{"uri": "x://1", "name": "one"}, {"uri": "x://2", "name": "two"}],
+                            "required": ["a", "b"]});
+        let now = json!({"resources": [{"uri": "x://2", "name": "deux"}], "required": ["a", "c"]});
+        assert_eq!(
+            differences(before, now),
+            [
+                "/required/1: \"b\" -> \"c\"",
+                "/resources[x://1] (removed)",
+                "/resources[x://2]/name: \"two\" -> \"deux\""
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_items_in_another_order_are_reported_as_reordered() {
+        let before = json!([{"name": "a"}, {"name": "b"}]);
+        let now = json!([{"name": "b"}, {"name": "a"}]);
+        assert_eq!(differences(before, now), [": order changed"]);
     }
 }
