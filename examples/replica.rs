@@ -1,5 +1,5 @@
-//! One replica of a server meant to run as several behind a load balancer (see README.md,
-//! "Running several replicas"): Streamable HTTP, configured from the environment.
+//! One replica of a server meant to run as several behind a load balancer (see the replicas
+//! guide, `mcp_registry::guide::replicas`): Streamable HTTP, configured from the environment.
 //!
 //! ```text
 //! export MCP_REQUEST_STATE_KEYS=$(openssl rand -base64 32)   # the same on every replica

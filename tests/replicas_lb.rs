@@ -387,16 +387,20 @@ async fn python_sdk_client_behind_the_load_balancer() {
     run(Peer::PythonSdkLegacy(python), "legacy_sessions").await;
 }
 
-/// README.md's "Running several replicas" quotes the HAProxy configuration the tests run.
+/// The replicas guide (`mcp_registry::guide::replicas`) quotes the HAProxy configuration the
+/// tests run.
 #[test]
-fn the_readme_quotes_the_haproxy_configuration() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md reads");
+fn the_replicas_guide_quotes_the_haproxy_configuration() {
+    let guide = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/mcp-registry/src/guide/replicas.md"
+    );
+    let readme = std::fs::read_to_string(guide).expect("the replicas guide reads");
     let cfg = std::fs::read_to_string(HAPROXY_CFG).expect("haproxy.cfg reads");
     let quoted = format!("```text\n{cfg}```");
     assert!(
         readme.contains(&quoted),
-        "README.md must quote tests/e2e/replicas/haproxy.cfg exactly, in a ```text block"
+        "the replicas guide must quote tests/e2e/replicas/haproxy.cfg exactly, in a ```text block"
     );
 }
 
