@@ -87,3 +87,15 @@ fn every_guide_page_names_the_features_it_is_built_with() {
         }
     }
 }
+
+/// The CHANGELOG's promise: the moved client paths still name the new types for one release.
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_client_paths_name_the_moved_types() {
+    use crate::client::{CallOptions, FilteredRegistry, ToolFilter};
+    let filter: ToolFilter = ToolFilter::builder().deny("mcp__fs__rm").build().unwrap();
+    let view: crate::catalog::FilteredRegistry =
+        FilteredRegistry::new(crate::Registry::new(), filter);
+    assert!(view.catalog().tools().is_empty());
+    let _options: crate::client::RequestOptions = CallOptions::new();
+}
