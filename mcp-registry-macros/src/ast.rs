@@ -96,32 +96,18 @@ impl Param {
     /// every parameter through `ToolParam`, which sees through aliases too; a context
     /// parameter written through an alias stays in the stub, where it cannot be sent.
     pub(crate) fn is_context(&self) -> bool {
-        self.last_segment()
-            .is_some_and(|last| last.ident == "ToolContext" && last.arguments.is_empty())
-    }
-
-    /// Whether the parameter is host state the call provides (`State<T>`, by the same rule:
-    /// a path ending in `State` with one type argument). Left out of the typed call stub, as
-    /// the context is: the caller cannot send it, the registry attaches it.
-    pub(crate) fn is_state(&self) -> bool {
-        self.last_segment().is_some_and(|last| {
-            last.ident == "State"
-                && matches!(&last.arguments, syn::PathArguments::AngleBracketed(args)
-                    if args.args.len() == 1
-                        && matches!(args.args.first(), Some(syn::GenericArgument::Type(_))))
-        })
-    }
-
-    /// The last segment of the parameter's type when it is a plain path, seen through the
-    /// invisible group a `macro_rules!` `$ty` arrives in and through parentheses.
-    fn last_segment(&self) -> Option<&syn::PathSegment> {
         let mut ty = &self.ty;
         loop {
             ty = match ty {
                 Type::Group(group) => &group.elem,
                 Type::Paren(paren) => &paren.elem,
-                Type::Path(path) if path.qself.is_none() => return path.path.segments.last(),
-                _ => return None,
+                Type::Path(path) => {
+                    return path.qself.is_none()
+                        && path.path.segments.last().is_some_and(|last| {
+                            last.ident == "ToolContext" && last.arguments.is_empty()
+                        });
+                }
+                _ => return false,
             }
         }
     }

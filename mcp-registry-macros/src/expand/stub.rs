@@ -2,8 +2,7 @@
 //!
 //! One associated function per tool, in the impl block of its `tool()` getter, which hands
 //! the arguments to the runtime crate's `CallStub::call_stub` (compiled once per signature,
-//! not per tool). The parameters the call provides (`ToolContext`, `State<T>`) are left out.
-//! Its only bound sits on the caller's type, so a tool whose arguments are not `Serialize`, or
+//! not per tool). Its only bound sits on the caller's type, so a tool whose arguments are not `Serialize`, or
 //! whose return type cannot be read back, still compiles: only a call of its stub is an error.
 
 use proc_macro2::{Span, TokenStream};
@@ -23,7 +22,7 @@ pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
         .params
         .iter()
         .enumerate()
-        .filter(|(_, p)| !p.is_context() && !p.is_state())
+        .filter(|(_, p)| !p.is_context())
     {
         names.push(param.property().unwrap_or_default());
         values.push(
