@@ -100,9 +100,9 @@ pub use server::{
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult, Json,
-    NotificationSink, ProgressError, SamplingRequest, State, Tool, ToolBuildError, ToolBuilder,
-    ToolContext, ToolError, run_blocking,
+    Caller, Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult,
+    Json, NotificationSink, Principal, ProgressError, SamplingRequest, State, Tool, ToolBuildError,
+    ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
 pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_server, mcp_tool, server};

@@ -32,7 +32,7 @@ use crate::protocol::{
     RequestId, drop_flat, exceeds_max_depth, method,
 };
 use crate::registry::{CallOptions, Registry, UpdateHook, WithOptions};
-use crate::tool::{BoxFuture, NotificationSink};
+use crate::tool::{BoxFuture, Caller, NotificationSink};
 
 /// Where a session is in the MCP lifecycle.
 ///
@@ -97,6 +97,9 @@ struct State {
 struct Inner {
     registry: Registry,
     server: String,
+    /// Who the session's requests come from when the transport names no one else: the
+    /// session itself, by an id of its own.
+    caller: Caller,
     state: Mutex<State>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     /// Requests sent to the client, waiting for its replies.
@@ -214,6 +217,7 @@ impl ServerSession {
             Inner {
                 registry,
                 server,
+                caller: Caller::session_of(crate::random::token()),
                 state: Mutex::new(State {
                     lifecycle: Lifecycle::Uninitialized,
                     version: None,
@@ -585,6 +589,9 @@ impl ServerSession {
             method::TOOLS_CALL | method::SUBSCRIPTIONS_LISTEN
         );
         let _in_flight = cancellable.then(|| self.track(&request.id, &mut options));
+        if options.caller.is_anonymous() {
+            options.caller = self.inner.caller.clone();
+        }
         if options.notifications.is_none() {
             options = options.notifications(self.inner.notifications.clone());
         }

@@ -52,7 +52,7 @@ pub(super) async fn handle_post(
         }
     };
     if let (Some(auth), Some(claims)) = (&state.config.auth, &caller)
-        && let Err(refusal) = auth.check_scopes(claims, called_tools(&message).into_iter())
+        && let Err(refusal) = auth.check_scopes(claims, &resolved_tools(&state, &message))
     {
         return auth.refuse(refusal);
     }
@@ -116,9 +116,12 @@ fn decode_body(body: &[u8]) -> Result<TextMessage<'_>, String> {
     decode_text(text).map_err(|e| e.to_string())
 }
 
-/// The names of the tools a message (or a batch) calls.
-fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
-    match message {
+/// The tools a message (or a batch) calls, each as `(its own server, its own name)`: the
+/// name is resolved first, the way dispatch will (a union's qualified alias, the plain
+/// name), so that per-tool scopes apply to the tool that would run. A name that resolves to
+/// no tool is kept as sent (its call fails as unknown).
+fn resolved_tools(state: &AppState, message: &TextMessage<'_>) -> Vec<(Arc<str>, Arc<str>)> {
+    let names: Vec<&str> = match message {
         TextMessage::One(Incoming::Request(request)) if request.method == method::TOOLS_CALL => {
             request.name().into_iter().collect()
         }
@@ -128,7 +131,16 @@ fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
             .filter(|m| m.get("method").and_then(Value::as_str) == Some(method::TOOLS_CALL))
             .filter_map(|m| m.get("params")?.get("name")?.as_str())
             .collect(),
-    }
+    };
+    names
+        .into_iter()
+        .map(|name| {
+            state
+                .registry
+                .resolve_tool(&state.server, name)
+                .unwrap_or_else(|| (Arc::from(state.server.as_str()), Arc::from(name)))
+        })
+        .collect()
 }
 
 /// A batch: served by a legacy session whose negotiated version has batches (2025-03-26),
@@ -158,7 +170,7 @@ async fn post_batch(
     match slot
         .session
         .handle(Value::Array(batch))
-        .options(call_options(caller))
+        .options(call_options(caller, header_str(headers, &SESSION_NAME)))
         .await
     {
         Some(reply) => json_response(StatusCode::OK, &reply),
@@ -207,7 +219,7 @@ async fn post_modern(
     // Unknown versions get -32022 (`400`); a legacy version in `_meta` is answered
     // statelessly.
     let mode = if modern { Mode::Modern } else { Mode::Strict };
-    respond(mode, caller, |mut options| {
+    respond(mode, call_options(caller, None), |mut options| {
         stateless(state, request, &mut options)
     })
     .await
@@ -334,7 +346,7 @@ async fn post_in_session(
     // The session answers after the body is gone: the message is made owned (a call's
     // arguments copied as text, not parsed).
     let message = message.into_owned();
-    respond(Mode::Session, caller, move |options| {
+    respond(Mode::Session, call_options(caller, Some(session_id)), move |options| {
         Pending::Later(Box::pin(async move {
             let (answered, changed) = slot.session.answer_noting_change(message, options).await;
             if let Some((state, session_id)) = share.filter(|_| changed)
