@@ -393,3 +393,53 @@ async fn a_function_reads_the_caller_the_transport_resolved() {
         .unwrap();
     assert_eq!(text(&named), "session");
 }
+
+/// A 2026-07-28 `requestState` is bound to the caller it was issued to: replayed by another
+/// caller (or by an anonymous one) it is refused, and its own caller's retry completes.
+#[tokio::test]
+async fn a_request_state_is_refused_for_another_caller() {
+    use mcp_registry::tool::{Elicitation, InputError};
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Name {
+        name: String,
+    }
+    let greet = Tool::builder("greet")
+        .typed_with_context(
+            |ctx: mcp_registry::ToolContext, _: serde_json::Map<String, Value>| async move {
+                match ctx.elicit::<Name>("Who are you?").await? {
+                    Elicitation::Accept(Name { name }) => Ok::<_, InputError>(name),
+                    _ => Ok("stranger".to_owned()),
+                }
+            },
+        )
+        .unwrap();
+    let registry = Registry::from_servers([Server::new("s", None, [greet]).unwrap()]);
+    let call = |id: u64, extra: Value| {
+        let mut params = json!({"name": "greet", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        }});
+        if let Value::Object(extra) = extra {
+            params.as_object_mut().unwrap().extend(extra);
+        }
+        request(id, "tools/call", params)
+    };
+    let as_who =
+        |caller: Caller, message: Value| registry.handle_mcp_message("s", message).caller(caller);
+    let ada = Caller::principal_of(Principal::new("ada"));
+    let first = as_who(ada.clone(), call(1, json!({}))).await.unwrap();
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let retry = json!({
+        "inputResponses": {"elicitation-0": {"action": "accept", "content": {"name": "Ada"}}},
+        "requestState": state,
+    });
+    let bob = Caller::principal_of(Principal::new("bob"));
+    for thief in [bob, Caller::session_of("ada"), Caller::Anonymous] {
+        let refused = as_who(thief.clone(), call(2, retry.clone())).await.unwrap();
+        assert_eq!(refused["error"]["code"], -32602, "{thief:?}: {refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains("another caller"), "{message}");
+    }
+    let done = as_who(ada, call(3, retry)).await.unwrap();
+    assert_eq!(done["result"]["content"][0]["text"], "Ada", "{done}");
+}
