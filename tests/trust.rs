@@ -7,9 +7,12 @@
 //! - D3: HTTP clients without a token own their tasks by session; another session neither
 //!   lists nor reads them, and an anonymous caller lists none.
 //! - The caller reaches functions as a typed parameter.
-//! - A table over (caller, entry point, name form, filter, scope): listing and calling agree.
+//! - A table over (caller, entry point, name form, filter, scope): listing and calling agree
+//!   (`table`).
 
 mod common;
+#[path = "trust/table.rs"]
+mod table;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -237,18 +240,18 @@ async fn a_per_tool_scope_holds_for_every_name_of_the_tool() {
     assert_eq!(wiped.load(Ordering::SeqCst), 1);
 }
 
-/// A router over server `s` with a slow task tool, without authorization.
-fn tasks_app() -> axum::Router {
+/// A router over server `s` with a slow task tool, served with `config`.
+fn tasks_app_with(config: HttpConfig) -> axum::Router {
     let slow = slow_tool(Arc::default(), 3600, "secret of the first session");
     let registry = Registry::from_servers([Server::new("s", None, [slow]).unwrap()]);
-    router(registry, "s", HttpConfig::default())
+    router(registry, "s", config)
 }
 
 /// D3: without a token, each legacy session owns its tasks: another session's
 /// `tasks/list`, `tasks/get`, `tasks/result` and `tasks/cancel` find nothing.
 #[tokio::test]
 async fn sessions_without_a_token_do_not_share_tasks() {
-    let app = tasks_app();
+    let app = tasks_app_with(HttpConfig::default());
     let (a, b) = (
         open(&app, "/mcp", None).await,
         open(&app, "/mcp", None).await,
