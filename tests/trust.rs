@@ -9,8 +9,12 @@
 //! - The caller reaches functions as a typed parameter.
 //! - A table over (caller, entry point, name form, filter, scope): listing and calling agree
 //!   (`table`).
+//! - 10⁵ generated requests through the HTTP entry reach nothing their caller may not use
+//!   (`fuzz`).
 
 mod common;
+#[path = "trust/fuzz.rs"]
+mod fuzz;
 #[path = "trust/table.rs"]
 mod table;
 
