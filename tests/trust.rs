@@ -450,3 +450,32 @@ async fn a_request_state_is_refused_for_another_caller() {
     let done = as_who(ada, call(3, retry)).await.unwrap();
     assert_eq!(done["result"]["content"][0]["text"], "Ada", "{done}");
 }
+
+/// The approval callback hears who is asking, as the gate does.
+#[tokio::test]
+async fn the_approval_callback_is_told_the_caller() {
+    use mcp_registry::registry::Approval;
+    let registry = Registry::builder()
+        .server(Server::new("fs", None, [counted("wipe", "wipe", Arc::default())]).unwrap())
+        .approval(|asked| async move {
+            match asked.caller.principal() {
+                Some(p) if p.has_scope("files:write") => Approval::Allow,
+                _ => Approval::Deny(format!("{:?} may not {}", asked.caller, asked.tool)),
+            }
+        })
+        .build();
+    let refused = registry.call_tool_by_name("wipe", json!({})).await;
+    assert!(
+        refused
+            .unwrap_err()
+            .to_string()
+            .contains("Anonymous may not wipe")
+    );
+    let writer = Caller::principal_of(Principal::new("w").with_scopes(["files:write"]));
+    let allowed = registry
+        .call_tool_by_name("wipe", json!({}))
+        .caller(writer)
+        .await
+        .unwrap();
+    assert_eq!(allowed.first_text(), Some("ran"));
+}
