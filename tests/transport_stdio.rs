@@ -423,3 +423,26 @@ async fn a_tasks_result_wait_cancelled_is_not_answered() {
     assert_eq!(c.recv().await["id"], 8);
     assert_never_answered(c, server, 6).await;
 }
+
+/// Regression: the in-flight table was keyed by id alone, so a request that ended removed
+/// the entry of a later request reusing its id, which no cancellation could then stop.
+#[tokio::test(start_paused = true)]
+async fn a_request_reusing_an_id_stays_cancellable() {
+    let (mut c, server) = start();
+    initialize(&mut c).await;
+    let call = |ms: u64| {
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "sleep", "arguments": {"ms": ms}}})
+        .to_string()
+    };
+    c.send(&call(1000)).await;
+    c.send(&call(3000)).await;
+    assert_eq!(
+        c.recv().await["result"]["content"][0]["text"],
+        "sleep slept 1000"
+    );
+    c.send(&cancel(5)).await;
+    c.send(r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 6);
+    assert_never_answered(c, server, 5).await;
+}
