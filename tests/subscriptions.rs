@@ -265,7 +265,7 @@ async fn a_change_made_on_the_acknowledgement_is_sent() {
     };
     let ack = next(&mut rx).await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    let mut heard = vec![next(&mut rx).await, next(&mut rx).await];
+    let mut heard = [next(&mut rx).await, next(&mut rx).await];
     heard.sort_by_key(|n| n["method"].as_str().unwrap_or_default().to_owned());
     assert_eq!(heard[0]["method"], "notifications/resources/updated");
     assert_eq!(heard[0]["params"]["uri"], "data://a");
