@@ -333,8 +333,13 @@ async fn assert_never_answered(
     })
     .await
     .expect("the server exits");
+    // A batch's replies are looked into too.
+    let mut replies = rest.iter().flat_map(|m| match m {
+        Value::Array(batch) => batch.iter().collect(),
+        m => vec![m],
+    });
     assert!(
-        rest.iter().all(|m| m["id"] != id),
+        replies.all(|m| m["id"] != id),
         "request {id} was cancelled, yet answered: {rest:?}"
     );
     server.await.unwrap().unwrap();
@@ -443,6 +448,23 @@ async fn a_request_reusing_an_id_stays_cancellable() {
     );
     c.send(&cancel(5)).await;
     c.send(r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 6);
+    assert_never_answered(c, server, 5).await;
+}
+
+/// A request in a 2025-03-26 batch is in the in-flight table once read too: a cancellation
+/// right behind the batch stops it.
+#[tokio::test(start_paused = true)]
+async fn a_cancellation_right_behind_a_batch_is_not_lost() {
+    let (mut c, server) = start();
+    c.send(&INIT.replace("2025-11-25", "2025-03-26")).await;
+    assert_eq!(c.recv().await["id"], 1);
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let batch = r#"[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1000}}}]"#;
+    let ping = r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#;
+    let write = format!("{batch}\n{}\n{ping}\n", cancel(5));
+    c.writer.write_all(write.as_bytes()).await.unwrap();
     assert_eq!(c.recv().await["id"], 6);
     assert_never_answered(c, server, 5).await;
 }

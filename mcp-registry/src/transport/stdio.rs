@@ -236,11 +236,13 @@ impl Running {
     /// unless its version has batches), applied before the next line otherwise.
     async fn batch(&mut self, batch: Vec<Value>) {
         let holds_request = batch.iter().any(|m| m.get("id").is_some());
-        let session = self.session.clone();
         let out = self.out.clone();
         let options = CallOptions::new().notifications(self.notifications.clone());
+        // Its requests in the in-flight table before the next line is read, as a single
+        // request's are.
+        let batch = self.session.register_batch(batch, &options);
         let task = async move {
-            if let Some(reply) = session.handle(Value::Array(batch)).options(options).await {
+            if let Some(reply) = batch.answer().await {
                 let _ = out.send(reply.to_string());
             }
         };

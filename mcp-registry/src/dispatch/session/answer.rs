@@ -30,6 +30,26 @@ type Ahead<'a> = Option<(&'a RequestId, u64)>;
 /// A message answered, and whether it changed the session's snapshot.
 type Noted<T> = (Option<T>, bool);
 
+/// One message of a batch, with its options and, when it is a request entered in the
+/// in-flight table where it was read, that entry.
+struct Element<'a> {
+    message: Value,
+    options: CallOptions,
+    ahead: Ahead<'a>,
+}
+
+/// The messages of `batch`, each with `options`, none entered yet.
+fn elements(batch: Vec<Value>, options: &CallOptions) -> Vec<Element<'static>> {
+    batch
+        .into_iter()
+        .map(|message| Element {
+            message,
+            options: options.clone(),
+            ahead: None,
+        })
+        .collect()
+}
+
 impl ServerSession {
     pub(super) async fn answer_value(&self, message: Value, options: CallOptions) -> Option<Value> {
         self.handle_noting_change(message, options).await.0
@@ -45,8 +65,8 @@ impl ServerSession {
         match message {
             // A batch too deep is refused whole (as its text would be), dropped flat.
             Value::Array(_) if exceeds_max_depth(&message) => (refuse_too_deep(message), false),
-            Value::Array(batch) => self.handle_batch(batch, options).await,
-            message => self.answer_value_of(decode(message), options).await,
+            Value::Array(batch) => self.handle_batch(elements(batch, &options)).await,
+            message => self.answer_value_of(decode(message), options, None).await,
         }
     }
 
@@ -59,7 +79,7 @@ impl ServerSession {
 
     /// Serves (or refuses) a batch. Boxed: a batch is rare, and its future would otherwise
     /// size every single message's.
-    fn handle_batch(&self, batch: Vec<Value>, options: CallOptions) -> BoxFuture<'_, Noted<Value>> {
+    fn handle_batch<'a>(&'a self, batch: Vec<Element<'a>>) -> BoxFuture<'a, Noted<Value>> {
         Box::pin(async move {
             let refuse = |message: String| {
                 Some(error_value(
@@ -69,7 +89,7 @@ impl ServerSession {
             };
             if !self.accepts_batches() {
                 // Dropped flat: a refused batch can be nested as deep as a caller made it.
-                batch.into_iter().for_each(drop_flat);
+                batch.into_iter().for_each(|e| drop_flat(e.message));
                 let version = self
                     .protocol_version()
                     .map_or("none yet".to_owned(), |v| v.to_string());
@@ -87,7 +107,7 @@ impl ServerSession {
             let answered = futures_util::future::join_all(
                 batch
                     .into_iter()
-                    .map(|message| self.answer_value_of(decode(message), options.clone())),
+                    .map(|e| self.answer_value_of(decode(e.message), e.options, e.ahead)),
             )
             .await;
             let changed = answered.iter().any(|(_, changed)| *changed);
@@ -99,8 +119,13 @@ impl ServerSession {
         })
     }
 
-    async fn answer_value_of(&self, message: Incoming<'_>, options: CallOptions) -> Noted<Value> {
-        let (answered, changed) = self.answer_noting_change(message, options).await;
+    async fn answer_value_of(
+        &self,
+        message: Incoming<'_>,
+        options: CallOptions,
+        ahead: Ahead<'_>,
+    ) -> Noted<Value> {
+        let (answered, changed) = self.answer_entered(message, options, ahead).await;
         (
             answered.and_then(|(id, answer)| reply_value(id, answer)),
             changed,
@@ -111,7 +136,7 @@ impl ServerSession {
         let message = match decode_text(text) {
             Ok(TextMessage::One(message)) => message,
             Ok(TextMessage::Batch(batch)) => {
-                let (reply, _) = self.handle_batch(batch, options).await;
+                let (reply, _) = self.handle_batch(elements(batch, &options)).await;
                 return reply.map(|v| v.to_string());
             }
             Err(e) => return Some(parse_error(e).to_string()),
@@ -344,5 +369,76 @@ impl Registered {
         let (answered, _) = self.session.answer_entered(message, options, ahead).await;
         let (id, answer) = answered?;
         reply_text(id, answer)
+    }
+}
+
+/// A batch whose requests were entered in the in-flight table where it was read
+/// ([`ServerSession::register_batch`]), until it is answered.
+#[cfg(feature = "stdio")]
+pub(crate) struct RegisteredBatch {
+    session: ServerSession,
+    batch: Vec<Value>,
+    /// Each message's options, and its entry when it is a request.
+    entered: Vec<(Option<Registered>, CallOptions)>,
+}
+
+#[cfg(feature = "stdio")]
+impl ServerSession {
+    /// Enters the requests of `batch` in the in-flight table now, each as
+    /// [`register`](Self::register) does, with `options`; answer it with
+    /// [`RegisteredBatch::answer`].
+    pub(crate) fn register_batch(
+        &self,
+        batch: Vec<Value>,
+        options: &CallOptions,
+    ) -> RegisteredBatch {
+        let entered = batch
+            .iter()
+            .map(|message| {
+                let mut options = options.clone();
+                let request = message.get("method").is_some_and(Value::is_string);
+                let id = message.get("id").and_then(RequestId::from_value);
+                let registered = id
+                    .filter(|_| request)
+                    .map(|id| self.register(&id, &mut options));
+                (registered, options)
+            })
+            .collect();
+        RegisteredBatch {
+            session: self.clone(),
+            batch,
+            entered,
+        }
+    }
+}
+
+#[cfg(feature = "stdio")]
+impl RegisteredBatch {
+    /// Answers the batch as [`handle`](ServerSession::handle) does; its requests leave the
+    /// in-flight table once it is answered.
+    pub(crate) async fn answer(self) -> Option<Value> {
+        let RegisteredBatch {
+            session,
+            batch,
+            entered,
+        } = self;
+        // A batch too deep is refused whole (as its text would be), dropped flat.
+        let batch = Value::Array(batch);
+        if exceeds_max_depth(&batch) {
+            return refuse_too_deep(batch);
+        }
+        let Value::Array(batch) = batch else {
+            return None;
+        };
+        let elements = batch
+            .into_iter()
+            .zip(entered.iter())
+            .map(|(message, (registered, options))| Element {
+                message,
+                options: options.clone(),
+                ahead: registered.as_ref().map(|r| (&r.id, r.generation)),
+            })
+            .collect();
+        session.handle_batch(elements).await.0
     }
 }
