@@ -61,7 +61,7 @@ pub enum Lifecycle {
     /// Marked failed: legacy requests other than `ping` and `initialize` (which
     /// re-initializes) are refused with the reason, until then or [`ServerSession::reset`].
     Error(String),
-    /// Closing: only `ping` is served, and in-flight calls were cancelled.
+    /// Closing: only `ping` is served, and the requests in flight were cancelled.
     ShuttingDown,
 }
 
@@ -309,7 +309,7 @@ impl ServerSession {
     }
 
     /// From the error state back to `Uninitialized` (a new `initialize` is expected): the
-    /// negotiated version is forgotten and in-flight calls are cancelled. From any other state
+    /// negotiated version is forgotten and the requests in flight are cancelled. From any other state
     /// nothing changes and a [`LifecycleError`] says so.
     pub fn reset(&self) -> Result<(), LifecycleError> {
         {
@@ -330,8 +330,8 @@ impl ServerSession {
         Ok(())
     }
 
-    /// Shuts the session down: every in-flight call is cancelled (no reply is sent for it) and
-    /// every later request but `ping` is refused.
+    /// Shuts the session down: every request in flight, whatever its kind, is cancelled (no
+    /// reply is sent for it) and every later request but `ping` is refused.
     pub fn shutdown(&self) {
         self.state().lifecycle = Lifecycle::ShuttingDown;
         self.cancel_all();
