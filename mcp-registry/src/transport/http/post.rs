@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
 use super::sessions::{AppState, SessionSlot, store_down, too_many_sessions};
+use super::shared::{SessionEvent, SessionStoreError};
 use super::stream::{Mode, Pending, respond};
 use super::{
     SESSION_NAME, VERSION_NAME, call_options, error_response, header_str, json_response,
@@ -21,7 +22,7 @@ use super::{
 use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
 use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
-    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, method,
+    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId, method,
     require_modern_meta,
 };
 use crate::registry::CallOptions;
@@ -152,14 +153,18 @@ async fn post_batch(
     batch: Vec<Value>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let slot = match header_str(headers, &SESSION_NAME) {
+    let session_id = header_str(headers, &SESSION_NAME);
+    let slot = match session_id {
         Some(id) => match state.find_session(id, caller.as_ref(), None).await {
             Ok(slot) => Some(slot),
             Err(refused) => return refused,
         },
         None => None,
     };
-    let Some(slot) = slot.filter(|slot| slot.session.accepts_batches()) else {
+    let (Some(session_id), Some(slot)) = (
+        session_id,
+        slot.filter(|slot| slot.session.accepts_batches()),
+    ) else {
         return error_response(
             StatusCode::BAD_REQUEST,
             None,
@@ -167,12 +172,24 @@ async fn post_batch(
             "the body must be one JSON-RPC message (an object); batches are accepted only in a session whose protocol version has them (2025-03-26)",
         );
     };
-    match slot
+    let (reply, changed) = slot
         .session
-        .handle(Value::Array(batch))
-        .options(call_options(caller, header_str(headers, &SESSION_NAME)))
-        .await
-    {
+        .handle_noting_change(Value::Array(batch), call_options(caller, Some(session_id)))
+        .await;
+    // A batch that changed the session (`resources/subscribe`, `logging/setLevel`,
+    // `notifications/initialized`) is saved for the other replicas, as a single message is.
+    if changed && let Err(e) = state.share(session_id, &slot).await {
+        tracing::warn!(error = %e, "HTTP: a batch's change to a shared session was not saved");
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorCode::INTERNAL_ERROR,
+            format!(
+                "the batch's change to the session was made on this replica but could not be shared with the others ({e}); send it again"
+            ),
+        );
+    }
+    match reply {
         Some(reply) => json_response(StatusCode::OK, &reply),
         None => StatusCode::ACCEPTED.into_response(),
     }
@@ -365,8 +382,8 @@ async fn post_in_session(
 }
 
 /// A notification or a response in a session: `202`, once handled (a client's reply to a
-/// request waiting on another replica is handed there; `notifications/initialized` is
-/// saved in the session store).
+/// request waiting on another replica is handed there, and so is a cancellation of a request
+/// running there; `notifications/initialized` is saved in the session store).
 async fn post_session_message(
     state: &AppState,
     session_id: &str,
@@ -375,6 +392,12 @@ async fn post_session_message(
 ) -> Response {
     let shared = match message {
         Incoming::Response(response) => state.client_response(session_id, slot, response).await,
+        Incoming::Notification(n) if n.method == method::CANCELLED => {
+            match n.params.get("requestId").and_then(RequestId::from_value) {
+                Some(request) => cancel(state, session_id, slot, request).await,
+                None => Ok(()),
+            }
+        }
         message => {
             let options = CallOptions::new();
             match slot.session.answer_noting_change(message, options).await {
@@ -387,4 +410,27 @@ async fn post_session_message(
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => store_down(None, &e),
     }
+}
+
+/// `notifications/cancelled` for `request` of session `session_id`: the request is cancelled
+/// here, or, with a session store, on the replica running it.
+async fn cancel(
+    state: &AppState,
+    session_id: &str,
+    slot: &SessionSlot,
+    request: RequestId,
+) -> Result<(), SessionStoreError> {
+    if slot.session.cancel(&request) {
+        return Ok(());
+    }
+    let Some(store) = state.store() else {
+        tracing::debug!(session = session_id, %request, "a cancellation of no request in flight");
+        return Ok(());
+    };
+    store
+        .publish(SessionEvent::Cancelled {
+            session: session_id.to_owned(),
+            request,
+        })
+        .await
 }
