@@ -117,9 +117,12 @@ impl TaskSettings {
     }
 }
 
-/// Who started a task: a task is shown, changed and cancelled only by its requestor. The
-/// HTTP transport sets it from the access token's subject; a host may put one in a call's
-/// extensions ([`WithOptions::extension`](crate::WithOptions::extension)).
+/// Who started a task, when the host names it itself: a task is shown, changed and
+/// cancelled only by its requestor. Without one, a task belongs to its request's
+/// [`Caller`] ([`Caller::owner`]: the token's subject, else the legacy session; an
+/// anonymous caller's tasks are reachable by id only). A host may put one in a call's
+/// extensions ([`WithOptions::extension`](crate::WithOptions::extension)) to key tasks its
+/// own way.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TaskRequestor(pub String);
 
