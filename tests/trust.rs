@@ -165,7 +165,7 @@ fn auth() -> Auth {
         .tool_scopes("wipe", ["files:write"])
 }
 
-/// POSTs `body` to `path` with `token` (and `session`, when given).
+/// POSTs `body` to `path` with `token` (and `session`, when given) as a 2025-11-25 client.
 async fn post(
     app: &axum::Router,
     path: &str,
@@ -173,18 +173,34 @@ async fn post(
     session: Option<&str>,
     body: &Value,
 ) -> Reply {
+    let session = session.map(|id| ("mcp-session-id", id));
+    let headers: Vec<_> = [("mcp-protocol-version", "2025-11-25")]
+        .into_iter()
+        .chain(session)
+        .collect();
+    post_with(app, path, token, &headers, body).await
+}
+
+/// POSTs `body` to `path` with `token` and `headers` (besides `Host`, `Content-Type`,
+/// `Accept`).
+async fn post_with(
+    app: &axum::Router,
+    path: &str,
+    token: Option<&str>,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Reply {
     let mut req = Request::builder()
         .method("POST")
         .uri(path)
         .header("host", "localhost")
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25");
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
     if let Some(token) = token {
         req = req.header("authorization", format!("Bearer {token}"));
-    }
-    if let Some(session) = session {
-        req = req.header("mcp-session-id", session);
     }
     let response = app
         .clone()

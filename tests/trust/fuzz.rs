@@ -7,16 +7,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use axum::body::Body;
-use axum::http::Request;
 use mcp_registry::protocol::TaskSupport;
 use mcp_registry::tool::{Elicitation, InputError};
 use mcp_registry::transport::http::{HttpConfig, router_all};
 use mcp_registry::{Registry, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
-use tower::ServiceExt;
 
-use super::{READER, WRITER, auth};
+use super::{READER, WRITER, auth, post_with};
 use crate::common::http::Reply;
 use crate::common::tasks::meta_with_tasks;
 
@@ -115,26 +112,14 @@ async fn send(
     params["_meta"] = meta_with_tasks();
     params["_meta"]["io.modelcontextprotocol/clientCapabilities"]["elicitation"] = json!({});
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut req = Request::builder()
-        .method("POST")
-        .uri(path)
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
+    let mut headers = vec![
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+    ];
     if !name.is_empty() && name.is_ascii() {
-        req = req.header("mcp-name", name);
+        headers.push(("mcp-name", name));
     }
-    if let Some(token) = token {
-        req = req.header("authorization", format!("Bearer {token}"));
-    }
-    let response = app
-        .clone()
-        .oneshot(req.body(Body::from(body.to_string())).unwrap())
-        .await
-        .unwrap();
-    Reply::read(response).await
+    post_with(app, path, token, &headers, &body).await
 }
 
 /// The subject a token stands for (none: refused at the door).
