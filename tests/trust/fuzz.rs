@@ -190,7 +190,7 @@ async fn generated_requests_never_reach_what_their_caller_may_not_use() {
             }
             2 => {
                 let (task, owner) = rng.pick(&tasks).clone();
-                let task = if rng.next() % 8 == 0 {
+                let task = if rng.next().is_multiple_of(8) {
                     format!("{task}x")
                 } else {
                     task
