@@ -66,10 +66,16 @@ async fn replica(url: &str) -> Replica {
 
 /// A replica on the Redis at `url` with `config`, subscribed to its bus.
 async fn replica_with(url: &str, config: HttpConfig) -> Replica {
+    replica_serving(url, config, None).await
+}
+
+/// A replica on the Redis at `url` with `config` whose server has the `extra` tool too,
+/// subscribed to its bus.
+async fn replica_serving(url: &str, config: HttpConfig, extra: Option<Tool>) -> Replica {
     let redis = Redis::new(url).unwrap().prefix("replicas");
     let bus = RedisBus::new(&redis);
     let registry = Registry::builder()
-        .server(server(None))
+        .server(server(extra))
         .change_bus(bus.clone())
         .build();
     let config = config.session_store(RedisSessions::new(&bus));
@@ -405,6 +411,100 @@ async fn a_shared_session_serves_only_the_subject_that_opened_it() {
         send(&b.app, "POST", &as_bob, ping).await.status,
         StatusCode::NOT_FOUND
     );
+}
+
+/// Says so on `tx` when dropped.
+struct Dropped(tokio::sync::mpsc::UnboundedSender<&'static str>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        let _ = self.0.send("dropped");
+    }
+}
+
+/// `slow`: says "started" on `tx` and runs for an hour, saying "dropped" when its future is
+/// dropped.
+fn slow_tool(tx: tokio::sync::mpsc::UnboundedSender<&'static str>) -> Tool {
+    Tool::new(
+        "slow",
+        "An hour of work",
+        json!({"type": "object"}),
+        move |_| {
+            let running = Dropped(tx.clone());
+            async move {
+                let _ = running.0.send("started");
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                drop(running);
+                "done"
+            }
+        },
+    )
+    .unwrap()
+}
+
+/// The next thing `rx` hears (10 s at most).
+async fn heard(rx: &mut tokio::sync::mpsc::UnboundedReceiver<&'static str>) -> &'static str {
+    tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .expect("in time")
+        .expect("open")
+}
+
+/// Regression (D6): a `notifications/cancelled` POSTed to a replica where the call does not
+/// run was answered `202` and dropped; the call ran on, and its result was sent.
+#[tokio::test]
+async fn a_cancellation_posted_to_the_other_replica_cancels_the_call() {
+    let Some(redis) = RedisServer::start().await else {
+        return;
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let a = replica_serving(&redis.url(), HttpConfig::default(), Some(slow_tool(tx))).await;
+    let b = replica(&redis.url()).await;
+    let sid = open_session(&a.app, INIT, &b.app).await;
+    let call =
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#;
+    let calling = {
+        let (app, sid) = (a.app.clone(), sid.clone());
+        tokio::spawn(async move { send(&app, "POST", &session(&sid), call).await })
+    };
+    assert_eq!(heard(&mut rx).await, "started");
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
+    let posted = send(&b.app, "POST", &session(&sid), cancel).await;
+    assert_eq!(posted.status, StatusCode::ACCEPTED, "{}", posted.body);
+    assert_eq!(heard(&mut rx).await, "dropped", "A's call was cancelled");
+    let answered = tokio::time::timeout(Duration::from_secs(10), calling)
+        .await
+        .expect("the call's POST ends")
+        .unwrap();
+    assert_eq!(
+        answered.status,
+        StatusCode::ACCEPTED,
+        "no result: {}",
+        answered.body
+    );
+}
+
+/// Regression (D9): a 2025-03-26 batch changed only the copy of the session on the replica
+/// it reached: the other replicas never heard of its `resources/subscribe`.
+#[tokio::test]
+async fn a_batchs_subscription_on_one_replica_is_known_to_the_other() {
+    let Some((_redis, a, b)) = two_replicas().await else {
+        return;
+    };
+    let init = INIT.replace("2025-11-25", "2025-03-26");
+    let sid = open_session(&a.app, &init, &a.app).await;
+    let mut stream = get_stream(&b.app, &sid).await;
+    let batch = json!([{"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": NOTE}}]);
+    let headers = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-03-26"),
+    ];
+    let replied = send(&a.app, "POST", &headers, batch.to_string()).await;
+    assert_eq!(replied.status, StatusCode::OK, "{}", replied.body);
+    assert_eq!(replied.json()[0]["result"], json!({}), "{}", replied.body);
+    a.registry.notify_resource_updated(NOTE);
+    let updated = next_of(&mut stream, "notifications/resources/updated").await;
+    assert_eq!(updated["params"]["uri"], NOTE);
 }
 
 /// Polls `check` until it holds (60 s at most, generous for a loaded machine).

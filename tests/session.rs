@@ -9,8 +9,8 @@ use std::time::Duration;
 use common::{assert_reply, assert_valid, hanging_tool, math_server, modern_meta, small_server};
 use mcp_registry::dispatch::Outgoing;
 use mcp_registry::{
-    CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Server, ServerSession, Tool,
-    ToolContext,
+    CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Resource, Server,
+    ServerSession, Tool, ToolContext,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -264,6 +264,30 @@ async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
         .await
         .unwrap();
     assert_eq!(ping["result"], json!({}));
+}
+
+/// Regression (D5): `shutdown` stopped only calls and listen streams; a resource read (like
+/// every request kind but those) ran on and answered.
+#[tokio::test(start_paused = true)]
+async fn shutdown_stops_a_resource_read_unanswered() {
+    let slow = Resource::builder("data://slow", "slow")
+        .handler(|_| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            "late"
+        })
+        .unwrap();
+    let server = Server::builder("s").resource(slow).build().unwrap();
+    let (session, _out) = ready_session(Registry::from_servers([server]), "s", "2025-11-25").await;
+    let read = session.handle(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+        "params": {"uri": "data://slow"}}),
+    );
+    let shutdown = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        session.shutdown();
+    };
+    let (reply, ()) = tokio::join!(read, shutdown);
+    assert!(reply.is_none(), "no reply once shut down: {reply:?}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -86,10 +86,42 @@ macro_rules! tool_taking {
 
 tool_taking!(mcp_registry::ToolContext);
 
-server!(name = "stubs", tools = [add, greet, halve, noop, takes_refuses, shout, whisper], fn = stubs, collect = false);
+/// Host state the `prefixed` tool reads.
+struct Prefix(&'static str);
+
+/// Host state and the caller are provided by the call: its stub takes only `text`.
+#[mcp_tool]
+async fn prefixed(
+    prefix: mcp_registry::State<Prefix>,
+    caller: mcp_registry::Caller,
+    text: String,
+) -> String {
+    format!(
+        "{}{text} ({})",
+        prefix.0,
+        if caller.is_anonymous() {
+            "anonymous"
+        } else {
+            "named"
+        }
+    )
+}
+
+server!(name = "stubs", tools = [add, greet, halve, noop, takes_refuses, shout, whisper, prefixed], fn = stubs, collect = false);
 
 fn registry() -> Registry {
-    Registry::from_servers([stubs()])
+    Registry::builder()
+        .server(stubs())
+        .extension(Prefix("> "))
+        .build()
+}
+
+/// Regression: a tool taking `State<T>` (or the `Caller`) had a stub asking for it, which no
+/// caller can send.
+#[tokio::test]
+async fn a_stub_leaves_out_host_state_and_the_caller() {
+    let said = prefixed::call(&registry(), "hi".into()).await.unwrap();
+    assert_eq!(said, "> hi (anonymous)");
 }
 
 /// Regression: the stub recognised the context by its type's spelling, but not a type a

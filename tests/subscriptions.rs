@@ -229,3 +229,46 @@ async fn in_a_session_notifications_cancelled_ends_the_stream() {
         .unwrap();
     assert_eq!(reply, None);
 }
+
+/// Regression (D7): the stream started watching the registry and the resources only when its
+/// task first ran, after the acknowledgement was sent: a change made on the acknowledgement
+/// (as a client that acts on it does) was taken as already seen, and never sent.
+#[tokio::test]
+async fn a_change_made_on_the_acknowledgement_is_sent() {
+    let registry = Registry::from_servers([server(&["t1"])]);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink = {
+        let registry = registry.clone();
+        mcp_registry::NotificationSink::new(move |note| {
+            let acknowledged = note["method"] == "notifications/subscriptions/acknowledged";
+            let _ = tx.send(note);
+            if acknowledged {
+                registry.register_server(server(&["t1", "t2"]));
+                registry.notify_resource_updated("data://a");
+            }
+        })
+    };
+    let token = mcp_registry::CancellationToken::new();
+    let options = mcp_registry::CallOptions::new()
+        .notifications(sink)
+        .cancellation(token.clone());
+    let filter = json!({"toolsListChanged": true, "resourceSubscriptions": ["data://a"]});
+    let message = listen(json!(3), filter);
+    let task = {
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            registry
+                .handle_mcp_message("live", message)
+                .options(options)
+                .await
+        })
+    };
+    let ack = next(&mut rx).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let mut heard = [next(&mut rx).await, next(&mut rx).await];
+    heard.sort_by_key(|n| n["method"].as_str().unwrap_or_default().to_owned());
+    assert_eq!(heard[0]["method"], "notifications/resources/updated");
+    assert_eq!(heard[0]["params"]["uri"], "data://a");
+    assert_eq!(heard[1]["method"], "notifications/tools/list_changed");
+    cancel_unanswered(task, token).await;
+}

@@ -171,8 +171,15 @@ async fn a_legacy_task_asks_its_client_and_tasks_result_waits_for_the_end() {
         json!({"name": "ask", "task": {"ttl": 30_000}}),
     );
     let (notes, mut noted) = tokio::sync::mpsc::unbounded_channel();
-    let reply = registry
-        .handle_mcp_message("s", call)
+    // The host names itself, so that its tasks can be listed (an anonymous caller's are
+    // reachable by id only).
+    let host = mcp_registry::Caller::session_of("host");
+    let ask = |message: Value| {
+        registry
+            .handle_mcp_message("s", message)
+            .caller(host.clone())
+    };
+    let reply = ask(call)
         .input_handler(client)
         .notifications(NotificationSink::from_channel(notes))
         .await
@@ -184,13 +191,14 @@ async fn a_legacy_task_asks_its_client_and_tasks_result_waits_for_the_end() {
     let id = task["taskId"].as_str().unwrap().to_owned();
 
     sleep(0.2).await;
-    let got = result_of(&registry, legacy(2, "tasks/get", json!({"taskId": id}))).await;
-    assert_eq!(got["status"], "input_required", "{got}");
-    let listed = result_of(&registry, legacy(3, "tasks/list", json!({}))).await;
-    assert_eq!(listed["tasks"][0]["taskId"], id);
+    let got = ask(legacy(2, "tasks/get", json!({"taskId": id})))
+        .await
+        .unwrap();
+    assert_eq!(got["result"]["status"], "input_required", "{got}");
+    let listed = ask(legacy(3, "tasks/list", json!({}))).await.unwrap();
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], id);
 
-    let waiting =
-        registry.handle_mcp_message("s", legacy(4, "tasks/result", json!({"taskId": id})));
+    let waiting = ask(legacy(4, "tasks/result", json!({"taskId": id})));
     let answer = tokio::spawn(async move {
         sleep(1.0).await;
         let _ = tell.send(());
@@ -213,7 +221,9 @@ async fn a_legacy_task_asks_its_client_and_tasks_result_waits_for_the_end() {
     }
     assert_eq!(statuses, ["input_required", "working", "completed"]);
     // An ended task cannot be cancelled (2025-11-25).
-    let reply = send(&registry, legacy(5, "tasks/cancel", json!({"taskId": id}))).await;
+    let reply = ask(legacy(5, "tasks/cancel", json!({"taskId": id})))
+        .await
+        .unwrap();
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
 }
 

@@ -3,11 +3,12 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::stdio::{Pipe, serve_piped};
 use common::{assert_reply, assert_valid, math_server};
-use mcp_registry::{Registry, Server, Tool, ToolContext};
+use mcp_registry::{Prompt, Registry, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -305,4 +306,165 @@ async fn every_server_of_a_registry_over_one_stdio_session() {
     assert_eq!(c.recv().await["result"]["content"][0]["text"], "hi");
     drop(c);
     server.await.unwrap().unwrap();
+}
+
+/// Initializes a 2025-11-25 session on `c`.
+async fn initialize(c: &mut Pipe) {
+    c.send(INIT).await;
+    assert_eq!(c.recv().await["id"], 1);
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+}
+
+/// Ends the input and reads what the server still writes until it exits: asserts that none
+/// of it answers request `id`.
+async fn assert_never_answered(
+    mut c: Pipe,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    id: u64,
+) {
+    c.writer.shutdown().await.unwrap();
+    let rest = tokio::time::timeout(Duration::from_secs(3600), async {
+        let mut rest = Vec::new();
+        while let Some(line) = c.lines.next_line().await.unwrap() {
+            rest.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+        rest
+    })
+    .await
+    .expect("the server exits");
+    // A batch's replies are looked into too.
+    let mut replies = rest.iter().flat_map(|m| match m {
+        Value::Array(batch) => batch.iter().collect(),
+        m => vec![m],
+    });
+    assert!(
+        replies.all(|m| m["id"] != id),
+        "request {id} was cancelled, yet answered: {rest:?}"
+    );
+    server.await.unwrap().unwrap();
+}
+
+/// A line cancelling request `id`.
+fn cancel(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+        .to_string()
+}
+
+/// Regression (D4): a request and its `notifications/cancelled` in one write lost the
+/// cancellation on a current-thread runtime (the request entered the in-flight table only
+/// once its task ran, after the cancellation was read), and the call answered.
+#[tokio::test(start_paused = true)]
+async fn a_cancellation_right_behind_its_request_is_not_lost() {
+    let (mut c, server) = start();
+    initialize(&mut c).await;
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1000}}}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#;
+    let write = format!("{call}\n{}\n{ping}\n", cancel(5));
+    c.writer.write_all(write.as_bytes()).await.unwrap();
+    assert_eq!(
+        c.recv().await,
+        json!({"jsonrpc": "2.0", "id": 6, "result": {}})
+    );
+    assert_never_answered(c, server, 5).await;
+}
+
+/// A server with a slow prompt (flagging `started` when it runs) and a two-second tool that
+/// may run as a task.
+fn slow_registry(started: Arc<tokio::sync::Notify>) -> Registry {
+    let prompt = Prompt::builder("slow")
+        .handler(move |_| {
+            let started = started.clone();
+            async move {
+                started.notify_one();
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                "rendered"
+            }
+        })
+        .unwrap();
+    let task = common::tasks::slow_tool(Arc::default(), 2, "two seconds of work");
+    Registry::from_servers([Server::builder("s")
+        .tool(task)
+        .prompt(prompt)
+        .build()
+        .unwrap()])
+}
+
+/// Regression (D5): only `tools/call` and `subscriptions/listen` could be cancelled; a
+/// prompt cancelled while it renders answered all the same.
+#[tokio::test(start_paused = true)]
+async fn a_prompt_cancelled_while_it_renders_is_not_answered() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let (mut c, server) = serve_piped(slow_registry(started.clone()), "s");
+    initialize(&mut c).await;
+    c.send(r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"slow"}}"#)
+        .await;
+    started.notified().await;
+    c.send(&cancel(5)).await;
+    c.send(r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 6);
+    assert_never_answered(c, server, 5).await;
+}
+
+/// Regression (D5): a 2025-11-25 `tasks/result` (which waits for the task's end) went on
+/// waiting when cancelled, and answered once the task ended.
+#[tokio::test(start_paused = true)]
+async fn a_tasks_result_wait_cancelled_is_not_answered() {
+    let (mut c, server) = serve_piped(slow_registry(Arc::default()), "s");
+    initialize(&mut c).await;
+    c.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","task":{}}}"#)
+        .await;
+    let created = c.recv().await;
+    let task = created["result"]["task"]["taskId"].clone();
+    assert!(task.is_string(), "{created}");
+    let result =
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/result", "params": {"taskId": task}});
+    c.send(&result.to_string()).await;
+    // Answered after the wait started (tasks run in the order they were spawned).
+    c.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 7);
+    c.send(&cancel(6)).await;
+    c.send(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 8);
+    assert_never_answered(c, server, 6).await;
+}
+
+/// Regression: the in-flight table was keyed by id alone, so a request that ended removed
+/// the entry of a later request reusing its id, which no cancellation could then stop.
+#[tokio::test(start_paused = true)]
+async fn a_request_reusing_an_id_stays_cancellable() {
+    let (mut c, server) = start();
+    initialize(&mut c).await;
+    let call = |ms: u64| {
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "sleep", "arguments": {"ms": ms}}})
+        .to_string()
+    };
+    c.send(&call(1000)).await;
+    c.send(&call(3000)).await;
+    assert_eq!(
+        c.recv().await["result"]["content"][0]["text"],
+        "sleep slept 1000"
+    );
+    c.send(&cancel(5)).await;
+    c.send(r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#).await;
+    assert_eq!(c.recv().await["id"], 6);
+    assert_never_answered(c, server, 5).await;
+}
+
+/// A request in a 2025-03-26 batch is in the in-flight table once read too: a cancellation
+/// right behind the batch stops it.
+#[tokio::test(start_paused = true)]
+async fn a_cancellation_right_behind_a_batch_is_not_lost() {
+    let (mut c, server) = start();
+    c.send(&INIT.replace("2025-11-25", "2025-03-26")).await;
+    assert_eq!(c.recv().await["id"], 1);
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    let batch = r#"[{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1000}}}]"#;
+    let ping = r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#;
+    let write = format!("{batch}\n{}\n{ping}\n", cancel(5));
+    c.writer.write_all(write.as_bytes()).await.unwrap();
+    assert_eq!(c.recv().await["id"], 6);
+    assert_never_answered(c, server, 5).await;
 }

@@ -88,14 +88,15 @@ pub(crate) struct Param {
 }
 
 impl Param {
-    /// Whether the parameter is the `ToolContext` the call provides, by how its type is
-    /// written: a path ending in `ToolContext` (`ToolContext`, `mcp_registry::ToolContext`,
-    /// `::mcp_registry::tool::ToolContext`), also when a `macro_rules!` passed it as a `$ty`
-    /// or it is in parentheses. What a typed call stub leaves out (`expand::stub`): the
-    /// stub's parameters are fixed here, before any type is known. The tool itself reads
-    /// every parameter through `ToolParam`, which sees through aliases too; a context
-    /// parameter written through an alias stays in the stub, where it cannot be sent.
-    pub(crate) fn is_context(&self) -> bool {
+    /// Whether the call provides the parameter rather than the client, by how its type is
+    /// written: a path ending in `ToolContext` or `Caller` (`ToolContext`,
+    /// `mcp_registry::Caller`, `::mcp_registry::tool::ToolContext`), or in `State<..>` (host
+    /// state), also when a `macro_rules!` passed it as a `$ty` or it is in parentheses. What
+    /// a typed call stub leaves out (`expand::stub`): the stub's parameters are fixed here,
+    /// before any type is known. The tool itself reads every parameter through `ToolParam`,
+    /// which sees through aliases too; a provided parameter written through an alias stays in
+    /// the stub, where it cannot be sent.
+    pub(crate) fn is_provided(&self) -> bool {
         let mut ty = &self.ty;
         loop {
             ty = match ty {
@@ -104,7 +105,9 @@ impl Param {
                 Type::Path(path) => {
                     return path.qself.is_none()
                         && path.path.segments.last().is_some_and(|last| {
-                            last.ident == "ToolContext" && last.arguments.is_empty()
+                            let bare = last.arguments.is_empty();
+                            (bare && (last.ident == "ToolContext" || last.ident == "Caller"))
+                                || (!bare && last.ident == "State")
                         });
                 }
                 _ => return false,

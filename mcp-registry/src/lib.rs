@@ -61,6 +61,8 @@
 //!   servers, OAuth 2.1.
 //! - [Agents](guide::agents): your own loop against a model API, agent runtimes.
 //! - [Extensions](guide::extensions): Skills and MCP Apps.
+//! - [Security](guide::security): the security model: the caller of each request, what
+//!   decides on what, what is bound to whom.
 //!
 //! # Features
 //!
@@ -136,9 +138,9 @@ pub use server::{
 };
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult, Json,
-    NotificationSink, ProgressError, SamplingRequest, State, Tool, ToolBuildError, ToolBuilder,
-    ToolContext, ToolError, run_blocking,
+    Caller, Elicitation, Extensions, InputCallbacks, InputError, InputHandler, IntoToolResult,
+    Json, NotificationSink, Principal, ProgressError, SamplingRequest, State, Tool, ToolBuildError,
+    ToolBuilder, ToolContext, ToolError, run_blocking,
 };
 
 pub use mcp_registry_macros::{mcp_prompt, mcp_resource, mcp_server, mcp_tool, server};

@@ -21,10 +21,6 @@ pub(crate) fn fill(bytes: &mut [u8]) {
 }
 
 /// 128 random bits, base64url without padding (22 characters): an id or a nonce.
-#[cfg_attr(
-    not(any(feature = "client-auth", feature = "http-dpop")),
-    allow(dead_code)
-)]
 pub(crate) fn token() -> String {
     use base64::Engine as _;
     let mut bytes = [0u8; 16];

@@ -22,7 +22,7 @@ pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
         .params
         .iter()
         .enumerate()
-        .filter(|(_, p)| !p.is_context())
+        .filter(|(_, p)| !p.is_provided())
     {
         names.push(param.property().unwrap_or_default());
         values.push(

@@ -342,22 +342,20 @@ impl FilteredRegistry {
     /// registrations); the view follows.
     pub fn new(registry: Registry, filter: ToolFilter) -> Self {
         let changes = registry.subscribe();
+        let judge = Judge {
+            filter: filter.clone(),
+            registry: registry.clone(),
+        };
         let listing = {
-            let (filter, registry) = (filter.clone(), registry.clone());
-            ListingFilter::new(move |server, tool| match filter.keep {
-                None => filter.decide(server, tool).is_allowed(),
-                Some(_) => registry.server(server).is_some_and(|s| {
-                    s.tool(tool)
-                        .is_some_and(|t| filter.decide_tool(server, t.descriptor()).is_allowed())
-                }),
-            })
+            let judge = judge.clone();
+            ListingFilter::new(move |server, tool| judge.decide(server, tool).is_allowed())
         };
         FilteredRegistry {
             inner: Arc::new(FilteredInner {
                 registry,
                 caller_view: (!filter.is_allow_all()).then(|| CallerView {
                     listing,
-                    gate: Arc::new(FilterGate(filter.clone())),
+                    gate: Arc::new(FilterGate(judge)),
                 }),
                 filter,
                 changes,
@@ -463,9 +461,36 @@ impl FilteredRegistry {
     }
 }
 
+/// The one verdict on a tool of the registry, which the listing and the gate both ask, so
+/// that they cannot disagree: the patterns, then the filter function on the tool's
+/// definition. Both judge the tool a request resolved to (its own server and name), never
+/// a name as sent.
+#[derive(Clone)]
+struct Judge {
+    filter: ToolFilter,
+    registry: Registry,
+}
+
+impl Judge {
+    fn decide(&self, server: &str, tool: &str) -> FilterDecision {
+        let patterns = self.filter.decide(server, tool);
+        if !patterns.is_allowed() || self.filter.keep.is_none() {
+            return patterns;
+        }
+        match self.registry.server(server) {
+            Some(own) => match own.tool(tool) {
+                Some(found) => self.filter.kept(server, found.descriptor()),
+                // Replaced meanwhile: nothing to run under this name.
+                None => FilterDecision::Rejected,
+            },
+            None => FilterDecision::Rejected,
+        }
+    }
+}
+
 /// The tool filter as a layer: a call of a filtered tool is rejected with -32602 naming the
 /// tool and the filter (prompts, resources and completions pass: it filters tools).
-struct FilterGate(ToolFilter);
+struct FilterGate(Judge);
 
 impl Layer for FilterGate {
     fn call<'a>(&'a self, request: Request, next: Next) -> BoxFuture<'a, Response> {

@@ -382,6 +382,7 @@ where
         tool: request.name.to_owned(),
         arguments: request.arguments,
         kind: RequestKind::of_method(method).unwrap_or(RequestKind::Tool),
+        caller: crate::Caller::Anonymous,
     };
     let attempts = async {
         let arguments = match policy.approve(approval.clone()).await {

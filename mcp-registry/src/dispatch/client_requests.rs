@@ -2,7 +2,7 @@
 //! on the call's own stream, with the client's replies matched to them by id.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::de::DeserializeOwned;
@@ -20,9 +20,16 @@ use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
 #[derive(Default)]
 pub(super) struct ClientRequests {
     next_id: AtomicU64,
+    waiting: Mutex<Waiting>,
+}
+
+/// The requests waiting for the client's replies, and whether the client can still reply:
+/// behind one lock, so that a request is never entered after the client is gone.
+#[derive(Default)]
+struct Waiting {
     /// Set once the client can no longer reply: nothing more is sent.
-    pub(super) closed: AtomicBool,
-    waiting: Mutex<HashMap<RequestId, oneshot::Sender<IncomingResponse>>>,
+    closed: bool,
+    by_id: HashMap<RequestId, oneshot::Sender<IncomingResponse>>,
 }
 
 impl ClientRequests {
@@ -34,10 +41,33 @@ impl ClientRequests {
             .store(first, std::sync::atomic::Ordering::Relaxed);
     }
 
-    pub(super) fn waiting(
-        &self,
-    ) -> MutexGuard<'_, HashMap<RequestId, oneshot::Sender<IncomingResponse>>> {
+    fn waiting(&self) -> MutexGuard<'_, Waiting> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The request `id` waiting for its reply, taken out of the table.
+    pub(super) fn take(&self, id: &RequestId) -> Option<oneshot::Sender<IncomingResponse>> {
+        self.waiting().by_id.remove(id)
+    }
+
+    /// Ends every wait: the requests waiting hear that the client is gone
+    /// ([`InputError::Disconnected`]).
+    pub(super) fn clear(&self) {
+        // Dropped outside the lock.
+        let waiting = std::mem::take(&mut self.waiting().by_id);
+        drop(waiting);
+    }
+
+    /// The client can no longer reply: the requests waiting, and those made later, end with
+    /// [`InputError::Disconnected`].
+    #[cfg(feature = "stdio")]
+    pub(super) fn close(&self) {
+        let waiting = {
+            let mut waiting = self.waiting();
+            waiting.closed = true;
+            std::mem::take(&mut waiting.by_id)
+        };
+        drop(waiting);
     }
 
     /// Hands a client's reply to the request waiting for it (a reply to nothing waiting,
@@ -47,7 +77,7 @@ impl ClientRequests {
             tracing::debug!(error = ?response.error, "the client sent an error naming no request");
             return;
         };
-        match self.waiting().remove(id) {
+        match self.take(id) {
             Some(waiting) => {
                 let _ = waiting.send(response);
             }
@@ -58,14 +88,14 @@ impl ClientRequests {
 
 /// A request waiting for its reply; leaves the table when dropped (answered, timed out,
 /// cancelled).
-struct Waiting {
+struct Waiter {
     requests: Arc<ClientRequests>,
     id: RequestId,
 }
 
-impl Drop for Waiting {
+impl Drop for Waiter {
     fn drop(&mut self) {
-        self.requests.waiting().remove(&self.id);
+        self.requests.take(&self.id);
     }
 }
 
@@ -86,9 +116,6 @@ impl SessionInput {
         params: Option<P>,
     ) -> BoxFuture<'static, Result<R, InputError>> {
         let requests = self.requests.clone();
-        if requests.closed.load(std::sync::atomic::Ordering::Acquire) {
-            return Box::pin(std::future::ready(Err(InputError::Disconnected)));
-        }
         let id = RequestId::Number(
             (requests
                 .next_id
@@ -97,8 +124,16 @@ impl SessionInput {
             .into(),
         );
         let (tx, rx) = oneshot::channel();
-        requests.waiting().insert(id.clone(), tx);
-        let waiting = Waiting {
+        {
+            // Checked and entered under one lock: a client gone in between cannot leave the
+            // request waiting for a reply that never comes.
+            let mut waiting = requests.waiting();
+            if waiting.closed {
+                return Box::pin(std::future::ready(Err(InputError::Disconnected)));
+            }
+            waiting.by_id.insert(id.clone(), tx);
+        }
+        let waiting = Waiter {
             requests,
             id: id.clone(),
         };

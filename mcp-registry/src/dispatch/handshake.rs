@@ -15,7 +15,7 @@ use crate::registry::CallOptions;
 use crate::server::Server;
 
 /// `initialize`: the server's answer, and the negotiated version for the session.
-pub(crate) fn initialize(request: Routed<'_>, _: &mut CallOptions) -> Step {
+pub(crate) fn initialize(request: Routed<'_>, options: &mut CallOptions) -> Step {
     let Routed {
         server,
         version,
@@ -23,7 +23,10 @@ pub(crate) fn initialize(request: Routed<'_>, _: &mut CallOptions) -> Step {
         connection,
         ..
     } = request;
-    let result = initialize_result(server, params, connection);
+    // Tasks are listed only to callers the server can tell apart (2025-11-25 tasks,
+    // Security): an anonymous caller would see everyone's.
+    let lists_tasks = !options.caller.is_anonymous();
+    let result = initialize_result(server, params, connection, lists_tasks);
     let negotiated = result.protocol_version;
     Step::Changed(
         Answer::Result(outcome(server, version, Body::Initialize(Box::new(result)))),
@@ -120,6 +123,7 @@ fn initialize_result(
     server: &Server,
     params: Map<String, Value>,
     connection: Connection,
+    lists_tasks: bool,
 ) -> InitializeResult {
     // Lenient: a client's malformed params still get the server's answer.
     let params: InitializeParams =
@@ -132,11 +136,13 @@ fn initialize_result(
         .unwrap_or(ProtocolVersion::LATEST_LEGACY);
     let mut capabilities = capabilities(server, connection);
     if version >= ProtocolVersion::V2025_11_25 && server.has_task_tools() {
-        // 2025-11-25 experimental tasks: task-augmented `tools/call`, listed and cancelled.
-        capabilities.other.insert(
-            "tasks".to_owned(),
-            serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
-        );
+        // 2025-11-25 experimental tasks: task-augmented `tools/call`, cancelled, and listed
+        // to a caller the server can tell apart.
+        let mut tasks = serde_json::json!({"cancel": {}, "requests": {"tools": {"call": {}}}});
+        if lists_tasks {
+            tasks["list"] = serde_json::json!({});
+        }
+        capabilities.other.insert("tasks".to_owned(), tasks);
     }
     InitializeResult {
         protocol_version: version,

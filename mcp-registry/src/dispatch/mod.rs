@@ -232,20 +232,6 @@ impl<'r> Dispatcher<'r> {
         }
     }
 
-    /// Answers one decoded request, with the change it makes to its session, if any.
-    pub(crate) async fn request(
-        self,
-        server_name: &str,
-        request: IncomingRequest<'_>,
-        mut options: CallOptions,
-        connection: Connection,
-    ) -> (Answer, Option<Effect>) {
-        match self.start(server_name, request, &mut options, connection) {
-            Step::Changed(answer, effect) => (answer, Some(*effect)),
-            step => (step.answer().await, None),
-        }
-    }
-
     /// Serves one decoded request up to the tool call to await, if any: everything but the
     /// call runs here, synchronously, so what is awaited stays small. The request has its
     /// span (`telemetry`), entered while it runs, its outcome recorded when it is answered.

@@ -100,6 +100,7 @@ impl Dispatcher<'_> {
                 server: server.shared_name().clone(),
                 name: prompt.shared_name().clone(),
                 arguments: BoundArguments::Digest(arguments_digest(&digest)),
+                caller: options.caller.owner(),
             };
             info.round = Some(Arc::new(retry.round(
                 seal,

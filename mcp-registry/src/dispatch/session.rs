@@ -3,36 +3,30 @@
 //! resource subscriptions (`notifications/resources/updated`), and the requests a tool makes
 //! of the client (elicitation, sampling, roots) with the client's replies matched to them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::future::IntoFuture;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Deserialize as _;
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
+mod answer;
 mod effects;
+mod in_flight;
 mod shared;
 
+#[cfg(feature = "stdio")]
+pub(crate) use in_flight::Registered;
 pub use shared::SessionSnapshot;
 
 use super::changes::ServerChanges;
-use super::client_requests::{ClientRequests, SessionInput};
+use super::client_requests::ClientRequests;
 use super::outbox::{self, Outgoing};
-use super::{
-    Answer, Connection, Dispatcher, Effect, empty_batch, error_value, parse_error, refuse_too_deep,
-    reply_text, reply_value,
-};
-use crate::protocol::decode::{
-    Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text,
-};
-use crate::protocol::{
-    ClientCapabilities, Era, ErrorCode, ErrorObject, LoggingLevel, Notification, ProtocolVersion,
-    RequestId, drop_flat, exceeds_max_depth, method,
-};
-use crate::registry::{CallOptions, Registry, UpdateHook, WithOptions};
-use crate::tool::{BoxFuture, NotificationSink};
+use crate::protocol::{ClientCapabilities, LoggingLevel, Notification, ProtocolVersion, method};
+use crate::registry::{Registry, UpdateHook, WithOptions};
+use crate::tool::{BoxFuture, Caller, NotificationSink};
+use in_flight::InFlightTable;
 
 /// Where a session is in the MCP lifecycle.
 ///
@@ -67,7 +61,7 @@ pub enum Lifecycle {
     /// Marked failed: legacy requests other than `ping` and `initialize` (which
     /// re-initializes) are refused with the reason, until then or [`ServerSession::reset`].
     Error(String),
-    /// Closing: only `ping` is served, and in-flight calls were cancelled.
+    /// Closing: only `ping` is served, and the requests in flight were cancelled.
     ShuttingDown,
 }
 
@@ -97,8 +91,12 @@ struct State {
 struct Inner {
     registry: Registry,
     server: String,
+    /// Who the session's requests come from when the transport names no one else: the
+    /// session itself, by an id of its own.
+    caller: Caller,
     state: Mutex<State>,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The requests being answered, for `notifications/cancelled`, `reset` and `shutdown`.
+    in_flight: Mutex<InFlightTable>,
     /// Requests sent to the client, waiting for its replies.
     requests: Arc<ClientRequests>,
     outbox: outbox::Sender,
@@ -117,7 +115,7 @@ impl Drop for Inner {
             w.abort();
         }
         // Whoever still waits for the client hears that it is gone.
-        self.requests.waiting().clear();
+        self.requests.clear();
     }
 }
 
@@ -214,13 +212,14 @@ impl ServerSession {
             Inner {
                 registry,
                 server,
+                caller: Caller::session_of(crate::random::token()),
                 state: Mutex::new(State {
                     lifecycle: Lifecycle::Uninitialized,
                     version: None,
                     log_level: None,
                     client: None,
                 }),
-                in_flight: Mutex::new(HashMap::new()),
+                in_flight: Mutex::default(),
                 requests: Arc::default(),
                 notifications: outbox.sink(),
                 subscriptions: Mutex::new(HashSet::new()),
@@ -314,7 +313,7 @@ impl ServerSession {
     }
 
     /// From the error state back to `Uninitialized` (a new `initialize` is expected): the
-    /// negotiated version is forgotten and in-flight calls are cancelled. From any other state
+    /// negotiated version is forgotten and the requests in flight are cancelled. From any other state
     /// nothing changes and a [`LifecycleError`] says so.
     pub fn reset(&self) -> Result<(), LifecycleError> {
         {
@@ -335,36 +334,18 @@ impl ServerSession {
         Ok(())
     }
 
-    /// Shuts the session down: every in-flight call is cancelled (no reply is sent for it) and
-    /// every later request but `ping` is refused.
+    /// Shuts the session down: every request in flight, whatever its kind, is cancelled (no
+    /// reply is sent for it) and every later request but `ping` is refused.
     pub fn shutdown(&self) {
         self.state().lifecycle = Lifecycle::ShuttingDown;
         self.cancel_all();
-    }
-
-    fn cancel_all(&self) {
-        let in_flight = std::mem::take(&mut *self.in_flight());
-        for token in in_flight.values() {
-            token.cancel();
-        }
     }
 
     /// The client can no longer reply (its input ended): requests waiting for its replies
     /// end with [`InputError::Disconnected`](crate::tool::InputError::Disconnected), and so do those made later.
     #[cfg(feature = "stdio")]
     pub(crate) fn client_gone(&self) {
-        self.inner
-            .requests
-            .closed
-            .store(true, std::sync::atomic::Ordering::Release);
-        self.inner.requests.waiting().clear();
-    }
-
-    /// Cancels the in-flight request `id`, as `notifications/cancelled` does. Returns whether
-    /// such a request was running.
-    pub fn cancel(&self, id: &RequestId) -> bool {
-        let token = self.in_flight().remove(id);
-        token.map(|t| t.cancel()).is_some()
+        self.inner.requests.close();
     }
 
     /// Handles one message: returns the request to configure (per-request options, see
@@ -393,267 +374,6 @@ impl ServerSession {
             session: self,
             input: text,
         })
-    }
-
-    async fn answer_value(&self, message: Value, options: CallOptions) -> Option<Value> {
-        match message {
-            // A batch too deep is refused whole (as its text would be), dropped flat.
-            Value::Array(_) if exceeds_max_depth(&message) => refuse_too_deep(message),
-            Value::Array(batch) => self.handle_batch(batch, options).await,
-            message => self.answer_value_of(decode(message), options).await,
-        }
-    }
-
-    /// Whether a JSON-RPC batch is served now: the session is initialized under a protocol
-    /// version that has batches ([`ProtocolVersion::has_batches`]: 2025-03-26).
-    pub fn accepts_batches(&self) -> bool {
-        let state = self.state();
-        state.lifecycle.is_initialized() && state.version.is_some_and(ProtocolVersion::has_batches)
-    }
-
-    /// Serves (or refuses) a batch. Boxed: a batch is rare, and its future would otherwise
-    /// size every single message's.
-    fn handle_batch(
-        &self,
-        batch: Vec<Value>,
-        options: CallOptions,
-    ) -> BoxFuture<'_, Option<Value>> {
-        Box::pin(async move {
-            let refuse = |message: String| {
-                Some(error_value(
-                    None,
-                    ErrorObject::new(ErrorCode::INVALID_REQUEST, message),
-                ))
-            };
-            if !self.accepts_batches() {
-                // Dropped flat: a refused batch can be nested as deep as a caller made it.
-                batch.into_iter().for_each(drop_flat);
-                let version = self
-                    .protocol_version()
-                    .map_or("none yet".to_owned(), |v| v.to_string());
-                return refuse(format!(
-                    "JSON-RPC batches are served only in a session initialized with a protocol version that has them (2025-03-26); negotiated: {version}"
-                ));
-            }
-            if batch.is_empty() {
-                return Some(error_value(None, empty_batch()));
-            }
-            // An element that is itself an array is refused by `respond` (not an object).
-            let replies = futures_util::future::join_all(
-                batch
-                    .into_iter()
-                    .map(|message| self.answer_value_of(decode(message), options.clone())),
-            )
-            .await;
-            let replies: Vec<Value> = replies.into_iter().flatten().collect();
-            (!replies.is_empty()).then_some(Value::Array(replies))
-        })
-    }
-
-    async fn answer_value_of(&self, message: Incoming<'_>, options: CallOptions) -> Option<Value> {
-        let (id, answer) = self.answer(message, options).await?;
-        reply_value(id, answer)
-    }
-
-    async fn answer_text(&self, text: &str, options: CallOptions) -> Option<String> {
-        let message = match decode_text(text) {
-            Ok(TextMessage::One(message)) => message,
-            Ok(TextMessage::Batch(batch)) => {
-                return self
-                    .handle_batch(batch, options)
-                    .await
-                    .map(|v| v.to_string());
-            }
-            Err(e) => return Some(parse_error(e).to_string()),
-        };
-        self.answer_as_text(message, options).await
-    }
-
-    /// [`answer`](Self::answer), written as JSON text (what stdio and [`handle_text`]
-    /// send).
-    ///
-    /// [`handle_text`]: Self::handle_text
-    pub(crate) async fn answer_as_text(
-        &self,
-        message: Incoming<'_>,
-        options: CallOptions,
-    ) -> Option<String> {
-        let (id, answer) = self.answer(message, options).await?;
-        reply_text(id, answer)
-    }
-
-    /// The session's part of handling one message: its lifecycle, cancellation and
-    /// notifications. The answer (`None`: nothing to send) is left for the caller to write
-    /// as a value or as text, or for a transport to map to its status.
-    pub(crate) async fn answer(
-        &self,
-        message: Incoming<'_>,
-        options: CallOptions,
-    ) -> Option<(Option<RequestId>, Answer)> {
-        self.answer_noting_change(message, options).await.0
-    }
-
-    /// [`answer`](Self::answer), and whether the message changed the session's
-    /// [`snapshot`](Self::snapshot) (a shared session is then saved for the other replicas):
-    /// a request dispatch returned an [`Effect`] for, or `notifications/initialized`.
-    pub(crate) async fn answer_noting_change(
-        &self,
-        message: Incoming<'_>,
-        options: CallOptions,
-    ) -> (Option<(Option<RequestId>, Answer)>, bool) {
-        let request = match message {
-            Incoming::Invalid(Invalid { id, error }) => {
-                return (Some((id, Answer::Error(error))), false);
-            }
-            Incoming::Silent => return (None, false),
-            Incoming::Response(response) => {
-                // Once shut down, the calls that asked are cancelled: nothing is delivered.
-                if self.lifecycle() != Lifecycle::ShuttingDown {
-                    self.inner.requests.answer(response);
-                }
-                return (None, false);
-            }
-            Incoming::Notification(n) => return (None, self.on_notification(&n.method, &n.params)),
-            Incoming::Request(request) => request,
-        };
-        let id = Some(request.id.clone());
-        let admitted_in = match self.admit(&request.method, &request.era) {
-            Ok(lifecycle) => lifecycle,
-            Err(refusal) => return (Some((id, Answer::Error(refusal))), false),
-        };
-        let client =
-            (request.method == method::INITIALIZE).then(|| client_capabilities(&request.params));
-        let (answer, effect) = self.dispatch(request, options).await;
-        let changed = effect.is_some();
-        let answer = match effect {
-            None => answer,
-            Some(effect) => self.apply(effect, &admitted_in, client, answer),
-        };
-        (Some((id, answer)), changed)
-    }
-
-    /// The lifecycle gate: whether the session serves `method` in its current state. Returns
-    /// the state it was admitted in.
-    fn admit(
-        &self,
-        method: &str,
-        era: &Result<Era, Box<ErrorObject>>,
-    ) -> Result<Lifecycle, ErrorObject> {
-        // Only a legacy request goes through the handshake's gate. The others are served
-        // statelessly (2026-07-28) or refused by dispatch whatever the state (an unsupported
-        // version gets -32022, which a modern client's probe relies on).
-        let legacy = matches!(era, Ok(Era::Legacy(_)));
-        let lifecycle = self.lifecycle();
-        let refusal = match (&lifecycle, method, legacy) {
-            (Lifecycle::ShuttingDown, "ping", _) => return Ok(lifecycle),
-            (Lifecycle::ShuttingDown, _, _) => {
-                ErrorObject::new(ErrorCode::INVALID_REQUEST, "the session is shutting down")
-            }
-            (_, _, false) => return Ok(lifecycle),
-            (Lifecycle::Uninitialized | Lifecycle::Error(_), "initialize" | "ping", true) => {
-                return Ok(lifecycle);
-            }
-            (Lifecycle::Error(reason), _, true) => ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("the session is in an error state: {reason}"),
-            ),
-            (Lifecycle::Uninitialized, _, true) => ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!(
-                    "{method} received before initialize; the session must be initialized first"
-                ),
-            ),
-            (Lifecycle::Initializing | Lifecycle::Ready, "initialize", true) => ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                "the session is already initialized",
-            ),
-            (Lifecycle::Initializing | Lifecycle::Ready, _, true) => return Ok(lifecycle),
-        };
-        Err(refusal)
-    }
-
-    /// The registry's answer to an admitted request. A `tools/call` is in the in-flight table
-    /// while it runs, so `notifications/cancelled` can stop it.
-    async fn dispatch(
-        &self,
-        request: IncomingRequest<'_>,
-        mut options: CallOptions,
-    ) -> (Answer, Option<Effect>) {
-        // A call, or a listen stream (which only ends when cancelled).
-        let cancellable = matches!(
-            &*request.method,
-            method::TOOLS_CALL | method::SUBSCRIPTIONS_LISTEN
-        );
-        let _in_flight = cancellable.then(|| self.track(&request.id, &mut options));
-        if options.notifications.is_none() {
-            options = options.notifications(self.inner.notifications.clone());
-        }
-        let (legacy_version, log_level, client) = {
-            let state = self.state();
-            (state.version, state.log_level, state.client.clone())
-        };
-        let apps = super::apps::session_declares(client.as_deref());
-        // A legacy call asks the client with requests on the call's own stream.
-        if request.method == method::TOOLS_CALL
-            && matches!(request.era, Ok(Era::Legacy(_)))
-            && options.input.is_none()
-            && let (Some(client), Some(sink)) = (client, &options.notifications)
-        {
-            // A call run as a task (2025-11-25 `task`) outlives its stream: it asks on the
-            // session's own (HTTP: the GET stream).
-            // Its requests name the task (`related-task`).
-            let (sink, related_task) = match request.params.contains_key("task") {
-                true => {
-                    let own = self.inner.notifications.clone();
-                    let slot = crate::task::TaskIdSlot::default();
-                    options = options
-                        .extension(crate::task::SessionStream(own.clone()))
-                        .extension(slot.clone());
-                    (own, Some(slot))
-                }
-                false => (sink.clone(), None),
-            };
-            options.input = Some(Arc::new(SessionInput {
-                client,
-                sink,
-                requests: self.inner.requests.clone(),
-                related_task,
-            }));
-        }
-        let connection = Connection {
-            legacy_version,
-            // Advertised only when the watcher that sends it runs.
-            list_changed: self.inner.watcher.is_some(),
-            subscriptions: true,
-            logging: true,
-            log_level,
-            apps,
-        };
-        Dispatcher::new(&self.inner.registry)
-            .request(&self.inner.server, request, options, connection)
-            .await
-    }
-
-    /// Enters call `id` in the in-flight table with a cancellation token (a child of the
-    /// caller's own, so an HTTP stream closing still cancels it), until the guard drops.
-    fn track(&self, id: &RequestId, options: &mut CallOptions) -> InFlight<'_> {
-        let token = options
-            .cancellation
-            .as_ref()
-            .map_or_else(CancellationToken::new, CancellationToken::child_token);
-        self.in_flight().insert(id.clone(), token.clone());
-        *options = std::mem::take(options).cancellation(token);
-        InFlight {
-            session: self,
-            id: id.clone(),
-        }
-    }
-
-    fn in_flight(&self) -> MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
-        self.inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -684,18 +404,6 @@ impl<'a> IntoFuture for SessionRequest<'a, &'a str> {
     fn into_future(self) -> Self::IntoFuture {
         let SessionMessage { session, input } = self.target;
         Box::pin(session.answer_text(input, self.options))
-    }
-}
-
-/// A call in the in-flight table; leaves it when dropped (answered, or abandoned by its caller).
-struct InFlight<'a> {
-    session: &'a ServerSession,
-    id: RequestId,
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.session.in_flight().remove(&self.id);
     }
 }
 

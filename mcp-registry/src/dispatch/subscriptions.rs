@@ -93,6 +93,10 @@ fn start(
         .ok()
         .and_then(|f| f.as_object().cloned())
         .unwrap_or_default();
+    // Watching from here on, before the acknowledgement: a client that acts on it hears of
+    // every change after it, even one made before the stream's first poll.
+    let changes = ServerChanges::new(registry, server.address(), Some(&server));
+    let updates = watch_resources(registry, &filter, &sink, &subscription);
     sink.send(tagged(
         method::SUBSCRIPTIONS_ACKNOWLEDGED,
         &subscription,
@@ -104,6 +108,8 @@ fn start(
         subscription,
         filter,
         sink,
+        changes,
+        _updates: updates,
     };
     let cancellation = options.cancellation.clone();
     Ok(Box::pin(async move {
@@ -124,16 +130,19 @@ struct Stream {
     subscription: Value,
     filter: SubscriptionFilter,
     sink: NotificationSink,
+    /// The registry's changes, followed since before the acknowledgement.
+    changes: ServerChanges,
+    /// Sends the resource updates subscribed to, while held (the registry holds it weakly).
+    _updates: Option<Arc<UpdateHook>>,
 }
 
 impl Stream {
     /// Delivers what the filter asks for until the server is unregistered or disabled (or
     /// the registry is gone), then ends gracefully.
-    async fn run(self) -> Answer {
-        let _updates = self.watch_resources();
+    async fn run(mut self) -> Answer {
         let name = self.server.address();
-        let mut changes = ServerChanges::new(&self.registry, name, Some(&self.server));
-        while changes.changed().await {
+        while self.changes.changed().await {
+            let changes = &mut self.changes;
             if !changes.touched() {
                 continue;
             }
@@ -163,31 +172,35 @@ impl Stream {
         ])));
         Answer::Result(answer)
     }
+}
 
-    /// Sends `notifications/resources/updated` for the URIs subscribed to, while the returned
-    /// hook is held (the registry holds it weakly).
-    fn watch_resources(&self) -> Option<Arc<UpdateHook>> {
-        let uris: HashSet<String> = self
-            .filter
-            .resource_subscriptions
-            .iter()
-            .flatten()
-            .cloned()
-            .collect();
-        if uris.is_empty() {
-            return None;
-        }
-        let sink = self.sink.clone();
-        let subscription = self.subscription.clone();
-        let hook: Arc<UpdateHook> = Arc::new(move |uri: &str| {
-            if !uris.contains(uri) {
-                return false;
-            }
-            let params = Map::from_iter([("uri".to_owned(), Value::String(uri.to_owned()))]);
-            sink.send(tagged(method::RESOURCES_UPDATED, &subscription, params));
-            true
-        });
-        self.registry.on_resource_updated(&hook);
-        Some(hook)
+/// Sends `notifications/resources/updated` for the URIs `filter` subscribes to, tagged with
+/// `subscription`, while the returned hook is held (the registry holds it weakly).
+fn watch_resources(
+    registry: &Registry,
+    filter: &SubscriptionFilter,
+    sink: &NotificationSink,
+    subscription: &Value,
+) -> Option<Arc<UpdateHook>> {
+    let uris: HashSet<String> = filter
+        .resource_subscriptions
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if uris.is_empty() {
+        return None;
     }
+    let sink = sink.clone();
+    let subscription = subscription.clone();
+    let hook: Arc<UpdateHook> = Arc::new(move |uri: &str| {
+        if !uris.contains(uri) {
+            return false;
+        }
+        let params = Map::from_iter([("uri".to_owned(), Value::String(uri.to_owned()))]);
+        sink.send(tagged(method::RESOURCES_UPDATED, &subscription, params));
+        true
+    });
+    registry.on_resource_updated(&hook);
+    Some(hook)
 }

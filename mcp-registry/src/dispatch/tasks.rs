@@ -31,7 +31,7 @@ use crate::protocol::{
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallOptions, TaskLaunch, TaskRun, end_of};
 use crate::server::Server;
-use crate::task::{Cancelled, TaskRecord, TaskRequestor, TaskStoreError, Tasks};
+use crate::task::{Cancelled, TaskRecord, TaskStoreError, Tasks, requestor_of};
 
 use super::round::Retry;
 
@@ -235,10 +235,7 @@ impl Ask {
         }
         Ok(Ask {
             tasks: request.registry.config().tasks.clone(),
-            requestor: options
-                .extensions
-                .get::<TaskRequestor>()
-                .map(|r| r.0.clone()),
+            requestor: requestor_of(&options.extensions, &options.caller),
             server: request.server.clone(),
             version: request.version,
             params: request.params,

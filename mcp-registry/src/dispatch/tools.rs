@@ -195,6 +195,7 @@ impl Dispatcher<'_> {
                 server: names.server.clone(),
                 name: names.tool.clone(),
                 arguments,
+                caller: options.caller.owner(),
             };
             info.round = Some(Arc::new(retry.round(
                 seal,

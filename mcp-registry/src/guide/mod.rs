@@ -14,6 +14,7 @@
 //! | [`client_and_auth`] | the MCP client, call policies, traces, remote servers, OAuth 2.1 | `client-stdio`, `client-http`, `client-auth`, `otel` |
 //! | [`agents`] | your own loop against a model API; agent runtimes such as the Claude Code CLI | `agent`, `client-stdio` |
 //! | [`extensions`] | Skills (SEP-2640) and MCP Apps (SEP-1865) | none |
+//! | [`security`] | the security model: who can see and call what, what is bound to whom, what the server trusts | `http` |
 //!
 //! A page whose features are off shows only this note in a local `cargo doc`; docs.rs builds
 //! every feature. Design notes are in the repository's
@@ -65,6 +66,7 @@ page!(
 );
 page!(agents, "agents.md", ["agent", "client-stdio"]);
 page!(extensions, "extensions.md", []);
+page!(security, "security.md", ["http"]);
 
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::layer::{Layer, Next, Request, RequestKind, Response};
-use crate::tool::BoxFuture;
+use crate::tool::{BoxFuture, Caller};
 
 /// What an approval callback is asked about: one request, before it runs (or is sent).
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,9 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     /// What kind of request it is ([`RequestKind::Tool`] for a client's calls).
     pub kind: RequestKind,
+    /// Who sent it ([`Caller::Anonymous`] for a client's own calls and in-process calls
+    /// that name no one).
+    pub caller: Caller,
 }
 
 impl ApprovalRequest {
@@ -35,7 +38,14 @@ impl ApprovalRequest {
             tool: tool.into(),
             arguments,
             kind: RequestKind::Tool,
+            caller: Caller::Anonymous,
         }
+    }
+
+    /// This request as `caller`'s.
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
     }
 }
 
@@ -83,6 +93,7 @@ impl Layer for Approver {
                 tool: request.name().to_owned(),
                 arguments: request.arguments().clone(),
                 kind: request.kind(),
+                caller: request.context().caller().clone(),
             };
             match self.ask(asked).await {
                 Approval::Allow => next.run(request).await,

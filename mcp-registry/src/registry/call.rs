@@ -202,6 +202,7 @@ fn run_plain(
         cancellation,
         registry_extensions,
         call_extensions,
+        caller,
         log_level: _,
         input,
         round,
@@ -215,6 +216,7 @@ fn run_plain(
         cancellation,
         registry_extensions,
         call_extensions,
+        caller,
         input,
         round,
     );

@@ -334,6 +334,17 @@ impl Registry {
 
     /// The server served under `name`: the union for [`ALL_SERVERS`], else the server of
     /// that name, enabled or not.
+    /// The tool a `tools/call` naming `tool` at the endpoint `endpoint` (a server, or
+    /// [`ALL_SERVERS`]) resolves to, as `(its own server, its own name)`: what
+    /// authorization judges, never the name as sent (a union's qualified alias names the
+    /// same tool as its plain name). `None` when no tool answers to it.
+    pub(crate) fn resolve_tool(&self, endpoint: &str, tool: &str) -> Option<(Arc<str>, Arc<str>)> {
+        let snapshot = self.snapshot();
+        let served = snapshot.served(endpoint, &self.inner.config.identity)?;
+        let (_, names) = served.tool_entry(tool)?;
+        Some((names.server.clone(), names.tool.clone()))
+    }
+
     pub(crate) fn served(&self, name: &str) -> Option<Server> {
         self.snapshot()
             .served(name, &self.inner.config.identity)

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::layer::Layer;
 use crate::protocol::LoggingLevel;
 use crate::protocol::meta::RequestMeta;
-use crate::tool::{Extensions, InputHandler, NotificationSink};
+use crate::tool::{Caller, Extensions, InputHandler, NotificationSink};
 
 /// What a caller sets for one request: a tool call, a prompt, a resource read, or a message
 /// ([`WithOptions::options`] sets them all at once; each setter also exists on
@@ -32,8 +32,10 @@ pub struct CallOptions {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Who answers the tool's elicitation, sampling and roots requests.
     pub(crate) input: Option<Arc<dyn InputHandler>>,
+    /// Who sends the request ([`Caller::Anonymous`] unless set).
+    pub(crate) caller: Caller,
     /// What only some callers set, boxed: the options move on every call's path.
-    pub(crate) caller: Option<Box<CallerSettings>>,
+    pub(crate) view: Option<Box<CallerSettings>>,
 }
 
 /// The rarely set part of [`CallOptions`].
@@ -46,23 +48,23 @@ pub(crate) struct CallerSettings {
 }
 
 impl CallOptions {
-    fn caller_mut(&mut self) -> &mut CallerSettings {
-        self.caller.get_or_insert_with(Default::default)
+    fn view_mut(&mut self) -> &mut CallerSettings {
+        self.view.get_or_insert_with(Default::default)
     }
 
     /// The listing filter a caller's view set, if any.
     pub(crate) fn listing_filter(&self) -> Option<&ListingFilter> {
-        self.caller.as_ref()?.listing_filter.as_ref()
+        self.view.as_ref()?.listing_filter.as_ref()
     }
 
     /// Whether the caller brings layers of its own.
     pub(crate) fn has_layers(&self) -> bool {
-        self.caller.as_ref().is_some_and(|c| !c.layers.is_empty())
+        self.view.as_ref().is_some_and(|c| !c.layers.is_empty())
     }
 
     /// The layers of this request only, taken out (none: empty).
     pub(crate) fn take_layers(&mut self) -> Vec<Arc<dyn Layer>> {
-        self.caller
+        self.view
             .as_mut()
             .map(|c| std::mem::take(&mut c.layers))
             .unwrap_or_default()
@@ -82,9 +84,9 @@ pub(crate) struct CallerView {
 
 impl CallerView {
     pub(crate) fn apply(&self, options: &mut CallOptions) {
-        let caller = options.caller_mut();
-        caller.listing_filter = Some(self.listing.clone());
-        caller.layers.push(self.gate.clone());
+        let view = options.view_mut();
+        view.listing_filter = Some(self.listing.clone());
+        view.layers.push(self.gate.clone());
     }
 }
 
@@ -156,6 +158,15 @@ impl CallOptions {
         self
     }
 
+    /// Who sends the request: what the gate decides on, what a task started by it belongs
+    /// to, and what its function reads ([`Caller`] as a parameter, or
+    /// [`ToolContext::caller`](crate::tool::ToolContext::caller)). The transports set it
+    /// themselves; an in-process request is [`Caller::Anonymous`] unless set here.
+    pub fn caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
+    }
+
     /// A value the tool can read through [`ToolContext::get`](crate::tool::ToolContext::get) (ahead of registry values).
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.extensions.insert(value);
@@ -192,7 +203,7 @@ impl CallOptions {
     ///
     /// [`FilteredRegistry`]: crate::catalog::FilteredRegistry
     pub fn layer(mut self, layer: impl Layer) -> Self {
-        self.caller_mut().layers.push(Arc::new(layer));
+        self.view_mut().layers.push(Arc::new(layer));
         self
     }
 
@@ -248,8 +259,14 @@ impl<T> WithOptions<T> {
         self
     }
 
+    /// [`CallOptions::caller`]: who sends the request.
+    pub fn caller(mut self, caller: Caller) -> Self {
+        self.options = self.options.caller(caller);
+        self
+    }
+
     /// A value the function can read through
-    /// [`ToolContext::get`](crate::tool::ToolContext::get)(crate::ToolContext::get) (ahead of registry values).
+    /// [`ToolContext::get`](crate::tool::ToolContext::get) (ahead of registry values).
     pub fn extension<V: Send + Sync + 'static>(mut self, value: V) -> Self {
         self.options = self.options.extension(value);
         self

@@ -135,6 +135,7 @@ impl Registry {
             cancellation: cancellation.clone(),
             registry_extensions: self.config().extensions.clone(),
             call_extensions: std::mem::take(&mut options.extensions),
+            caller: std::mem::take(&mut options.caller),
             log_level: info.log_level.unwrap_or(options.log_level),
             input,
             round: info.round.clone(),
@@ -159,7 +160,7 @@ impl Registry {
     #[inline(always)]
     pub(crate) fn layers(&self, options: &mut CallOptions) -> Option<Layers> {
         let stack = &self.config().layers;
-        if options.caller.is_none() {
+        if options.view.is_none() {
             return stack.all.clone();
         }
         let layers = options.take_layers();

@@ -14,7 +14,7 @@ use super::{CallError, CallOptions, Registry, WithOptions};
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, TaskStatus};
 use crate::task::{
     Cancelled, Prepared, RelayInput, SessionStream, TaskEnd, TaskIdSlot, TaskInput, TaskRecord,
-    TaskRequestor, TaskStoreError, Tasks,
+    TaskStoreError, Tasks, requestor_of,
 };
 use crate::tool::BoxFuture;
 
@@ -172,10 +172,7 @@ impl TaskLaunch {
         info: &mut RequestInfo,
         run: TaskRun,
     ) -> Self {
-        let requestor = options
-            .extensions
-            .get::<TaskRequestor>()
-            .map(|r| r.0.clone());
+        let requestor = requestor_of(&options.extensions, &options.caller);
         let mut prepared = tasks.prepare();
         let listener = match options.extensions.get::<SessionStream>() {
             Some(stream) => Some(stream.0.clone()),

@@ -14,8 +14,9 @@ use crate::transport::http::{
 /// Each session is one key, `mcp:{prefix}:session:{id}`, holding its negotiated state
 /// (protocol version, the client's capabilities, log level, resource subscriptions, the
 /// subject that opened it) as JSON, expiring after the session's idle limit unused. Its
-/// events (changed, ended, a client's reply to a request waiting on another replica) go
-/// through the replica's [`RedisBus`].
+/// events (changed, ended, a client's reply to a request waiting on another replica, a
+/// cancellation of a request running on another replica) go through the replica's
+/// [`RedisBus`].
 ///
 /// An ended session leaves a marker, `mcp:{prefix}:session-ended:{id}`, for the idle limit:
 /// a replica still holding it then ends it too, where a session Redis merely lost (a

@@ -48,7 +48,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{DetailedTask, LegacyTask, TaskStatus};
-use crate::tool::{BoxFuture, NotificationSink};
+use crate::tool::{BoxFuture, Caller, Extensions, NotificationSink};
 
 /// How a registry runs tasks.
 ///
@@ -117,11 +117,23 @@ impl TaskSettings {
     }
 }
 
-/// Who started a task: a task is shown, changed and cancelled only by its requestor. The
-/// HTTP transport sets it from the access token's subject; a host may put one in a call's
-/// extensions ([`WithOptions::extension`](crate::WithOptions::extension)).
+/// Who started a task, when the host names it itself: a task is shown, changed and
+/// cancelled only by its requestor. Without one, a task belongs to its request's
+/// [`Caller`] ([`Caller::owner`]: the token's subject, else the legacy session; an
+/// anonymous caller's tasks are reachable by id only). A host may put one in a call's
+/// extensions ([`WithOptions::extension`](crate::WithOptions::extension)) to key tasks its
+/// own way.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TaskRequestor(pub String);
+
+/// Who a task started by a request belongs to: a [`TaskRequestor`] the host attached, else
+/// the request's caller's [`owner`](Caller::owner) key; `None` for an anonymous caller.
+pub(crate) fn requestor_of(extensions: &Extensions, caller: &Caller) -> Option<String> {
+    match extensions.get::<TaskRequestor>() {
+        Some(requestor) => Some(requestor.0.clone()),
+        None => caller.owner(),
+    }
+}
 
 /// A legacy session's own stream (HTTP: its GET stream), where a task started from it
 /// sends `notifications/tasks/status`: the call's stream ends with its `CreateTaskResult`.
@@ -453,13 +465,17 @@ impl Tasks {
         Ok(Some(()))
     }
 
-    /// A page of `requestor`'s tasks.
+    /// A page of `requestor`'s tasks. An anonymous caller's are never listed: callers the
+    /// server cannot tell apart would see each other's (they reach theirs by id).
     pub(crate) async fn list(
         &self,
         requestor: Option<&str>,
         cursor: Option<&str>,
         limit: usize,
     ) -> Result<TaskPage, TaskStoreError> {
+        if requestor.is_none() {
+            return Ok(TaskPage::default());
+        }
         self.store
             .list(requestor, cursor, limit, self.now_ms())
             .await

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use serde::Deserialize as _;
 
+use super::caller::Caller;
 use super::input::{ClientCapability, InputError, InputHandler};
 use super::round::Round;
 use crate::protocol::meta::RequestMeta;
@@ -168,6 +169,8 @@ pub(crate) struct CallScope {
     pub(crate) cancellation: Option<CancellationToken>,
     pub(crate) registry_extensions: Extensions,
     pub(crate) call_extensions: Extensions,
+    /// Who sent the request.
+    pub(crate) caller: Caller,
     /// The least severe level the client receives `notifications/message` at, when it
     /// asked for any.
     pub(crate) log_level: Option<LoggingLevel>,
@@ -202,6 +205,8 @@ pub struct ToolContext {
     pub(super) cancellation: Option<CancellationToken>,
     pub(super) registry_extensions: Extensions,
     pub(super) call_extensions: Extensions,
+    /// Who sent the request.
+    pub(super) caller: Caller,
     /// Set only when the client asked for log messages and listens (no cost otherwise).
     pub(super) client_log: Option<ClientLog>,
     /// Who answers elicitation, sampling and roots requests (none: the tool gets
@@ -251,6 +256,7 @@ impl ToolContext {
             cancellation: scope.cancellation,
             registry_extensions: scope.registry_extensions,
             call_extensions: scope.call_extensions,
+            caller: scope.caller,
             client_log,
             input: scope.input,
             round: scope.round,
@@ -281,11 +287,25 @@ impl ToolContext {
             cancellation: None,
             registry_extensions: Extensions::new(),
             call_extensions: Extensions::new(),
+            caller: Caller::Anonymous,
             log_level: None,
             input: None,
             round: None,
             lenient_scalars: true,
         })
+    }
+
+    /// This context as `caller`'s: for calling a function directly (in tests) as an
+    /// authenticated principal or a session would.
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// Who sent the request: the authenticated principal, the legacy session, or
+    /// [`Caller::Anonymous`].
+    pub fn caller(&self) -> &Caller {
+        &self.caller
     }
 
     /// This context with `handler` answering its requests for input: for calling a tool

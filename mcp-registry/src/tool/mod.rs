@@ -3,6 +3,7 @@
 mod arguments;
 mod ask;
 mod blocking;
+mod caller;
 mod context;
 pub mod input;
 mod key_ring;
@@ -26,6 +27,7 @@ pub use arguments::Arguments;
 pub use arguments::deserialize_arguments;
 pub use ask::KeyedAsk;
 pub use blocking::run_blocking;
+pub use caller::{Caller, Principal};
 pub(crate) use context::{CallNames, CallScope, Completion};
 pub use context::{Extensions, NotificationSink, ProgressError, ToolContext};
 pub use input::{

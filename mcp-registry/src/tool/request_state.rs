@@ -123,6 +123,10 @@ pub(crate) struct StatePayload {
     args: String,
     /// Seconds since the Unix epoch when it was issued.
     iat: u64,
+    /// [`caller_digest`] of the owner key of the caller it was issued to; absent for an
+    /// anonymous caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    who: Option<String>,
     /// The answers so far, by input key.
     pub(crate) answers: Map<String, Value>,
 }
@@ -134,6 +138,8 @@ pub(crate) struct StateScope {
     pub(crate) server: String,
     pub(crate) name: String,
     pub(crate) args: String,
+    /// [`caller_digest`] of the caller's owner key; `None`: anonymous.
+    pub(crate) who: Option<String>,
 }
 
 impl StatePayload {
@@ -146,6 +152,7 @@ impl StatePayload {
             name: scope.name.clone(),
             args: scope.args.clone(),
             iat: now_secs(),
+            who: scope.who.clone(),
             answers,
         }
     }
@@ -163,6 +170,12 @@ impl StatePayload {
                     "`requestState` belongs to another request: it was issued for {} {:?} with other arguments or on another server",
                     self.method, self.name
                 ),
+            ));
+        }
+        if self.who != scope.who {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                "`requestState` belongs to another caller: it was issued to whoever sent the first request, and only they may send it back",
             ));
         }
         let now = now_secs();
@@ -187,6 +200,12 @@ fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// A digest of a caller's [`owner`](crate::Caller::owner) key: what a `requestState` binds
+/// (readable by its holder, so it names no subject or session id in the clear).
+pub(crate) fn caller_digest(owner: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(owner.as_bytes()))
 }
 
 /// A digest of a request's arguments that does not depend on the order of object members:
@@ -247,6 +266,7 @@ mod tests {
             server: "s".into(),
             name: "t".into(),
             args: arguments_digest(json!({"a": 1}).as_object().unwrap()),
+            who: Some(caller_digest("sub:ada")),
         }
     }
 
@@ -282,6 +302,15 @@ mod tests {
             ..scope()
         };
         assert!(payload.check(&other, DEFAULT_TTL).is_err());
+        for who in [None, Some(caller_digest("sub:bob"))] {
+            let replayed = StateScope { who, ..scope() };
+            let refused = payload.check(&replayed, DEFAULT_TTL).unwrap_err();
+            assert!(
+                refused.message.contains("another caller"),
+                "{}",
+                refused.message
+            );
+        }
         let old = StatePayload {
             iat: now_secs() - 120,
             ..payload

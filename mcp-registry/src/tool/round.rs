@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::KeySet;
 use super::input::{ClientCapability, InputError};
-use super::request_state::{StatePayload, StateScope, arguments_digest};
+use super::request_state::{StatePayload, StateScope, arguments_digest, caller_digest};
 use crate::protocol::{
     ClientCapabilities, ErrorCode, ErrorObject, InputRequest, InputRequiredResult,
 };
@@ -42,6 +42,8 @@ pub(crate) struct RoundSeal {
     pub(crate) server: Arc<str>,
     pub(crate) name: Arc<str>,
     pub(crate) arguments: BoundArguments,
+    /// The owner key of the caller the request came from (`None`: anonymous).
+    pub(crate) caller: Option<String>,
 }
 
 impl RoundSeal {
@@ -57,6 +59,7 @@ impl RoundSeal {
             server: self.server.to_string(),
             name: self.name.to_string(),
             args,
+            who: self.caller.as_deref().map(caller_digest),
         }
     }
 

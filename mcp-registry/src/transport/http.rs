@@ -245,13 +245,13 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &header::HeaderName) -> Option<&
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// The options of one call: the caller's claims, when authorized, for tools to read.
-fn call_options(caller: Option<AccessClaims>) -> CallOptions {
-    match caller {
-        // Tasks are bound to the token's subject: another caller's are not shown.
-        Some(claims) => CallOptions::new()
-            .extension(crate::task::TaskRequestor(claims.subject.clone()))
-            .extension(claims),
-        None => CallOptions::new(),
+/// The options of one request, and its [`Caller`](crate::Caller): the token's principal
+/// when authorized (its claims also go to the extensions, for tools to read), else the
+/// legacy session named by `session`, else anonymous.
+fn call_options(claims: Option<AccessClaims>, session: Option<&str>) -> CallOptions {
+    match (claims, session) {
+        (Some(claims), _) => CallOptions::new().caller(claims.caller()).extension(claims),
+        (None, Some(session)) => CallOptions::new().caller(crate::Caller::session_of(session)),
+        (None, None) => CallOptions::new(),
     }
 }

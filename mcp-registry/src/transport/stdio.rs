@@ -199,29 +199,29 @@ impl Running {
                 return;
             }
         };
-        let stream = match &message {
-            Incoming::Request(request) => request.method == method::SUBSCRIPTIONS_LISTEN,
-            _ => {
-                // A notification, a response, or a refusal: applied (or answered) before the
-                // next line is read, so that state changes keep their order.
-                if let Some(reply) = self
-                    .session
-                    .answer_as_text(message, CallOptions::new())
-                    .await
-                {
-                    let _ = self.out.send(reply);
-                }
-                return;
+        let Incoming::Request(request) = &message else {
+            // A notification, a response, or a refusal: applied (or answered) before the
+            // next line is read, so that state changes keep their order.
+            if let Some(reply) = self
+                .session
+                .answer_as_text(message, CallOptions::new())
+                .await
+            {
+                let _ = self.out.send(reply);
             }
+            return;
         };
+        let stream = request.method == method::SUBSCRIPTIONS_LISTEN;
+        // In the in-flight table before the next line is read: a `notifications/cancelled`
+        // right behind the request finds it, whether or not its task has run yet.
+        let mut options = CallOptions::new().notifications(self.notifications.clone());
+        let registered = self.session.register(&request.id, &mut options);
         // Answered while reading goes on, so after the line is gone: owned (a call's
         // arguments copied as text, not parsed).
         let message = message.into_owned();
-        let session = self.session.clone();
         let out = self.out.clone();
-        let options = CallOptions::new().notifications(self.notifications.clone());
         let task = async move {
-            if let Some(reply) = session.answer_as_text(message, options).await {
+            if let Some(reply) = registered.answer_as_text(message, options).await {
                 let _ = out.send(reply);
             }
         };
@@ -236,11 +236,13 @@ impl Running {
     /// unless its version has batches), applied before the next line otherwise.
     async fn batch(&mut self, batch: Vec<Value>) {
         let holds_request = batch.iter().any(|m| m.get("id").is_some());
-        let session = self.session.clone();
         let out = self.out.clone();
         let options = CallOptions::new().notifications(self.notifications.clone());
+        // Its requests in the in-flight table before the next line is read, as a single
+        // request's are.
+        let batch = self.session.register_batch(batch, &options);
         let task = async move {
-            if let Some(reply) = session.handle(Value::Array(batch)).options(options).await {
+            if let Some(reply) = batch.answer().await {
                 let _ = out.send(reply.to_string());
             }
         };

@@ -107,7 +107,7 @@ impl ServerSession {
         response: IncomingResponse,
     ) -> Result<(), IncomingResponse> {
         let waiting = match &response.id {
-            Some(id) => self.inner.requests.waiting().remove(id),
+            Some(id) => self.inner.requests.take(id),
             None => None,
         };
         match waiting {

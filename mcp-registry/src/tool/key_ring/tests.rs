@@ -8,6 +8,7 @@ fn payload() -> StatePayload {
         server: "s".into(),
         name: "t".into(),
         args: arguments_digest(json!({}).as_object().unwrap()),
+        who: None,
     };
     StatePayload::new(&scope, Map::new())
 }

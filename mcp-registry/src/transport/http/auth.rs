@@ -94,6 +94,17 @@ pub struct AccessClaims {
 }
 
 impl AccessClaims {
+    /// The [`Caller`](crate::Caller) these claims make: their subject, client, scopes and
+    /// audience as a principal.
+    pub fn caller(&self) -> crate::Caller {
+        crate::Caller::principal_of(crate::Principal {
+            subject: self.subject.clone(),
+            client_id: self.client_id.clone(),
+            scopes: self.scopes.clone(),
+            audience: self.audience.clone(),
+        })
+    }
+
     /// Claims of `subject`, with no scopes, audience or expiry yet.
     pub fn new(subject: impl Into<String>) -> Self {
         AccessClaims {
@@ -418,7 +429,7 @@ impl Auth {
             return Err(Refusal::InvalidToken(describe(&AuthError::Expired)));
         }
         self.check_binding(headers, method, &token, scheme, &claims)?;
-        self.check_scopes(&claims, std::iter::empty())?;
+        self.check_scopes(&claims, &[])?;
         Ok(claims)
     }
 
@@ -468,16 +479,23 @@ impl Auth {
     }
 
     /// `Err(403 insufficient_scope)` when `claims` lack a scope the request needs: the
-    /// required ones and those of every tool in `tools`. The challenge names all of them
-    /// at once, so one re-authorization is enough.
-    pub(crate) fn check_scopes<'a>(
+    /// required ones and those of every tool in `tools`, each named by its own server and
+    /// name (resolved: a scope set for `wipe` holds for `mcp__fs__wipe` too, and one set for
+    /// `mcp__fs__wipe` for `wipe` of `fs`). The challenge names all of them at once, so one
+    /// re-authorization is enough.
+    pub(crate) fn check_scopes(
         &self,
         claims: &AccessClaims,
-        tools: impl Iterator<Item = &'a str>,
+        tools: &[(Arc<str>, Arc<str>)],
     ) -> Result<(), Refusal> {
         let mut needed: Vec<&str> = self.required_scopes.iter().map(String::as_str).collect();
-        for tool in tools {
-            for scope in self.tool_scopes.get(tool).into_iter().flatten() {
+        for (server, tool) in tools {
+            let qualified = crate::registry::qualified_name(server, tool);
+            let scopes = [
+                self.tool_scopes.get(&**tool),
+                self.tool_scopes.get(&qualified),
+            ];
+            for scope in scopes.into_iter().flatten().flatten() {
                 if !needed.contains(&scope.as_str()) {
                     needed.push(scope);
                 }

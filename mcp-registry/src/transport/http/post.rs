@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
 use super::sessions::{AppState, SessionSlot, store_down, too_many_sessions};
+use super::shared::{SessionEvent, SessionStoreError};
 use super::stream::{Mode, Pending, respond};
 use super::{
     SESSION_NAME, VERSION_NAME, call_options, error_response, header_str, json_response,
@@ -21,7 +22,7 @@ use super::{
 use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
 use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
-    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, method,
+    ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId, method,
     require_modern_meta,
 };
 use crate::registry::CallOptions;
@@ -52,7 +53,7 @@ pub(super) async fn handle_post(
         }
     };
     if let (Some(auth), Some(claims)) = (&state.config.auth, &caller)
-        && let Err(refusal) = auth.check_scopes(claims, called_tools(&message).into_iter())
+        && let Err(refusal) = auth.check_scopes(claims, &resolved_tools(&state, &message))
     {
         return auth.refuse(refusal);
     }
@@ -116,9 +117,12 @@ fn decode_body(body: &[u8]) -> Result<TextMessage<'_>, String> {
     decode_text(text).map_err(|e| e.to_string())
 }
 
-/// The names of the tools a message (or a batch) calls.
-fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
-    match message {
+/// The tools a message (or a batch) calls, each as `(its own server, its own name)`: the
+/// name is resolved first, the way dispatch will (a union's qualified alias, the plain
+/// name), so that per-tool scopes apply to the tool that would run. A name that resolves to
+/// no tool is kept as sent (its call fails as unknown).
+fn resolved_tools(state: &AppState, message: &TextMessage<'_>) -> Vec<(Arc<str>, Arc<str>)> {
+    let names: Vec<&str> = match message {
         TextMessage::One(Incoming::Request(request)) if request.method == method::TOOLS_CALL => {
             request.name().into_iter().collect()
         }
@@ -128,7 +132,16 @@ fn called_tools<'m>(message: &'m TextMessage<'_>) -> Vec<&'m str> {
             .filter(|m| m.get("method").and_then(Value::as_str) == Some(method::TOOLS_CALL))
             .filter_map(|m| m.get("params")?.get("name")?.as_str())
             .collect(),
-    }
+    };
+    names
+        .into_iter()
+        .map(|name| {
+            state
+                .registry
+                .resolve_tool(&state.server, name)
+                .unwrap_or_else(|| (Arc::from(state.server.as_str()), Arc::from(name)))
+        })
+        .collect()
 }
 
 /// A batch: served by a legacy session whose negotiated version has batches (2025-03-26),
@@ -140,14 +153,18 @@ async fn post_batch(
     batch: Vec<Value>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    let slot = match header_str(headers, &SESSION_NAME) {
+    let session_id = header_str(headers, &SESSION_NAME);
+    let slot = match session_id {
         Some(id) => match state.find_session(id, caller.as_ref(), None).await {
             Ok(slot) => Some(slot),
             Err(refused) => return refused,
         },
         None => None,
     };
-    let Some(slot) = slot.filter(|slot| slot.session.accepts_batches()) else {
+    let (Some(session_id), Some(slot)) = (
+        session_id,
+        slot.filter(|slot| slot.session.accepts_batches()),
+    ) else {
         return error_response(
             StatusCode::BAD_REQUEST,
             None,
@@ -155,12 +172,24 @@ async fn post_batch(
             "the body must be one JSON-RPC message (an object); batches are accepted only in a session whose protocol version has them (2025-03-26)",
         );
     };
-    match slot
+    let (reply, changed) = slot
         .session
-        .handle(Value::Array(batch))
-        .options(call_options(caller))
-        .await
-    {
+        .handle_noting_change(Value::Array(batch), call_options(caller, Some(session_id)))
+        .await;
+    // A batch that changed the session (`resources/subscribe`, `logging/setLevel`,
+    // `notifications/initialized`) is saved for the other replicas, as a single message is.
+    if changed && let Err(e) = state.share(session_id, &slot).await {
+        tracing::warn!(error = %e, "HTTP: a batch's change to a shared session was not saved");
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            None,
+            ErrorCode::INTERNAL_ERROR,
+            format!(
+                "the batch's change to the session was made on this replica but could not be shared with the others ({e}); send it again"
+            ),
+        );
+    }
+    match reply {
         Some(reply) => json_response(StatusCode::OK, &reply),
         None => StatusCode::ACCEPTED.into_response(),
     }
@@ -207,7 +236,7 @@ async fn post_modern(
     // Unknown versions get -32022 (`400`); a legacy version in `_meta` is answered
     // statelessly.
     let mode = if modern { Mode::Modern } else { Mode::Strict };
-    respond(mode, caller, |mut options| {
+    respond(mode, call_options(caller, None), |mut options| {
         stateless(state, request, &mut options)
     })
     .await
@@ -334,7 +363,7 @@ async fn post_in_session(
     // The session answers after the body is gone: the message is made owned (a call's
     // arguments copied as text, not parsed).
     let message = message.into_owned();
-    respond(Mode::Session, caller, move |options| {
+    respond(Mode::Session, call_options(caller, Some(session_id)), move |options| {
         Pending::Later(Box::pin(async move {
             let (answered, changed) = slot.session.answer_noting_change(message, options).await;
             if let Some((state, session_id)) = share.filter(|_| changed)
@@ -353,8 +382,8 @@ async fn post_in_session(
 }
 
 /// A notification or a response in a session: `202`, once handled (a client's reply to a
-/// request waiting on another replica is handed there; `notifications/initialized` is
-/// saved in the session store).
+/// request waiting on another replica is handed there, and so is a cancellation of a request
+/// running there; `notifications/initialized` is saved in the session store).
 async fn post_session_message(
     state: &AppState,
     session_id: &str,
@@ -363,6 +392,12 @@ async fn post_session_message(
 ) -> Response {
     let shared = match message {
         Incoming::Response(response) => state.client_response(session_id, slot, response).await,
+        Incoming::Notification(n) if n.method == method::CANCELLED => {
+            match n.params.get("requestId").and_then(RequestId::from_value) {
+                Some(request) => cancel(state, session_id, slot, request).await,
+                None => Ok(()),
+            }
+        }
         message => {
             let options = CallOptions::new();
             match slot.session.answer_noting_change(message, options).await {
@@ -375,4 +410,27 @@ async fn post_session_message(
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => store_down(None, &e),
     }
+}
+
+/// `notifications/cancelled` for `request` of session `session_id`: the request is cancelled
+/// here, or, with a session store, on the replica running it.
+async fn cancel(
+    state: &AppState,
+    session_id: &str,
+    slot: &SessionSlot,
+    request: RequestId,
+) -> Result<(), SessionStoreError> {
+    if slot.session.cancel(&request) {
+        return Ok(());
+    }
+    let Some(store) = state.store() else {
+        tracing::debug!(session = session_id, %request, "a cancellation of no request in flight");
+        return Ok(());
+    };
+    store
+        .publish(SessionEvent::Cancelled {
+            session: session_id.to_owned(),
+            request,
+        })
+        .await
 }

@@ -336,6 +336,13 @@ impl EventSink for AppState {
                 }
             }
             SessionEvent::Ended { session } => self.forget_session(&session),
+            SessionEvent::Cancelled { session, request } => {
+                let slot = self.sessions().live.get(&session).map(|l| l.slot.clone());
+                if let Some(slot) = slot {
+                    // Only the replica running it finds it.
+                    slot.session.cancel(&request);
+                }
+            }
             SessionEvent::Response {
                 session,
                 id,

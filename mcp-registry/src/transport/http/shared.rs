@@ -68,6 +68,15 @@ pub enum SessionEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<Value>,
     },
+    /// The client's `notifications/cancelled` for a request of the session, received by a
+    /// replica where that request does not run: the replica running it cancels it (and
+    /// sends no reply).
+    Cancelled {
+        /// The session id.
+        session: String,
+        /// The id of the client's request to cancel.
+        request: RequestId,
+    },
 }
 
 /// What [`SessionStore::touch`] found of a session.

@@ -14,10 +14,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::auth::AccessClaims;
 use super::checks::{accepts, admit};
 use super::sessions::{AppState, unknown_session};
-use super::{SESSION_NAME, call_options, error_response, header_str, text_response};
+use super::{SESSION_NAME, error_response, header_str, text_response};
 use crate::dispatch::{Answer, Step, reply_text};
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
@@ -83,7 +82,7 @@ impl Mode {
 /// (notifications, then the reply) when a notification comes first. Dropping the response —
 /// the client going away — cancels the call. The caller's claims, when authorized, go to the
 /// call's extensions. A request answered while it starts is answered without a task.
-pub(super) async fn respond<F>(mode: Mode, caller: Option<AccessClaims>, start: F) -> Response
+pub(super) async fn respond<F>(mode: Mode, options: CallOptions, start: F) -> Response
 where
     F: FnOnce(CallOptions) -> Pending,
 {
@@ -96,7 +95,7 @@ where
             let _ = tx.send(Flow::Notification(n));
         })
     };
-    match start(call_options(caller).notifications(sink).cancellation(token)) {
+    match start(options.notifications(sink).cancellation(token)) {
         Pending::Ready(answered) => {
             let _ = tx.send(Flow::Reply(answered));
         }

@@ -1,0 +1,194 @@
+//! The requests a session is answering, each with its cancellation token: what
+//! `notifications/cancelled`, [`reset`](ServerSession::reset) and
+//! [`shutdown`](ServerSession::shutdown) stop.
+//!
+//! Every request kind enters the table for as long as it runs. Each entry has a generation
+//! of its own, and a request leaves only its own entry: a client that reuses the id of a
+//! request still running does not make the first one uncancellable when the second ends.
+
+use std::collections::HashMap;
+use std::sync::{MutexGuard, PoisonError};
+
+use tokio_util::sync::CancellationToken;
+
+use super::ServerSession;
+use crate::protocol::RequestId;
+use crate::registry::CallOptions;
+
+/// The requests in flight, by id.
+#[derive(Default)]
+pub(super) struct InFlightTable {
+    /// The last generation handed out.
+    last: u64,
+    entries: HashMap<RequestId, Entries>,
+}
+
+/// The requests running under one id: one, unless the client reused it.
+enum Entries {
+    One(u64, CancellationToken),
+    Many(Vec<(u64, CancellationToken)>),
+}
+
+impl Entries {
+    fn cancel(self) {
+        match self {
+            Entries::One(_, token) => token.cancel(),
+            Entries::Many(tokens) => tokens.iter().for_each(|(_, t)| t.cancel()),
+        }
+    }
+
+    /// These entries without generation `generation`: `None` when none is left.
+    fn without(self, generation: u64) -> Option<Entries> {
+        match self {
+            Entries::One(g, _) if g == generation => None,
+            one @ Entries::One(..) => Some(one),
+            Entries::Many(mut tokens) => {
+                tokens.retain(|(g, _)| *g != generation);
+                match tokens.len() {
+                    0 => None,
+                    1 => tokens.pop().map(|(g, t)| Entries::One(g, t)),
+                    _ => Some(Entries::Many(tokens)),
+                }
+            }
+        }
+    }
+}
+
+impl InFlightTable {
+    /// Enters request `id` with `token`: its generation, to [`remove`](Self::remove) it by.
+    fn insert(&mut self, id: &RequestId, token: CancellationToken) -> u64 {
+        self.last += 1;
+        let generation = self.last;
+        match self.entries.get_mut(id) {
+            None => {
+                self.entries
+                    .insert(id.clone(), Entries::One(generation, token));
+            }
+            Some(entries) => {
+                // Rare (a client error): the id is in use by a request still running.
+                let earlier = std::mem::replace(entries, Entries::Many(Vec::new()));
+                let mut tokens = match earlier {
+                    Entries::One(g, t) => vec![(g, t)],
+                    Entries::Many(tokens) => tokens,
+                };
+                tokens.push((generation, token));
+                *entries = Entries::Many(tokens);
+            }
+        }
+        generation
+    }
+
+    /// The token of request `id` of generation `generation`, while it is in the table
+    /// (`None` once cancelled).
+    pub(super) fn token(&self, id: &RequestId, generation: u64) -> Option<&CancellationToken> {
+        match self.entries.get(id)? {
+            Entries::One(g, token) => (*g == generation).then_some(token),
+            Entries::Many(tokens) => tokens
+                .iter()
+                .find_map(|(g, token)| (*g == generation).then_some(token)),
+        }
+    }
+
+    /// Removes the entry of request `id` of generation `generation`, if still there (a
+    /// cancellation removed it already; a later request with the same id keeps its own).
+    fn remove(&mut self, id: &RequestId, generation: u64) {
+        let Some((id, entries)) = self.entries.remove_entry(id) else {
+            return;
+        };
+        if let Some(others) = entries.without(generation) {
+            self.entries.insert(id, others);
+        }
+    }
+}
+
+impl ServerSession {
+    pub(super) fn in_flight(&self) -> MutexGuard<'_, InFlightTable> {
+        self.inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Cancels the in-flight request `id`, as `notifications/cancelled` does (every request
+    /// running under that id, should the client have reused it). Returns whether such a
+    /// request was running.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        let entries = self.in_flight().entries.remove(id);
+        entries.map(Entries::cancel).is_some()
+    }
+
+    /// Cancels every request in flight.
+    pub(super) fn cancel_all(&self) {
+        let entries = std::mem::take(&mut self.in_flight().entries);
+        entries.into_values().for_each(Entries::cancel);
+    }
+
+    /// Enters request `id` in the in-flight table with a cancellation token (a child of the
+    /// caller's own, so an HTTP stream closing still cancels it), set in `options`, until the
+    /// returned generation is removed.
+    fn enter(&self, id: &RequestId, options: &mut CallOptions) -> u64 {
+        let token = options
+            .cancellation
+            .as_ref()
+            .map_or_else(CancellationToken::new, CancellationToken::child_token);
+        let generation = self.in_flight().insert(id, token.clone());
+        *options = std::mem::take(options).cancellation(token);
+        generation
+    }
+
+    /// [`enter`](Self::enter), until the guard drops.
+    pub(super) fn track(&self, id: &RequestId, options: &mut CallOptions) -> InFlight<'_> {
+        let generation = self.enter(id, options);
+        InFlight {
+            session: self,
+            id: id.clone(),
+            generation,
+        }
+    }
+
+    /// Enters request `id` in the in-flight table now, before it is answered (a transport
+    /// that answers it in a task of its own calls this where it reads the request, so that a
+    /// `notifications/cancelled` read right behind it finds it). `options` get its
+    /// cancellation token; answer it with [`Registered::answer_as_text`], which leaves the
+    /// table when dropped.
+    #[cfg(feature = "stdio")]
+    pub(crate) fn register(&self, id: &RequestId, options: &mut CallOptions) -> Registered {
+        let generation = self.enter(id, options);
+        Registered {
+            session: self.clone(),
+            id: id.clone(),
+            generation,
+        }
+    }
+}
+
+/// A request in the in-flight table; leaves it when dropped (answered, or abandoned by its
+/// caller).
+pub(super) struct InFlight<'a> {
+    session: &'a ServerSession,
+    pub(super) id: RequestId,
+    pub(super) generation: u64,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.session.in_flight().remove(&self.id, self.generation);
+    }
+}
+
+/// A request entered in the in-flight table where it was read
+/// ([`ServerSession::register`]), with its session, until it is answered; leaves the table
+/// when dropped, whether or not it was answered.
+#[cfg(feature = "stdio")]
+pub(crate) struct Registered {
+    pub(super) session: ServerSession,
+    pub(super) id: RequestId,
+    pub(super) generation: u64,
+}
+
+#[cfg(feature = "stdio")]
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.session.in_flight().remove(&self.id, self.generation);
+    }
+}
