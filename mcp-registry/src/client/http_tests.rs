@@ -21,7 +21,7 @@ fn ping(id: i64) -> Outbound {
     Outbound {
         message: serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
         kind: OutboundKind::Request {
-            id: RequestId::Number(id),
+            id: RequestId::Number(id.into()),
             method: "ping".to_owned(),
             name: None,
             params: Vec::new(),

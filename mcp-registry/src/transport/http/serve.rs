@@ -25,6 +25,11 @@ use tokio::time::Instant;
 use tower_service::Service as _;
 
 use super::HttpConfig;
+use crate::transport::stall::Stalled;
+
+/// How long a write to a client may stay blocked (it reads nothing of a response or an SSE
+/// stream while more waits) before the connection is closed.
+const WRITE_STALL_LIMIT: Duration = Duration::from_secs(60);
 
 /// Where a connection is between requests, and since when.
 #[derive(Debug, Clone, Copy)]
@@ -137,10 +142,12 @@ impl hyper::body::Body for Tracked {
 }
 
 pin_project_lite::pin_project! {
-    /// A TCP stream that moves its connection from `Idle` to `Head` on a request's first byte.
+    /// A TCP stream that moves its connection from `Idle` to `Head` on a request's first byte,
+    /// and fails a write blocked for [`WRITE_STALL_LIMIT`] (a client that reads nothing of
+    /// its responses or streams is disconnected).
     struct Watched {
         #[pin]
-        stream: TcpStream,
+        stream: Stalled<TcpStream>,
         watch: Arc<Watch>,
     }
 }
@@ -244,7 +251,7 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
     let peer = stream.peer_addr().ok();
     let watch = Watch::new();
     let io = TokioIo::new(Watched {
-        stream,
+        stream: Stalled::new(stream, WRITE_STALL_LIMIT, "HTTP"),
         watch: watch.clone(),
     });
     let service = {
