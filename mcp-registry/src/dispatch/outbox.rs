@@ -64,6 +64,7 @@ impl Key {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Class {
     /// A response: never dropped, outside the cap.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     Reply,
     /// A notification or a request to the client: coalesced by its key, if it has one, else
     /// capped.
@@ -204,6 +205,7 @@ impl<T> Sender<T> {
     }
 
     /// Queues the response `reply` (never dropped); `false` once the receiver is gone.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     pub(crate) fn reply(&self, reply: T) -> bool {
         self.push(reply, Class::Reply)
     }
@@ -327,6 +329,7 @@ impl<T> Receiver<T> {
     }
 
     /// How many responses are queued.
+    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
     pub(crate) fn replies(&self) -> usize {
         self.shared.queue().replies
     }
@@ -355,7 +358,7 @@ impl Outgoing {
     ///
     /// Cancel-safe: a message is taken only when this returns it.
     pub async fn recv(&mut self) -> Option<Value> {
-        self.0.next().await
+        self.next().await
     }
 
     /// The next message if one is queued.

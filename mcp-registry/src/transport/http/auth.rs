@@ -383,6 +383,7 @@ impl Auth {
         &self,
         headers: &HeaderMap,
         method: &str,
+        path: &str,
     ) -> Result<AccessClaims, Refusal> {
         let (token, scheme) = match bearer_token(headers, self.takes_dpop()) {
             Presented::None => return Err(Refusal::NoToken),
@@ -417,7 +418,7 @@ impl Auth {
             tracing::debug!(subject = %claims.subject, "access token refused: expired");
             return Err(Refusal::InvalidToken(describe(&AuthError::Expired)));
         }
-        self.check_binding(headers, method, &token, scheme, &claims)?;
+        self.check_binding(headers, (method, path), &token, scheme, &claims)?;
         self.check_scopes(&claims, std::iter::empty())?;
         Ok(claims)
     }
@@ -435,7 +436,7 @@ impl Auth {
     fn check_binding(
         &self,
         headers: &HeaderMap,
-        method: &str,
+        (method, path): (&str, &str),
         token: &BearerToken,
         scheme: Scheme,
         claims: &AccessClaims,
@@ -448,6 +449,7 @@ impl Auth {
                         headers,
                         method,
                         &self.resource,
+                        path,
                         token.secret(),
                         claims.dpop_jkt.as_deref(),
                     )
@@ -553,6 +555,8 @@ impl Auth {
         );
         if let Some(nonce) = dpop
             .current_nonce()
+            .ok()
+            .flatten()
             .and_then(|n| HeaderValue::from_str(&n).ok())
         {
             response
