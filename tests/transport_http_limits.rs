@@ -168,3 +168,75 @@ async fn an_open_stream_is_not_idle() {
     let read = tokio::time::timeout(SHORT * 3, get.read(&mut byte)).await;
     assert!(read.is_err(), "the stream ended: {read:?}");
 }
+
+/// D8: a `POST`'s SSE stream read by nobody while its tool sends 100,000 progress
+/// notifications holds at most the outbox's bound of them; the reply is kept, and read once
+/// the client reads.
+#[tokio::test]
+async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_does_not_read() {
+    use std::sync::Arc;
+
+    use axum::body::Body;
+    use axum::http::Request;
+    use mcp_registry::dispatch::OUTBOX_CAPACITY;
+    use mcp_registry::{Server, Tool, ToolContext};
+    use tower::ServiceExt as _;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    const FLOOD: u32 = 100_000;
+    let done = Arc::new(tokio::sync::Notify::new());
+    let flood = {
+        let done = done.clone();
+        Tool::builder("flood")
+            .typed_with_context(move |ctx: ToolContext, _: NoArgs| {
+                let done = done.clone();
+                async move {
+                    for i in 1..=FLOOD {
+                        ctx.progress(f64::from(i), None, None).unwrap();
+                    }
+                    done.notify_one();
+                    "flooded"
+                }
+            })
+            .unwrap()
+    };
+    let registry = Registry::from_servers([Server::builder("s").tool(flood).build().unwrap()]);
+    let app = mcp_registry::transport::http::router(registry, "s", HttpConfig::default());
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "flood", "arguments": {}, "_meta": {
+            "progressToken": "p",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    });
+    let request = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "flood")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    tokio::time::timeout(BOUND, done.notified())
+        .await
+        .expect("the tool sent its notifications");
+    let reply = common::http::Reply::read(response).await;
+    let events = reply.events();
+    let (last, progress) = events.split_last().expect("events");
+    assert_eq!(last["id"], 7, "the reply comes last");
+    assert_eq!(last["result"]["content"][0]["text"], "flooded");
+    // The first notification (which made the reply a stream), then at most the bound.
+    assert!(
+        progress.len() <= OUTBOX_CAPACITY + 1,
+        "{} notifications were kept for a client that did not read",
+        progress.len()
+    );
+    assert_eq!(progress.last().unwrap()["params"]["progress"], f64::from(FLOOD));
+}
