@@ -238,5 +238,8 @@ async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_doe
         "{} notifications were kept for a client that did not read",
         progress.len()
     );
-    assert_eq!(progress.last().unwrap()["params"]["progress"], f64::from(FLOOD));
+    assert_eq!(
+        progress.last().unwrap()["params"]["progress"],
+        f64::from(FLOOD)
+    );
 }

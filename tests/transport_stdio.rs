@@ -406,3 +406,34 @@ async fn a_client_that_never_reads_is_disconnected_in_the_end() {
     assert_eq!(error.kind(), std::io::ErrorKind::TimedOut, "{error}");
     drop(c);
 }
+
+/// D8: listen streams over stdio are capped like requests are: past `MAX_STREAMS` open, a
+/// new one is refused (-32603) and the open ones go on.
+#[tokio::test(start_paused = true)]
+async fn listen_streams_past_the_cap_are_refused() {
+    use mcp_registry::transport::stdio::MAX_STREAMS;
+    let (mut c, server) = start();
+    for id in 0..=MAX_STREAMS {
+        let listen = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": {"_meta": common::modern_meta(), "notifications": {"toolsListChanged": true}}});
+        c.send(&listen.to_string()).await;
+        let answer = c.recv().await;
+        if id < MAX_STREAMS {
+            assert_eq!(
+                answer["method"], "notifications/subscriptions/acknowledged",
+                "{answer}"
+            );
+        } else {
+            assert_eq!(answer["id"], id, "{answer}");
+            assert_eq!(answer["error"]["code"], -32603, "{answer}");
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("subscriptions/listen"),
+                "{answer}"
+            );
+        }
+    }
+    close_and_join(c, server).await;
+}
