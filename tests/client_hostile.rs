@@ -161,3 +161,26 @@ async fn stdio_a_flood_of_server_requests_runs_at_most_the_cap_of_handlers_at_on
     gate.add_permits(10_000);
     bounded(client.close()).await;
 }
+
+/// A server whose pages loop (it gives the same `nextCursor` again) is not followed forever,
+/// the items piling up: the listing fails, naming the loop.
+#[tokio::test]
+async fn stdio_a_listing_whose_pages_loop_fails_instead_of_growing_for_ever() {
+    let body = format!(
+        "read -r l; printf '%s\\n' '{INIT_REPLY}'; read -r l; \
+         while read -r l; do \
+           id=$(printf '%s' \"$l\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/'); \
+           printf '{{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{{\"tools\":[{{\"name\":\"t\",\"inputSchema\":{{\"type\":\"object\"}}}}],\"nextCursor\":\"again\"}}}}\\n' \"$id\"; \
+         done"
+    );
+    let client = bounded(builder().connect_stdio(script(&body)))
+        .await
+        .unwrap();
+    let error = bounded(client.list_tools()).await.unwrap_err();
+    assert!(
+        matches!(&error, ClientError::InvalidResult { method, .. } if method == "tools/list"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("loop"), "{error}");
+    client.close().await;
+}
