@@ -243,3 +243,84 @@ async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_doe
         f64::from(FLOOD)
     );
 }
+
+/// Tells `0` when dropped: the call it is part of was cancelled.
+struct Dropped(std::sync::Arc<tokio::sync::Notify>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// D8: a client that never reads its `POST`'s SSE stream is disconnected once the server's
+/// writes have been blocked for `HttpConfig::write_timeout`; its call is cancelled. (Before,
+/// the connection, and the call streaming into it, were held for good.)
+#[tokio::test]
+async fn a_client_that_never_reads_its_stream_is_disconnected() {
+    use std::sync::Arc;
+
+    use mcp_registry::{Server, Tool, ToolContext};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    let gone = Arc::new(tokio::sync::Notify::new());
+    let endless = {
+        let gone = gone.clone();
+        Tool::builder("endless")
+            .typed_with_context(move |ctx: ToolContext, _: NoArgs| {
+                let dropped = Dropped(gone.clone());
+                async move {
+                    let _dropped = dropped;
+                    let mut i = 0u64;
+                    while i < u64::MAX {
+                        i += 1;
+                        ctx.progress(
+                            i as f64,
+                            None,
+                            Some("a progress message to fill buffers with".into()),
+                        )
+                        .unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                    "never"
+                }
+            })
+            .unwrap()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let registry = Registry::from_servers([Server::builder("s").tool(endless).build().unwrap()]);
+    tokio::spawn(serve_listener(
+        listener,
+        registry,
+        "s",
+        quiet().write_timeout(SHORT),
+    ));
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "endless", "arguments": {}, "_meta": {
+            "progressToken": "p",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    })
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: endless\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Never read: the server's writes block once the socket buffers are full.
+    tokio::time::timeout(Duration::from_secs(60), gone.notified())
+        .await
+        .expect("the server gave up on the client and cancelled its call");
+    assert!(
+        until_closed(&mut stream).await.is_ok(),
+        "the connection is closed"
+    );
+}

@@ -27,10 +27,6 @@ use tower_service::Service as _;
 use super::HttpConfig;
 use crate::transport::stall::Stalled;
 
-/// How long a write to a client may stay blocked (it reads nothing of a response or an SSE
-/// stream while more waits) before the connection is closed.
-const WRITE_STALL_LIMIT: Duration = Duration::from_secs(60);
-
 /// Where a connection is between requests, and since when.
 #[derive(Debug, Clone, Copy)]
 enum Phase {
@@ -87,6 +83,7 @@ impl Watch {
 struct Limits {
     header_read: Duration,
     idle: Duration,
+    write: Duration,
 }
 
 /// A request being answered: the connection is `Busy` until its response body is dropped
@@ -143,8 +140,8 @@ impl hyper::body::Body for Tracked {
 
 pin_project_lite::pin_project! {
     /// A TCP stream that moves its connection from `Idle` to `Head` on a request's first byte,
-    /// and fails a write blocked for [`WRITE_STALL_LIMIT`] (a client that reads nothing of
-    /// its responses or streams is disconnected).
+    /// and fails a write blocked for `HttpConfig::write_timeout` (a client that reads nothing
+    /// of its responses or streams is disconnected).
     struct Watched {
         #[pin]
         stream: Stalled<TcpStream>,
@@ -204,6 +201,7 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
     let limits = Limits {
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,
+        write: config.write_timeout,
     };
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let mut warned: Option<Instant> = None;
@@ -251,7 +249,7 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
     let peer = stream.peer_addr().ok();
     let watch = Watch::new();
     let io = TokioIo::new(Watched {
-        stream: Stalled::new(stream, WRITE_STALL_LIMIT, "HTTP"),
+        stream: Stalled::new(stream, limits.write, "HTTP"),
         watch: watch.clone(),
     });
     let service = {
