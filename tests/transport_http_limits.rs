@@ -279,7 +279,7 @@ async fn a_client_that_never_reads_its_stream_is_disconnected() {
                         ctx.progress(
                             i as f64,
                             None,
-                            Some("a progress message to fill buffers with".into()),
+                            Some("a progress message to fill buffers with"),
                         )
                         .unwrap();
                         tokio::task::yield_now().await;
