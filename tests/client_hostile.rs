@@ -104,3 +104,83 @@ async fn stdio_a_reply_that_never_ends_fails_its_call_by_the_limit() {
     let client = first_call_over_limit(&body, 1 << 20).await;
     client.close().await;
 }
+
+/// D11: a server that sends 10,000 `elicitation/create` requests at once gets at most the
+/// client's cap of handlers running at once; past the ones that wait their turn, requests
+/// are refused, and the client goes on (the ping after the flood is answered).
+#[tokio::test]
+async fn stdio_a_flood_of_server_requests_runs_at_most_the_cap_of_handlers_at_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use mcp_registry::protocol::ElicitResult;
+
+    const CAP: usize = 4;
+    let flood = r#"awk 'BEGIN { for (i = 1; i <= 10000; i++) printf "{\"jsonrpc\":\"2.0\",\"id\":\"e%d\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}\n", i }'"#;
+    let body = format!(
+        "read -r l; printf '%s\\n' '{INIT_REPLY}'; read -r l; read -r l; \
+         id=$(printf '%s' \"$l\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/'); \
+         ( {flood}; printf '{{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{{}}}}\\n' \"$id\" ) & \
+         cat >/dev/null"
+    );
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let handler = {
+        let (running, most, gate) = (running.clone(), most.clone(), gate.clone());
+        move |_| {
+            let (running, most, gate) = (running.clone(), most.clone(), gate.clone());
+            async move {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                let _ = gate.acquire().await;
+                running.fetch_sub(1, Ordering::SeqCst);
+                Ok(ElicitResult::decline())
+            }
+        }
+    };
+    let client = bounded(
+        builder()
+            .max_concurrent_callbacks(CAP)
+            .on_elicitation(handler)
+            .connect_stdio(script(&body)),
+    )
+    .await
+    .unwrap();
+    // The server answers the ping after its flood: every request has been read by then.
+    bounded(client.ping()).await.unwrap();
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(running.load(Ordering::SeqCst), CAP, "the cap is used");
+    assert!(
+        most.load(Ordering::SeqCst) <= CAP,
+        "{} handlers ran at once",
+        most.load(Ordering::SeqCst)
+    );
+    gate.add_permits(10_000);
+    bounded(client.close()).await;
+}
+
+/// A server whose pages loop (it gives the same `nextCursor` again) is not followed forever,
+/// the items piling up: the listing fails, naming the loop.
+#[tokio::test]
+async fn stdio_a_listing_whose_pages_loop_fails_instead_of_growing_for_ever() {
+    let body = format!(
+        "read -r l; printf '%s\\n' '{INIT_REPLY}'; read -r l; \
+         while read -r l; do \
+           id=$(printf '%s' \"$l\" | sed 's/.*\"id\":\\([0-9]*\\).*/\\1/'); \
+           printf '{{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{{\"tools\":[{{\"name\":\"t\",\"inputSchema\":{{\"type\":\"object\"}}}}],\"nextCursor\":\"again\"}}}}\\n' \"$id\"; \
+         done"
+    );
+    let client = bounded(builder().connect_stdio(script(&body)))
+        .await
+        .unwrap();
+    let error = bounded(client.list_tools()).await.unwrap_err();
+    assert!(
+        matches!(&error, ClientError::InvalidResult { method, .. } if method == "tools/list"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("loop"), "{error}");
+    client.close().await;
+}

@@ -172,6 +172,30 @@ async fn pagination_with_opaque_cursors() {
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
 }
 
+/// D14: a page size near `usize::MAX` and a peer's cursor (base64url of `tools:1`) gave
+/// `start + size`, which overflowed (a panic in debug builds, a bad slice in release ones).
+#[tokio::test]
+async fn a_huge_page_size_and_a_crafted_cursor_do_not_overflow() {
+    let r = Registry::builder()
+        .page_size(usize::MAX)
+        .server(math_server())
+        .build();
+    let page = ask(
+        &r,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"cursor": "dG9vbHM6MQ"}}),
+    )
+    .await;
+    assert_reply("2025-11-25", "ListToolsResult", &page);
+    let names: Vec<_> = page["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["boom", "divide", "echo", "sleep"]);
+    assert!(page["result"].get("nextCursor").is_none());
+}
+
 #[tokio::test]
 async fn tool_failures_are_results_with_is_error() {
     let r = registry();

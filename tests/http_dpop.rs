@@ -86,17 +86,32 @@ impl Prover {
 /// The router, its DPoP settings made by `dpop` on a clock the test moves, and the key the
 /// bound token is bound to.
 fn app(prover: &Prover, dpop: impl FnOnce(Dpop) -> Dpop) -> (axum::Router, Arc<AtomicU64>) {
+    let (auth, clock) = auth(vec![(BOUND, prover.jkt())], dpop);
+    (
+        router(registry(), "s", HttpConfig::default().auth(auth)),
+        clock,
+    )
+}
+
+/// The endpoint's auth: `bindings` are the bound tokens and their keys' thumbprints (and
+/// [`PLAIN`] a bearer token); DPoP made by `dpop` on a clock the test moves.
+fn auth(
+    bindings: Vec<(&'static str, String)>,
+    dpop: impl FnOnce(Dpop) -> Dpop,
+) -> (Auth, Arc<AtomicU64>) {
     let clock = Arc::new(AtomicU64::new(NOW));
     let now = clock.clone();
-    let jkt = prover.jkt();
+    let bindings = Arc::new(bindings);
     let validate = move |token: BearerToken| {
-        let jkt = jkt.clone();
+        let bindings = bindings.clone();
         async move {
             let claims = AccessClaims::new("alice").with_audience([RESOURCE]);
-            match token.secret() {
-                BOUND => Ok(claims.with_dpop_jkt(jkt)),
-                PLAIN => Ok(claims),
-                _ => Err(AuthError::InvalidToken("unknown".into())),
+            if token.secret() == PLAIN {
+                return Ok(claims);
+            }
+            match bindings.iter().find(|(t, _)| *t == token.secret()) {
+                Some((_, jkt)) => Ok(claims.with_dpop_jkt(jkt.clone())),
+                None => Err(AuthError::InvalidToken("unknown".into())),
             }
         }
     };
@@ -105,18 +120,18 @@ fn app(prover: &Prover, dpop: impl FnOnce(Dpop) -> Dpop) -> (axum::Router, Arc<A
         .unwrap()
         .authorization_servers(["https://auth.example.com"])
         .dpop(settings);
+    (auth, clock)
+}
+
+fn registry() -> Registry {
     let echo = Tool::builder("echo")
         .typed(|_: NoArgs| async { "ok" })
         .unwrap();
-    let registry = Registry::from_servers([Server::builder("s")
+    Registry::from_servers([Server::builder("s")
         .version("1.0.0")
         .tools([echo])
         .build()
-        .unwrap()]);
-    (
-        router(registry, "s", HttpConfig::default().auth(auth)),
-        clock,
-    )
+        .unwrap()])
 }
 
 impl Reply {
@@ -148,6 +163,11 @@ impl Reply {
 
 /// A stateless `tools/call` of `echo` with `authorization` and the `proofs`.
 async fn call(app: &axum::Router, authorization: &str, proofs: &[&str]) -> Reply {
+    call_at(app, "/mcp", authorization, proofs).await
+}
+
+/// [`call`] at `path`.
+async fn call_at(app: &axum::Router, path: &str, authorization: &str, proofs: &[&str]) -> Reply {
     let body = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "echo", "arguments": {}, "_meta": {
@@ -157,7 +177,7 @@ async fn call(app: &axum::Router, authorization: &str, proofs: &[&str]) -> Reply
     });
     let mut request = Request::builder()
         .method("POST")
-        .uri("/mcp")
+        .uri(path)
         .header("host", "localhost")
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -392,4 +412,70 @@ async fn nonces_are_issued_honoured_and_rotated() {
             .status,
         StatusCode::OK
     );
+}
+
+/// D13: under `router_all` every `/mcp/{server}` shares the union's auth; a proof whose
+/// `htu` is the URL the request went to (RFC 9449 §4.3) is accepted, one naming another
+/// endpoint is not.
+#[tokio::test]
+async fn under_router_all_the_htu_is_the_request_url() {
+    let prover = Prover::new();
+    let (auth, _) = auth(vec![(BOUND, prover.jkt())], |d| d);
+    let app =
+        mcp_registry::transport::http::router_all(registry(), HttpConfig::default().auth(auth));
+    let mut claims = Prover::claims(BOUND, "per-server");
+    claims["htu"] = json!("http://localhost/mcp/s");
+    let reply = call_at(&app, "/mcp/s", &dpop(BOUND), &[&prover.proof(&claims)]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // The union's URL is still taken there (the configured resource).
+    let proof = prover.proof(&Prover::claims(BOUND, "union"));
+    let reply = call_at(&app, "/mcp/s", &dpop(BOUND), &[&proof]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // Another endpoint's URL, or another origin's, is not.
+    for (i, htu) in [
+        "http://localhost/mcp/t",
+        "http://elsewhere/mcp/s",
+        "https://localhost/mcp/s",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut claims = Prover::claims(BOUND, &format!("other-{i}"));
+        claims["htu"] = json!(htu);
+        let reply = call_at(&app, "/mcp/s", &dpop(BOUND), &[&prover.proof(&claims)]).await;
+        reply.assert_refused("invalid_dpop_proof");
+        assert!(reply.body.contains("htu"), "{htu}: {}", reply.body);
+    }
+}
+
+/// D13: the replay cache has a quota per key, so one token holder cannot fill it for
+/// everyone: past it, that key's proofs are refused until some expire, others' are not.
+#[tokio::test]
+async fn one_key_cannot_fill_the_replay_cache_for_everyone() {
+    const OTHER: &str = "other-bound-tok-91d3";
+    let (greedy, other) = (Prover::new(), Prover::new());
+    let (auth, clock) = auth(vec![(BOUND, greedy.jkt()), (OTHER, other.jkt())], |d| {
+        d.max_proofs_per_key(3)
+    });
+    let app = router(registry(), "s", HttpConfig::default().auth(auth));
+    for i in 0..3 {
+        let proof = greedy.proof(&Prover::claims(BOUND, &format!("g-{i}")));
+        let reply = call(&app, &dpop(BOUND), &[&proof]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    }
+    let proof = greedy.proof(&Prover::claims(BOUND, "g-3"));
+    let refused = call(&app, &dpop(BOUND), &[&proof]).await;
+    refused.assert_refused("invalid_dpop_proof");
+    assert!(refused.body.contains("by this key"), "{}", refused.body);
+    // Another holder is not affected.
+    let proof = other.proof(&Prover::claims(OTHER, "o-0"));
+    let reply = call(&app, &dpop(OTHER), &[&proof]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    // Once the window has passed, the key's proofs are taken again.
+    let later = NOW + 1000;
+    clock.store(later, Ordering::SeqCst);
+    let mut claims = Prover::claims(BOUND, "g-4");
+    claims["iat"] = json!(later);
+    let reply = call(&app, &dpop(BOUND), &[&greedy.proof(&claims)]).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
 }

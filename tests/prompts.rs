@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::future::IntoFuture as _;
+
 use common::{LEGACY, MODERN, assert_cached, assert_complete_from, assert_reply, modern_meta};
 use mcp_registry::prompt::PromptArguments;
 use mcp_registry::protocol::Role;
@@ -599,4 +601,36 @@ async fn a_prompt_function_takes_the_requests_context() {
         result.messages[0].content.as_text(),
         Some("Write about go in a terse style (styled)")
     );
+}
+
+/// D10: in a runtime without a timer, a prompt that waits fails because no timer can keep
+/// its limit, and says so; it used to claim it had run for the whole default limit.
+#[test]
+fn a_prompt_that_waits_without_a_timer_says_why_not_that_it_timed_out() {
+    let waits = Prompt::builder("waits")
+        .handler(|_| async {
+            tokio::task::yield_now().await;
+            "done"
+        })
+        .unwrap();
+    let r = Registry::builder()
+        .server(Server::builder("s").prompt(waits).build().unwrap())
+        .build();
+    // No `enable_time`: the default limit cannot be kept.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let error = runtime
+        .block_on(
+            r.get_prompt_by_name("waits", PromptArguments::new())
+                .into_future(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&error, GetPromptError::NoTimer { prompt, .. } if prompt == "waits"),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(!message.contains("timed out"), "{message}");
+    assert!(message.contains("time enabled"), "{message}");
 }

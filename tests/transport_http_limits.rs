@@ -168,3 +168,159 @@ async fn an_open_stream_is_not_idle() {
     let read = tokio::time::timeout(SHORT * 3, get.read(&mut byte)).await;
     assert!(read.is_err(), "the stream ended: {read:?}");
 }
+
+/// D8: a `POST`'s SSE stream read by nobody while its tool sends 100,000 progress
+/// notifications holds at most the outbox's bound of them; the reply is kept, and read once
+/// the client reads.
+#[tokio::test]
+async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_does_not_read() {
+    use std::sync::Arc;
+
+    use axum::body::Body;
+    use axum::http::Request;
+    use mcp_registry::dispatch::OUTBOX_CAPACITY;
+    use mcp_registry::{Server, Tool, ToolContext};
+    use tower::ServiceExt as _;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    const FLOOD: u32 = 100_000;
+    let done = Arc::new(tokio::sync::Notify::new());
+    let flood = {
+        let done = done.clone();
+        Tool::builder("flood")
+            .typed_with_context(move |ctx: ToolContext, _: NoArgs| {
+                let done = done.clone();
+                async move {
+                    for i in 1..=FLOOD {
+                        ctx.progress(f64::from(i), None, None).unwrap();
+                    }
+                    done.notify_one();
+                    "flooded"
+                }
+            })
+            .unwrap()
+    };
+    let registry = Registry::from_servers([Server::builder("s").tool(flood).build().unwrap()]);
+    let app = mcp_registry::transport::http::router(registry, "s", HttpConfig::default());
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "flood", "arguments": {}, "_meta": {
+            "progressToken": "p",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    });
+    let request = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "flood")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    tokio::time::timeout(BOUND, done.notified())
+        .await
+        .expect("the tool sent its notifications");
+    let reply = common::http::Reply::read(response).await;
+    let events = reply.events();
+    let (last, progress) = events.split_last().expect("events");
+    assert_eq!(last["id"], 7, "the reply comes last");
+    assert_eq!(last["result"]["content"][0]["text"], "flooded");
+    // The first notification (which made the reply a stream), then at most the bound.
+    assert!(
+        progress.len() <= OUTBOX_CAPACITY + 1,
+        "{} notifications were kept for a client that did not read",
+        progress.len()
+    );
+    assert_eq!(
+        progress.last().unwrap()["params"]["progress"],
+        f64::from(FLOOD)
+    );
+}
+
+/// Tells `0` when dropped: the call it is part of was cancelled.
+struct Dropped(std::sync::Arc<tokio::sync::Notify>);
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// D8: a client that never reads its `POST`'s SSE stream is disconnected once the server's
+/// writes have been blocked for `HttpConfig::write_timeout`; its call is cancelled. (Before,
+/// the connection, and the call streaming into it, were held for good.)
+#[tokio::test]
+async fn a_client_that_never_reads_its_stream_is_disconnected() {
+    use std::sync::Arc;
+
+    use mcp_registry::{Server, Tool, ToolContext};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+
+    let gone = Arc::new(tokio::sync::Notify::new());
+    let endless = {
+        let gone = gone.clone();
+        Tool::builder("endless")
+            .typed_with_context(move |ctx: ToolContext, _: NoArgs| {
+                let dropped = Dropped(gone.clone());
+                async move {
+                    let _dropped = dropped;
+                    let mut i = 0u64;
+                    while i < u64::MAX {
+                        i += 1;
+                        ctx.progress(
+                            i as f64,
+                            None,
+                            Some("a progress message to fill buffers with"),
+                        )
+                        .unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                    "never"
+                }
+            })
+            .unwrap()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let registry = Registry::from_servers([Server::builder("s").tool(endless).build().unwrap()]);
+    tokio::spawn(serve_listener(
+        listener,
+        registry,
+        "s",
+        quiet().write_timeout(SHORT),
+    ));
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "endless", "arguments": {}, "_meta": {
+            "progressToken": "p",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    })
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: endless\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Never read: the server's writes block once the socket buffers are full.
+    tokio::time::timeout(Duration::from_secs(60), gone.notified())
+        .await
+        .expect("the server gave up on the client and cancelled its call");
+    assert!(
+        until_closed(&mut stream).await.is_ok(),
+        "the connection is closed"
+    );
+}

@@ -468,3 +468,134 @@ async fn a_cancellation_right_behind_a_batch_is_not_lost() {
     assert_eq!(c.recv().await["id"], 6);
     assert_never_answered(c, server, 5).await;
 }
+
+/// How many progress notifications the flooding tool sends.
+const FLOOD: u32 = 100_000;
+
+/// A server whose `flood` tool sends [`FLOOD`] progress notifications at once, then says
+/// so through `done`.
+fn flooding(done: std::sync::Arc<tokio::sync::Notify>) -> Registry {
+    let flood = Tool::builder("flood")
+        .typed_with_context(move |ctx: ToolContext, _: Steps| {
+            let done = done.clone();
+            async move {
+                for i in 1..=FLOOD {
+                    ctx.progress(f64::from(i), None, None).unwrap();
+                }
+                done.notify_one();
+                "flooded"
+            }
+        })
+        .unwrap();
+    Registry::from_servers([Server::builder("s").tool(flood).build().unwrap()])
+}
+
+/// Serves `registry` over a 1 KiB pipe; the client's end initialized, then the flood called.
+async fn serve_flooded(
+    registry: Registry,
+) -> (
+    common::stdio::Pipe,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
+    let (client_end, server_end) = tokio::io::duplex(1024);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let served = tokio::spawn(async move {
+        mcp_registry::transport::stdio::serve_io(registry, "s", server_read, server_write).await
+    });
+    let (read, writer) = tokio::io::split(client_end);
+    let mut c = common::stdio::Pipe {
+        writer,
+        lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(read)),
+    };
+    c.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#).await;
+    assert_eq!(c.recv().await["id"], 1);
+    c.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+        .await;
+    c.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood","arguments":{"steps":0},"_meta":{"progressToken":"p"}}}"#).await;
+    (c, served)
+}
+
+/// D8: a client that stops reading while a tool reports progress no longer grows the
+/// server's writer queue without limit: past the outbox's bound the oldest notifications are
+/// dropped, the reply is kept, and it arrives once the client reads again.
+#[tokio::test]
+async fn a_client_that_does_not_read_holds_the_writer_queue_at_the_outbox_bound() {
+    let done = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (mut c, server) = serve_flooded(flooding(done.clone())).await;
+    tokio::time::timeout(Duration::from_secs(30), done.notified())
+        .await
+        .expect("the tool sent its notifications");
+    // The client reads again: what was queued for it, then the reply.
+    let mut progress = Vec::new();
+    let reply = loop {
+        let message = c.recv().await;
+        if message.get("id").is_some() {
+            break message;
+        }
+        progress.push(message["params"]["progress"].as_f64().unwrap());
+    };
+    assert_eq!(reply["id"], 2);
+    assert_eq!(reply["result"]["content"][0]["text"], "flooded");
+    // The queue's bound, plus what the pipe and the writer's buffer held before it filled.
+    let slack = 200;
+    assert!(
+        progress.len() <= mcp_registry::dispatch::OUTBOX_CAPACITY + slack,
+        "{} notifications were kept for a client that did not read",
+        progress.len()
+    );
+    assert!(progress.len() >= mcp_registry::dispatch::OUTBOX_CAPACITY);
+    assert_eq!(
+        progress.last(),
+        Some(&f64::from(FLOOD)),
+        "the newest are kept"
+    );
+    assert!(progress.is_sorted(), "in order");
+    close_and_join(c, server).await;
+}
+
+/// D8: a client that never reads is disconnected once a write has been blocked for
+/// `WRITE_STALL_LIMIT`: `serve_io` ends with a timeout error instead of holding it for good.
+#[tokio::test(start_paused = true)]
+async fn a_client_that_never_reads_is_disconnected_in_the_end() {
+    let done = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (c, server) = serve_flooded(flooding(done)).await;
+    let limit = mcp_registry::transport::stdio::WRITE_STALL_LIMIT;
+    let served = tokio::time::timeout(limit * 2, server)
+        .await
+        .expect("the server gave up on the client")
+        .unwrap();
+    let error = served.unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::TimedOut, "{error}");
+    drop(c);
+}
+
+/// D8: listen streams over stdio are capped like requests are: past `MAX_STREAMS` open, a
+/// new one is refused (-32603) and the open ones go on.
+#[tokio::test(start_paused = true)]
+async fn listen_streams_past_the_cap_are_refused() {
+    use mcp_registry::transport::stdio::MAX_STREAMS;
+    let (mut c, server) = start();
+    for id in 0..=MAX_STREAMS {
+        let listen = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            "params": {"_meta": common::modern_meta(), "notifications": {"toolsListChanged": true}}});
+        c.send(&listen.to_string()).await;
+        let answer = c.recv().await;
+        if id < MAX_STREAMS {
+            assert_eq!(
+                answer["method"], "notifications/subscriptions/acknowledged",
+                "{answer}"
+            );
+        } else {
+            assert_eq!(answer["id"], id, "{answer}");
+            assert_eq!(answer["error"]["code"], -32603, "{answer}");
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("subscriptions/listen"),
+                "{answer}"
+            );
+        }
+    }
+    close_and_join(c, server).await;
+}

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use super::ClientError;
-use super::driver::{Client, Settings};
+use super::driver::{Callbacks, Client, Settings};
 use super::handlers::{ElicitationHandler, Handlers, SamplingHandler};
 use super::machine::{ClientConfig, VersionPreference};
 use super::policy::CallPolicy;
@@ -21,6 +21,10 @@ use crate::protocol::{
     ErrorObject, Implementation, ProtocolVersion, Root, RootsCapability, method,
 };
 use crate::registry::Registry;
+
+/// How many of the server's requests a client answers at once unless
+/// [`ClientBuilder::max_concurrent_callbacks`] says otherwise.
+pub const DEFAULT_MAX_CONCURRENT_CALLBACKS: usize = 16;
 
 /// Builds a [`Client`]: who it is, what it answers, which version it speaks.
 #[derive(Clone)]
@@ -35,6 +39,8 @@ pub struct ClientBuilder {
     roots: Option<Vec<Root>>,
     policies: Policies,
     tool_cache: Option<Duration>,
+    /// How many of the server's requests are answered at once.
+    max_concurrent_callbacks: usize,
     /// `capabilities.extensions` (SEP-2133): identifier -> settings.
     extensions: Map<String, Value>,
     #[cfg_attr(
@@ -89,6 +95,7 @@ impl Default for ClientBuilder {
             roots: None,
             policies: Policies::default(),
             tool_cache: None,
+            max_concurrent_callbacks: DEFAULT_MAX_CONCURRENT_CALLBACKS,
             extensions: Map::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             redirects_across_origins: false,
@@ -155,6 +162,16 @@ impl ClientBuilder {
         Fut: Future<Output = Result<CreateMessageResult, ErrorObject>> + Send + 'static,
     {
         self.sampling = Some(Arc::new(move |p| Box::pin(handler(p))));
+        self
+    }
+
+    /// How many of the server's requests (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`) are answered at once: [`DEFAULT_MAX_CONCURRENT_CALLBACKS`] unless set,
+    /// at least 1. Up to three times as many more wait their turn; past that, a request is
+    /// refused at once (-32603, "the client is busy"), so a server cannot make the client
+    /// run, or hold, any number of them.
+    pub fn max_concurrent_callbacks(mut self, cap: usize) -> Self {
+        self.max_concurrent_callbacks = cap.max(1);
         self
     }
 
@@ -308,6 +325,7 @@ impl ClientBuilder {
                 sampling: self.sampling.clone(),
                 roots: self.roots.clone(),
             },
+            callbacks: Callbacks::new(self.max_concurrent_callbacks),
         }
     }
 

@@ -24,8 +24,8 @@ use super::machine::{
 use super::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
 use crate::protocol::headers::ParamHeader;
 use crate::protocol::{
-    ErrorCode, ErrorObject, InputRequiredResult, ProtocolEra, ProtocolVersion, ToolDescriptor,
-    UnsupportedVersionData, method,
+    ErrorCode, ErrorObject, InputRequiredResult, ProtocolEra, ProtocolVersion, RequestId,
+    ToolDescriptor, UnsupportedVersionData, method,
 };
 use tokio::sync::Notify;
 
@@ -46,6 +46,31 @@ pub(super) struct Settings {
     pub(super) tool_cache: Option<Duration>,
     /// The answers to the server's requests.
     pub(super) handlers: Handlers,
+    /// The cap on the server's requests answered at once, and on those waiting.
+    pub(super) callbacks: Callbacks,
+}
+
+/// How many of the server's requests (elicitation, sampling, roots) the client answers at
+/// once: `running` permits; `admitted` permits bound those running or waiting (four times
+/// as many). Past that, a request is refused at once with -32603, so however many a server
+/// sends, what the client holds for it stays bounded.
+#[derive(Clone)]
+pub(super) struct Callbacks {
+    running: Arc<tokio::sync::Semaphore>,
+    admitted: Arc<tokio::sync::Semaphore>,
+    cap: usize,
+}
+
+impl Callbacks {
+    /// At most `cap` (at least 1) at once.
+    pub(super) fn new(cap: usize) -> Self {
+        let cap = cap.max(1);
+        Callbacks {
+            running: Arc::new(tokio::sync::Semaphore::new(cap)),
+            admitted: Arc::new(tokio::sync::Semaphore::new(cap.saturating_mul(4))),
+            cap,
+        }
+    }
 }
 
 /// How a pending request ended, as the machine's events tell it.
@@ -535,6 +560,30 @@ impl Client {
     }
 }
 
+/// Refuses the server's request `id` because [`Callbacks`] are all taken (sent from the read
+/// loop itself, so a flood is paced by the refusals rather than queued).
+async fn refuse_busy(inner: &Inner, id: RequestId) {
+    let cap = inner.settings.callbacks.cap;
+    tracing::warn!(
+        cap,
+        "MCP server sent more requests than the client answers at once (ClientBuilder::max_concurrent_callbacks) and keeps waiting; refusing one"
+    );
+    let busy = ErrorObject::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "the client is busy: {cap} requests of the server are being answered and more wait; try again later"
+        ),
+    );
+    let outbound = Outbound {
+        message: serde_json::to_value(ClientMachine::error_response(id, busy)).unwrap_or_default(),
+        kind: OutboundKind::Response,
+        protocol_version: lock(&inner.machine).negotiated_version(),
+    };
+    if let Err(e) = inner.transport.send(outbound).await {
+        tracing::warn!(error = %e, "could not refuse an MCP server request");
+    }
+}
+
 /// Reads what the transport receives until it closes, handing replies to their waiters,
 /// answering server requests and passing notifications on. Holds the client weakly: a
 /// dropped client ends it.
@@ -568,8 +617,19 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
             }
             Incoming::Handshake { id, step } => deliver(&inner, &id, Reply::Handshake(step)),
             Incoming::Request(request) => {
+                let callbacks = &inner.settings.callbacks;
+                let Ok(admitted) = callbacks.admitted.clone().try_acquire_owned() else {
+                    refuse_busy(&inner, request.id).await;
+                    continue;
+                };
+                let running = callbacks.running.clone();
                 let inner = Arc::clone(&inner);
                 tokio::spawn(async move {
+                    let _admitted = admitted;
+                    // Waits its turn: at most the cap run at once.
+                    let Ok(_running) = running.acquire_owned().await else {
+                        return;
+                    };
                     let id = request.id.clone();
                     let reply = match answer_kind(&inner.settings.handlers, request.kind).await {
                         Ok(result) => serde_json::to_value(ClientMachine::response(id, &result)),

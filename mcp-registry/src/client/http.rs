@@ -409,6 +409,12 @@ impl Transport for HttpTransport {
             let task_shared = Arc::clone(shared);
             let task_id = id.clone();
             let legacy = !modern;
+            // Registered under the lock the task takes to remove it: a reply read at once
+            // cannot remove the entry before it is inserted (which would leave it for good).
+            let mut streams = shared
+                .streams
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let task = tokio::spawn(async move {
                 read_reply(&task_shared, &task_id, response, version, legacy).await;
                 task_shared
@@ -417,11 +423,8 @@ impl Transport for HttpTransport {
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&task_id);
             });
-            shared
-                .streams
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id, task.abort_handle());
+            streams.insert(id, task.abort_handle());
+            drop(streams);
             Ok(())
         })
     }
@@ -782,3 +785,7 @@ fn http_error(status: StatusCode, body: &str) -> ErrorObject {
         format!("HTTP {status} from the MCP server: {}", body.trim()),
     )
 }
+
+#[cfg(all(test, feature = "http"))]
+#[path = "http_tests.rs"]
+mod tests;

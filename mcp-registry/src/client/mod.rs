@@ -33,7 +33,7 @@ mod stub;
 mod tasks;
 pub mod transport;
 
-pub use builder::ClientBuilder;
+pub use builder::{ClientBuilder, DEFAULT_MAX_CONCURRENT_CALLBACKS};
 pub use driver::Client;
 pub use error::ClientError;
 pub use handlers::{ElicitationHandler, SamplingHandler};

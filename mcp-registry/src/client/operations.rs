@@ -164,7 +164,7 @@ impl Client {
     }
 
     async fn list_all_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
-        every_page(|cursor| async move {
+        every_page(method::TOOLS_LIST, |cursor| async move {
             let page = self.list_tools_page(cursor).await?;
             Ok((page.tools, page.next_cursor))
         })
@@ -314,7 +314,7 @@ impl Client {
 
     /// Every prompt, following `nextCursor` to the end.
     pub async fn list_prompts(&self) -> Result<Vec<PromptDescriptor>, ClientError> {
-        every_page(|cursor| async move {
+        every_page(method::PROMPTS_LIST, |cursor| async move {
             let page = self.list_prompts_page(cursor).await?;
             Ok((page.prompts, page.next_cursor))
         })
@@ -365,7 +365,7 @@ impl Client {
 
     /// Every resource, following `nextCursor` to the end.
     pub async fn list_resources(&self) -> Result<Vec<ResourceDescriptor>, ClientError> {
-        every_page(|cursor| async move {
+        every_page(method::RESOURCES_LIST, |cursor| async move {
             let (method, result) = self
                 .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resources(cursor.clone(), now)
@@ -381,7 +381,7 @@ impl Client {
     pub async fn list_resource_templates(
         &self,
     ) -> Result<Vec<ResourceTemplateDescriptor>, ClientError> {
-        every_page(|cursor| async move {
+        every_page(method::RESOURCES_TEMPLATES_LIST, |cursor| async move {
             let (method, result) = self
                 .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
                     m.list_resource_templates(cursor.clone(), now)

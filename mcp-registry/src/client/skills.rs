@@ -44,7 +44,7 @@ impl Client {
     /// Every skill entry the server lists (`skills/list`, following `nextCursor`); reads no
     /// skill file.
     pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, ClientError> {
-        every_page(|cursor| async move {
+        every_page(method::SKILLS_LIST, |cursor| async move {
             let params = params_of(&ListSkillsParams { cursor });
             let result = self
                 .request(method::SKILLS_LIST, Some(params), RequestOptions::default())
@@ -107,7 +107,7 @@ impl Client {
         &self,
         uri: &str,
     ) -> Result<Vec<ResourceDescriptor>, ClientError> {
-        every_page(|cursor| async move {
+        every_page(method::RESOURCES_DIRECTORY_READ, |cursor| async move {
             let params = params_of(&DirectoryReadParams {
                 uri: uri.into(),
                 cursor,

@@ -40,7 +40,7 @@ mod completion;
 mod entry;
 mod handshake;
 mod logging;
-mod outbox;
+pub(crate) mod outbox;
 mod page;
 mod prompts;
 mod reply;

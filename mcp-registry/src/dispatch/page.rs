@@ -79,7 +79,8 @@ impl Dispatcher<'_> {
             },
         };
         let end = match self.registry.config().page_size {
-            Some(size) => (start + size).min(total),
+            // Saturating: a page size near `usize::MAX` and a peer's cursor must not overflow.
+            Some(size) => start.saturating_add(size).min(total),
             None => total,
         };
         Ok(Window {

@@ -212,7 +212,9 @@ impl ServerSession {
             Inner {
                 registry,
                 server,
-                caller: Caller::session_of(crate::random::token()),
+                // Without randomness the session cannot be told apart: anonymous (its tasks
+                // reachable by id only, never listed), never a guessable id.
+                caller: crate::random::token().map_or(Caller::Anonymous, Caller::session_of),
                 state: Mutex::new(State {
                     lifecycle: Lifecycle::Uninitialized,
                     version: None,

@@ -6,11 +6,12 @@ use std::future::IntoFuture;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
-use super::guard::{Failure, Guard, Guarded};
+use super::guard::{Failure, Guard, Guarded, RunErrors};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
 use super::scope::{RequestInfo, Scope, through_layers};
@@ -406,18 +407,27 @@ fn tool_error(error: ToolError, names: &CallNames) -> CallError {
 /// A run's failure, as the caller sees it.
 #[cold]
 fn failure_error(failure: Failure, names: &CallNames) -> CallError {
-    let tool = names.tool.to_string();
-    match failure {
-        Failure::Panicked(message) => {
-            tracing::error!(tool, server = &*names.server, %message, "tool panicked");
-            CallError::Panicked { tool, message }
-        }
-        Failure::TimedOut(limit) => CallError::Timeout { tool, limit },
-        Failure::NoTimer(limit) => CallError::NoTimer { tool, limit },
-        Failure::Cancelled => CallError::Cancelled { tool },
-        Failure::InputRequired => CallError::ToolFailed {
-            tool,
-            message: "the tool needs input from the client".to_owned(),
-        },
+    if let Failure::Panicked(message) = &failure {
+        tracing::error!(tool = &*names.tool, server = &*names.server, %message, "tool panicked");
+    }
+    failure.into_error(names.tool.to_string())
+}
+
+impl RunErrors for CallError {
+    const WHAT: &'static str = "tool";
+    fn panicked(tool: String, message: String) -> Self {
+        CallError::Panicked { tool, message }
+    }
+    fn timed_out(tool: String, limit: Duration) -> Self {
+        CallError::Timeout { tool, limit }
+    }
+    fn no_timer(tool: String, limit: Duration) -> Self {
+        CallError::NoTimer { tool, limit }
+    }
+    fn cancelled(tool: String) -> Self {
+        CallError::Cancelled { tool }
+    }
+    fn failed(tool: String, message: String) -> Self {
+        CallError::ToolFailed { tool, message }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::guard::{Failure, Guarded};
+use super::guard::Guarded;
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::scope::{RequestInfo, Scope, through_layers};
 use super::{CallOptions, Registry};
@@ -120,13 +120,7 @@ fn run(
                 completion: completions.capped(),
             }),
             Ok(Err(e)) => Err(failed(&format!("completion failed: {e}"))),
-            Err(Failure::Panicked(_)) => Err(failed("the completion function panicked")),
-            Err(Failure::TimedOut(limit) | Failure::NoTimer(limit)) => Err(failed(&format!(
-                "the completion function timed out after {limit:?}"
-            ))),
-            Err(Failure::Cancelled | Failure::InputRequired) => {
-                Err(failed("the completion was cancelled"))
-            }
+            Err(failure) => Err(failure.into_error("the completion function".to_owned())),
         }
     })
 }

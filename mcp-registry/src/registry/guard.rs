@@ -17,6 +17,7 @@ use futures_util::future::CatchUnwind;
 use tokio::time::{Timeout, timeout};
 use tokio_util::sync::CancellationToken;
 
+use crate::protocol::{ErrorCode, ErrorObject};
 use crate::tool::BoxFuture;
 use crate::tool::round::Round;
 
@@ -41,6 +42,67 @@ pub(crate) enum Failure {
     Cancelled,
     /// Stopped to ask the client for input (2026-07-28): dispatch answers `input_required`.
     InputRequired,
+}
+
+/// A request kind's errors for the ways a run can fail: what [`Failure::into_error`] maps
+/// every [`Failure`] to, so that every kind (tools, prompts, resources, completions, skills)
+/// names the same causes, each by its own error type.
+pub(crate) trait RunErrors: Sized {
+    /// What the kind runs, for messages ("tool", "prompt", ...).
+    const WHAT: &'static str;
+    /// The function panicked; `message` is the payload, when it was a string.
+    fn panicked(name: String, message: String) -> Self;
+    /// The run outlasted `limit`.
+    fn timed_out(name: String, limit: Duration) -> Self;
+    /// The run waited under `limit` where no timer can keep one.
+    fn no_timer(name: String, limit: Duration) -> Self;
+    /// The caller cancelled the run.
+    fn cancelled(name: String) -> Self;
+    /// The run failed for `message`.
+    fn failed(name: String, message: String) -> Self;
+}
+
+impl Failure {
+    /// This failure as `E`, for the run of `name`: the one mapping every kind uses.
+    #[cold]
+    pub(crate) fn into_error<E: RunErrors>(self, name: String) -> E {
+        match self {
+            Failure::Panicked(message) => E::panicked(name, message),
+            Failure::TimedOut(limit) => E::timed_out(name, limit),
+            Failure::NoTimer(limit) => E::no_timer(name, limit),
+            Failure::Cancelled => E::cancelled(name),
+            Failure::InputRequired => {
+                E::failed(name, format!("the {} needs input from the client", E::WHAT))
+            }
+        }
+    }
+}
+
+/// For kinds whose errors are JSON-RPC errors (completions, skills): -32603 naming the cause,
+/// `name` being what ran ("the completion function", "skill \"x\"").
+impl RunErrors for ErrorObject {
+    const WHAT: &'static str = "function";
+    fn panicked(name: String, message: String) -> Self {
+        internal(format!("{name} panicked: {message}"))
+    }
+    fn timed_out(name: String, limit: Duration) -> Self {
+        internal(format!("{name} timed out after {limit:?}"))
+    }
+    fn no_timer(name: String, limit: Duration) -> Self {
+        internal(format!(
+            "{name} has a time limit of {limit:?} but waited outside a Tokio runtime with time enabled, where no timer can keep it; run it inside one, or without a timeout"
+        ))
+    }
+    fn cancelled(name: String) -> Self {
+        internal(format!("{name} was cancelled"))
+    }
+    fn failed(name: String, message: String) -> Self {
+        internal(format!("{name} failed: {message}"))
+    }
+}
+
+fn internal(message: String) -> ErrorObject {
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
 }
 
 /// One run of user code under its [`Guard`], resolving to the function's output or the

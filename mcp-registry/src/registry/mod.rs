@@ -332,12 +332,11 @@ impl Registry {
             .cloned()
     }
 
-    /// The server served under `name`: the union for [`ALL_SERVERS`], else the server of
-    /// that name, enabled or not.
     /// The tool a `tools/call` naming `tool` at the endpoint `endpoint` (a server, or
     /// [`ALL_SERVERS`]) resolves to, as `(its own server, its own name)`: what
     /// authorization judges, never the name as sent (a union's qualified alias names the
     /// same tool as its plain name). `None` when no tool answers to it.
+    #[cfg(feature = "http")]
     pub(crate) fn resolve_tool(&self, endpoint: &str, tool: &str) -> Option<(Arc<str>, Arc<str>)> {
         let snapshot = self.snapshot();
         let served = snapshot.served(endpoint, &self.inner.config.identity)?;
@@ -345,6 +344,8 @@ impl Registry {
         Some((names.server.clone(), names.tool.clone()))
     }
 
+    /// The server served under `name`: the union for [`ALL_SERVERS`], else the server of
+    /// that name, enabled or not.
     pub(crate) fn served(&self, name: &str) -> Option<Server> {
         self.snapshot()
             .served(name, &self.inner.config.identity)

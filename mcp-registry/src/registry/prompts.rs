@@ -3,11 +3,12 @@
 
 use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::Duration;
 
 use foldhash::HashMap;
 use serde_json::Value;
 
-use super::guard::{Failure, Guarded};
+use super::guard::{Guarded, RunErrors};
 use super::holder::{Held, Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
@@ -88,6 +89,18 @@ pub enum GetPromptError {
         /// The limit that was reached.
         timeout: std::time::Duration,
     },
+    /// The rendering has a time limit, but it waited where no timer can keep one: outside a
+    /// Tokio runtime, or in one built without `enable_time`. Its future was dropped rather
+    /// than run unlimited.
+    #[error(
+        "prompt {prompt:?} has a time limit of {limit:?} but waited outside a Tokio runtime with time enabled, where no timer can keep it; run it inside one, or without a timeout"
+    )]
+    NoTimer {
+        /// The prompt.
+        prompt: String,
+        /// The limit in force.
+        limit: Duration,
+    },
     /// A layer rejected the request with this JSON-RPC error, which the caller gets on the
     /// wire; the prompt's function did not run.
     #[error("getting prompt {prompt:?} was rejected: {}", .error.message)]
@@ -123,6 +136,7 @@ impl GetPromptError {
             GetPromptError::Failed { .. }
             | GetPromptError::Panicked { .. }
             | GetPromptError::TimedOut { .. }
+            | GetPromptError::NoTimer { .. }
             | GetPromptError::Cancelled { .. } => protocol::ErrorCode::INTERNAL_ERROR,
             GetPromptError::Denied { .. } => protocol::ErrorCode::INVALID_REQUEST,
             GetPromptError::Rejected { error, .. } => error.code,
@@ -263,24 +277,27 @@ fn render(
             Ok(Err(PromptError::Failed(message))) => {
                 Err(GetPromptError::Failed { prompt, message })
             }
-            Err(failure) => Err(failure_error(failure, prompt)),
+            Err(failure) => Err(failure.into_error(prompt)),
         }
     })
 }
 
-/// A run's failure, as the prompt's caller sees it.
-#[cold]
-fn failure_error(failure: Failure, prompt: String) -> GetPromptError {
-    match failure {
-        Failure::Panicked(message) => GetPromptError::Panicked { prompt, message },
-        Failure::TimedOut(timeout) | Failure::NoTimer(timeout) => {
-            GetPromptError::TimedOut { prompt, timeout }
-        }
-        Failure::Cancelled => GetPromptError::Cancelled { prompt },
-        Failure::InputRequired => GetPromptError::Failed {
-            prompt,
-            message: "the prompt needs input from the client".to_owned(),
-        },
+impl RunErrors for GetPromptError {
+    const WHAT: &'static str = "prompt";
+    fn panicked(prompt: String, message: String) -> Self {
+        GetPromptError::Panicked { prompt, message }
+    }
+    fn timed_out(prompt: String, timeout: Duration) -> Self {
+        GetPromptError::TimedOut { prompt, timeout }
+    }
+    fn no_timer(prompt: String, limit: Duration) -> Self {
+        GetPromptError::NoTimer { prompt, limit }
+    }
+    fn cancelled(prompt: String) -> Self {
+        GetPromptError::Cancelled { prompt }
+    }
+    fn failed(prompt: String, message: String) -> Self {
+        GetPromptError::Failed { prompt, message }
     }
 }
 

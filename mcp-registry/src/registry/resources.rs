@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::guard::{Failure, Guarded};
+use super::guard::{Guarded, RunErrors};
 use super::holder::{Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
@@ -73,6 +73,18 @@ pub enum ReadResourceError {
         /// The limit that was reached.
         timeout: std::time::Duration,
     },
+    /// The read has a time limit, but it waited where no timer can keep one: outside a Tokio
+    /// runtime, or in one built without `enable_time`. Its future was dropped rather than run
+    /// unlimited.
+    #[error(
+        "reading resource {uri:?} has a time limit of {limit:?} but waited outside a Tokio runtime with time enabled, where no timer can keep it; read it inside one, or without a timeout"
+    )]
+    NoTimer {
+        /// The URI.
+        uri: String,
+        /// The limit in force.
+        limit: Duration,
+    },
     /// The resource's function panicked; the panic was caught and the registry is unaffected.
     #[error("reading resource {uri:?} panicked: {message}")]
     Panicked {
@@ -120,6 +132,7 @@ impl ReadResourceError {
             ReadResourceError::Failed { .. }
             | ReadResourceError::Panicked { .. }
             | ReadResourceError::TimedOut { .. }
+            | ReadResourceError::NoTimer { .. }
             | ReadResourceError::Cancelled { .. } => ErrorCode::INTERNAL_ERROR,
             ReadResourceError::Denied { .. } => ErrorCode::INVALID_REQUEST,
             ReadResourceError::Rejected { error, .. } => error.code,
@@ -228,24 +241,27 @@ fn run(
             Ok(Err(ResourceError::Failed(message))) => {
                 Err(ReadResourceError::Failed { uri, message })
             }
-            Err(failure) => Err(failure_error(failure, uri)),
+            Err(failure) => Err(failure.into_error(uri)),
         }
     })
 }
 
-/// A run's failure, as the reader sees it.
-#[cold]
-fn failure_error(failure: Failure, uri: String) -> ReadResourceError {
-    match failure {
-        Failure::Panicked(message) => ReadResourceError::Panicked { uri, message },
-        Failure::TimedOut(timeout) | Failure::NoTimer(timeout) => {
-            ReadResourceError::TimedOut { uri, timeout }
-        }
-        Failure::Cancelled => ReadResourceError::Cancelled { uri },
-        Failure::InputRequired => ReadResourceError::Failed {
-            uri,
-            message: "the resource needs input from the client".to_owned(),
-        },
+impl RunErrors for ReadResourceError {
+    const WHAT: &'static str = "resource";
+    fn panicked(uri: String, message: String) -> Self {
+        ReadResourceError::Panicked { uri, message }
+    }
+    fn timed_out(uri: String, timeout: Duration) -> Self {
+        ReadResourceError::TimedOut { uri, timeout }
+    }
+    fn no_timer(uri: String, limit: Duration) -> Self {
+        ReadResourceError::NoTimer { uri, limit }
+    }
+    fn cancelled(uri: String) -> Self {
+        ReadResourceError::Cancelled { uri }
+    }
+    fn failed(uri: String, message: String) -> Self {
+        ReadResourceError::Failed { uri, message }
     }
 }
 

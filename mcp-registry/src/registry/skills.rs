@@ -89,10 +89,7 @@ fn run(skill: Skill, scope: Scope) -> BoxFuture<'static, SkillOutcome> {
         match getting.await {
             Ok(entry) => Some(Ok(entry)),
             Err(Failure::Cancelled) => None,
-            Err(failure) => Some(Err(ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("skills/get failed: {failure:?}"),
-            ))),
+            Err(failure) => Some(Err(failure.into_error("skills/get".to_owned()))),
         }
     })
 }

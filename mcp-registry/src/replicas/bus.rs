@@ -98,7 +98,7 @@ impl RedisBus {
         RedisBus {
             inner: Arc::new(Inner {
                 redis: redis.clone(),
-                origin: crate::random::token(),
+                origin: origin(),
                 channel: redis.key("bus"),
                 outbox,
                 queued: Mutex::new(Some(queued)),
@@ -342,4 +342,16 @@ async fn subscribe(client: &redis::Client, channel: &str) -> Result<redis::aio::
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!("no answer within {SUBSCRIBE_TIMEOUT:?}")),
     }
+}
+
+/// What tells this replica's messages from the others': random, else (the OS having no
+/// randomness; the origin is no secret, only told apart) the process id and the clock.
+fn origin() -> String {
+    crate::random::token().unwrap_or_else(|e| {
+        tracing::error!(error = %e, "RedisBus: origin made from the process id and the clock");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{}-{now}", std::process::id())
+    })
 }

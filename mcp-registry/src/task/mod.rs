@@ -326,7 +326,7 @@ impl Tasks {
         // Whatever has expired goes first: its results are no longer kept.
         self.store.expire(now).await?;
         let record = TaskRecord {
-            task_id: new_task_id(),
+            task_id: new_task_id()?,
             requestor,
             tool: tool.to_owned(),
             status: TaskStatus::Working,
@@ -528,10 +528,10 @@ async fn drive(
 }
 
 /// A new task id: 128 random bits, as hex.
-fn new_task_id() -> String {
+fn new_task_id() -> Result<String, TaskStoreError> {
     let mut bytes = [0_u8; 16];
-    crate::random::fill(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::random::fill(&mut bytes).map_err(|e| TaskStoreError::Backend(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 impl TaskRecord {

@@ -117,10 +117,22 @@ impl RequestStateKeys {
 
     /// One random key, good for this process only (what a registry uses when the host sets
     /// no key).
+    ///
+    /// # Panics
+    ///
+    /// When the operating system has no random source (there is no weaker fallback for a
+    /// key); [`try_random`](Self::try_random) returns that as an error.
     pub fn random() -> Self {
+        Self::try_random().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// One random key from the operating system's random source, or why there is none.
+    pub fn try_random() -> Result<Self, RequestStateKeysError> {
         let mut bytes = [0u8; 32];
-        crate::random::fill(&mut bytes);
-        Self::new(bytes)
+        crate::random::fill(&mut bytes).map_err(|e| RequestStateKeysError::NoRandomness {
+            reason: e.to_string(),
+        })?;
+        Ok(Self::new(bytes))
     }
 
     /// The keys written as text: each 32 bytes in base64 (standard or URL-safe alphabet,
@@ -309,6 +321,12 @@ fn parse_in(text: &str, origin: &str) -> Result<RequestStateKeys, RequestStateKe
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestStateKeysError {
+    /// No random key can be made: the operating system's random source failed.
+    #[error("{reason}")]
+    NoRandomness {
+        /// What failed.
+        reason: String,
+    },
     /// The environment variable is not set.
     #[error(
         "{origin} is not set: set it to the request-state keys, each 32 bytes in base64 (`openssl rand -base64 32`), comma-separated, the signing key first"

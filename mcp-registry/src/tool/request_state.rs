@@ -49,7 +49,7 @@ impl RequestStateKey {
     #[cfg(test)]
     pub(crate) fn random() -> Self {
         let mut bytes = [0u8; 32];
-        crate::random::fill(&mut bytes);
+        crate::random::fill(&mut bytes).expect("the OS's random source");
         RequestStateKey::new(bytes)
     }
 

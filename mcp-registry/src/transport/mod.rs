@@ -4,5 +4,7 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(any(feature = "stdio", feature = "http"))]
+mod stall;
 #[cfg(feature = "stdio")]
 pub mod stdio;

@@ -13,13 +13,13 @@ use futures_util::StreamExt as _;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use crate::dispatch::{ServerSession, parse_error};
+use crate::dispatch::outbox::{self, Class};
+use crate::dispatch::{ServerSession, error_value, parse_error};
 use crate::protocol::decode::{Incoming, TextMessage, decode_text};
-use crate::protocol::method;
+use crate::protocol::{ErrorCode, ErrorObject, method};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
 
@@ -30,6 +30,15 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// The most requests handled at once; past it, reading pauses until one finishes
 /// (backpressure on a client that floods the pipe).
 pub const MAX_IN_FLIGHT: usize = 256;
+
+/// The most `subscriptions/listen` streams open at once; past it, a new one is refused
+/// (-32603) until one is cancelled.
+pub const MAX_STREAMS: usize = 64;
+
+/// How long a write to the client may stay blocked (the client reads nothing while messages
+/// wait for it) before the client is disconnected: [`serve_io`] then returns a
+/// [`TimedOut`](io::ErrorKind::TimedOut) error, and the reason is logged.
+pub const WRITE_STALL_LIMIT: Duration = Duration::from_secs(60);
 
 /// Serves `server` of `registry` on this process's stdin and stdout until stdin closes.
 ///
@@ -62,6 +71,12 @@ pub async fn serve_all(registry: Registry) -> io::Result<()> {
 /// When the input ends, open `subscriptions/listen` streams end at once (nobody is left to
 /// listen), the other requests in flight get [`SHUTDOWN_GRACE`] to answer, their replies are
 /// written, and this returns; what is still running then is cancelled.
+///
+/// What waits for the client to read is bounded by the session outbox's rule
+/// ([`OUTBOX_CAPACITY`](crate::dispatch::OUTBOX_CAPACITY)): replies are never dropped (at most
+/// [`MAX_IN_FLIGHT`] are pending: reading pauses past it), notifications past the bound are
+/// dropped oldest first and counted (logged), and a client that reads nothing for
+/// [`WRITE_STALL_LIMIT`] while messages wait is disconnected.
 pub async fn serve_io<R, W>(
     registry: Registry,
     server: &str,
@@ -74,11 +89,14 @@ where
 {
     let (session, mut pushed) = ServerSession::new(registry, server);
     let mut lines = FramedRead::new(reader, LineDecoder::new(MAX_LINE_BYTES));
+    let writer = super::stall::Stalled::new(writer, WRITE_STALL_LIMIT, "stdio");
     let mut writer = tokio::io::BufWriter::new(writer);
     // Replies and per-call notifications share one FIFO, so a call's progress precedes its reply.
     // Lines of JSON text: replies are written as the registry makes them (a `tools/list`
-    // reply splices the listing serialized once), not serialized again here.
-    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    // reply splices the listing serialized once), not serialized again here. Bounded by the
+    // outbox's rule: replies kept, notifications past the bound dropped (and counted).
+    let (out_tx, out_rx) =
+        outbox::bounded::<String>("stdio's writer queue (the client reads too little of stdout)");
     let mut running = Running::new(session.clone(), out_tx.clone());
     // Set when the input ends: what runs past it is cancelled.
     let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
@@ -88,7 +106,7 @@ where
     let mut read_error = None;
     loop {
         tokio::select! {
-            line = lines.next(), if grace.is_none() && running.calls.len() < MAX_IN_FLIGHT => {
+            line = lines.next(), if grace.is_none() && running.calls.len() + out_rx.replies() < MAX_IN_FLIGHT => {
                 let ended = match line {
                     None => true,
                     Some(Ok(line)) => { running.read(line).await; false }
@@ -103,7 +121,7 @@ where
                     grace = Some(Box::pin(tokio::time::sleep(SHUTDOWN_GRACE)));
                 }
             }
-            Some(line) = out_rx.recv() => write_line(&mut writer, line).await?,
+            Some(line) = out_rx.next() => write_line(&mut writer, line).await?,
             Some(message) = pushed.recv() => write_line(&mut writer, message.to_string()).await?,
             Some(joined) = running.calls.join_next(), if !running.calls.is_empty() => log_failed(joined),
             Some(joined) = running.streams.join_next(), if !running.streams.is_empty() => log_failed(joined),
@@ -121,8 +139,14 @@ where
             break;
         }
     }
-    while let Ok(line) = out_rx.try_recv() {
+    while let Ok(line) = out_rx.take() {
         write_line(&mut writer, line).await?;
+    }
+    if out_rx.dropped() > 0 {
+        tracing::warn!(
+            dropped = out_rx.dropped(),
+            "stdio: notifications were dropped because the client read too little"
+        );
     }
     session.shutdown();
     writer.flush().await?;
@@ -136,7 +160,8 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 /// The requests being served, and where their replies go.
 struct Running {
     session: ServerSession,
-    out: mpsc::UnboundedSender<String>,
+    /// Replies ([`send`](outbox::Sender::send)) and notifications, to the writer.
+    out: Replies,
     /// Calls' notifications, into `out` (built once, cloned per request).
     notifications: NotificationSink,
     /// Requests that answer (calls, listings…).
@@ -146,13 +171,15 @@ struct Running {
 }
 
 impl Running {
-    fn new(session: ServerSession, out: mpsc::UnboundedSender<String>) -> Running {
+    fn new(session: ServerSession, out: outbox::Sender<String>) -> Running {
         let notifications = {
             let out = out.clone();
             NotificationSink::new(move |n| {
-                let _ = out.send(n.to_string());
+                let class = Class::of_note(&n);
+                out.push(n.to_string(), class);
             })
         };
+        let out = Replies(out);
         Running {
             session,
             out,
@@ -212,6 +239,9 @@ impl Running {
             return;
         };
         let stream = request.method == method::SUBSCRIPTIONS_LISTEN;
+        if stream && self.refuse_over_stream_cap(&message) {
+            return;
+        }
         // In the in-flight table before the next line is read: a `notifications/cancelled`
         // right behind the request finds it, whether or not its task has run yet.
         let mut options = CallOptions::new().notifications(self.notifications.clone());
@@ -253,11 +283,46 @@ impl Running {
         }
     }
 
+    /// Refuses the `subscriptions/listen` request `message` (-32603) when [`MAX_STREAMS`]
+    /// are open; `true` when it did.
+    fn refuse_over_stream_cap(&self, message: &Incoming<'_>) -> bool {
+        let Incoming::Request(request) = message else {
+            return false;
+        };
+        if self.streams.len() < MAX_STREAMS {
+            return false;
+        }
+        tracing::warn!(
+            "stdio: refused a subscriptions/listen stream over the cap of {MAX_STREAMS}"
+        );
+        let refused = ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!(
+                "too many open subscriptions/listen streams (at most {MAX_STREAMS}); cancel one first"
+            ),
+        );
+        let _ = self
+            .out
+            .send(error_value(Some(request.id.clone()), refused).to_string());
+        true
+    }
+
     /// The input has ended: no reply can come any more (tools waiting on the client stop
     /// waiting), and nobody is left to listen to streams.
     fn input_ended(&mut self) {
         self.session.client_gone();
         self.streams.abort_all();
+    }
+}
+
+/// The writer queue's sending end, for replies (never dropped).
+#[derive(Clone)]
+struct Replies(outbox::Sender<String>);
+
+impl Replies {
+    /// Queues the reply `line`; `false` once the writer is gone.
+    fn send(&self, line: String) -> bool {
+        self.0.reply(line)
     }
 }
 

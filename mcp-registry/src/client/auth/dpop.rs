@@ -79,7 +79,7 @@ impl Dpop {
             .get(&Self::origin(url))
             .cloned();
         let claims = ProofClaims {
-            jti: jose::random_id(),
+            jti: jose::random_id()?,
             htm: method,
             htu: htu(url),
             iat: jose::now(),

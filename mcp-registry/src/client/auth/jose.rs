@@ -146,8 +146,8 @@ pub(crate) fn now() -> u64 {
 }
 
 /// 128 random bits, base64url: a `jti`.
-pub(crate) fn random_id() -> String {
-    crate::random::token()
+pub(crate) fn random_id() -> Result<String, AuthError> {
+    crate::random::token().map_err(|e| AuthError::Key(e.to_string()))
 }
 
 /// The claims of a client assertion (RFC 7523 §3).
@@ -178,7 +178,7 @@ pub(crate) fn client_assertion(
         aud: audience,
         iat,
         exp: iat + ASSERTION_LIFETIME,
-        jti: random_id(),
+        jti: random_id()?,
     };
     key.sign("JWT", false, &claims)
 }
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn ids_do_not_repeat() {
-        assert_ne!(random_id(), random_id());
-        assert_eq!(random_id().len(), 22);
+        assert_ne!(random_id().unwrap(), random_id().unwrap());
+        assert_eq!(random_id().unwrap().len(), 22);
     }
 }

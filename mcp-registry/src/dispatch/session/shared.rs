@@ -75,7 +75,10 @@ impl ServerSession {
         // Ids from a random start in [2^32, 2^52): apart from every other copy's, and
         // still exact as JSON numbers.
         let mut bytes = [0u8; 8];
-        crate::random::fill(&mut bytes);
+        if let Err(e) = crate::random::fill(&mut bytes) {
+            tracing::error!(error = %e, "cannot restore a shared session");
+            return None;
+        }
         let start = (1 << 32) + (u64::from_le_bytes(bytes) % ((1 << 52) - (1 << 32)));
         session.inner.requests.number_from(start);
         Some((session, outgoing))

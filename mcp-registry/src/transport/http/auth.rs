@@ -394,6 +394,7 @@ impl Auth {
         &self,
         headers: &HeaderMap,
         method: &str,
+        path: &str,
     ) -> Result<AccessClaims, Refusal> {
         let (token, scheme) = match bearer_token(headers, self.takes_dpop()) {
             Presented::None => return Err(Refusal::NoToken),
@@ -428,7 +429,7 @@ impl Auth {
             tracing::debug!(subject = %claims.subject, "access token refused: expired");
             return Err(Refusal::InvalidToken(describe(&AuthError::Expired)));
         }
-        self.check_binding(headers, method, &token, scheme, &claims)?;
+        self.check_binding(headers, (method, path), &token, scheme, &claims)?;
         self.check_scopes(&claims, &[])?;
         Ok(claims)
     }
@@ -446,7 +447,7 @@ impl Auth {
     fn check_binding(
         &self,
         headers: &HeaderMap,
-        method: &str,
+        (method, path): (&str, &str),
         token: &BearerToken,
         scheme: Scheme,
         claims: &AccessClaims,
@@ -459,6 +460,7 @@ impl Auth {
                         headers,
                         method,
                         &self.resource,
+                        path,
                         token.secret(),
                         claims.dpop_jkt.as_deref(),
                     )
@@ -571,6 +573,8 @@ impl Auth {
         );
         if let Some(nonce) = dpop
             .current_nonce()
+            .ok()
+            .flatten()
             .and_then(|n| HeaderValue::from_str(&n).ok())
         {
             response

@@ -268,5 +268,5 @@ pub(super) async fn admit(
     if let Some(denied) = check_host_and_origin(state, uri, headers) {
         return Err(denied);
     }
-    state.authenticate(headers, method).await
+    state.authenticate(headers, method, uri.path()).await
 }

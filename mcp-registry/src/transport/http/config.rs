@@ -29,6 +29,7 @@ pub struct HttpConfig {
     pub(super) header_read_timeout: Duration,
     pub(super) body_read_timeout: Duration,
     pub(super) idle_timeout: Duration,
+    pub(super) write_timeout: Duration,
     pub(super) max_connections: usize,
     pub(super) session_store: Option<Arc<dyn SessionStore>>,
 }
@@ -49,6 +50,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
+            write_timeout: Duration::from_secs(60),
             max_connections: 1024,
             session_store: None,
         }
@@ -160,6 +162,16 @@ impl HttpConfig {
     /// `GET`) are requests in progress, not idle. Applies to [`serve`](super::serve).
     pub fn idle_timeout(mut self, limit: Duration) -> Self {
         self.idle_timeout = limit;
+        self
+    }
+
+    /// How long a write to a client may stay blocked (default 60 s): a client that reads
+    /// nothing of a response or an SSE stream while more waits for it is then disconnected,
+    /// the reason logged (what waits is bounded meanwhile: see
+    /// [`OUTBOX_CAPACITY`](crate::dispatch::OUTBOX_CAPACITY)). Applies to
+    /// [`serve`](super::serve).
+    pub fn write_timeout(mut self, limit: Duration) -> Self {
+        self.write_timeout = limit;
         self
     }
 

@@ -20,7 +20,8 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use crate::random::RandomUnavailable;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -53,6 +54,10 @@ const FUTURE_LEEWAY: u64 = 60;
 /// refused until some expire.
 const PURGE_AT: usize = 4096;
 const MAX_SEEN: usize = 100_000;
+/// The most remembered `jti`s of one key (one token holder) unless
+/// [`Dpop::max_proofs_per_key`] says otherwise: a tenth of the whole, so that one holder
+/// cannot fill the cache for everyone.
+const MAX_SEEN_PER_KEY: usize = MAX_SEEN / 10;
 
 type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
@@ -72,6 +77,7 @@ pub struct Dpop {
     max_age: u64,
     nonce_lifetime: Option<u64>,
     required: bool,
+    per_key: usize,
     clock: Clock,
     state: Arc<Mutex<State>>,
 }
@@ -80,6 +86,8 @@ pub struct Dpop {
 struct State {
     /// `jti`s (with their key's thumbprint) seen, and when they may be forgotten.
     seen: HashMap<(String, String), u64>,
+    /// How many of `seen` each key's thumbprint has.
+    per_key: HashMap<String, usize>,
     /// The current nonce and when it was issued; the one before it.
     nonce: Option<(String, u64)>,
     previous_nonce: Option<String>,
@@ -137,6 +145,7 @@ impl Dpop {
             max_age: 300,
             nonce_lifetime: None,
             required: false,
+            per_key: MAX_SEEN_PER_KEY,
             clock: Arc::new(system_now),
             state: Arc::new(Mutex::new(State::default())),
         }
@@ -161,6 +170,14 @@ impl Dpop {
         self
     }
 
+    /// How many proofs of one key (one token holder) are remembered at once, within their
+    /// `max_age` window (10,000 unless set): past it, that key's proofs are refused until
+    /// some expire, and other keys' proofs are not affected.
+    pub fn max_proofs_per_key(mut self, max: usize) -> Self {
+        self.per_key = max.max(1);
+        self
+    }
+
     /// The clock, in seconds since the Unix epoch (the system's unless set: tests set one).
     pub fn clock(mut self, now: impl Fn() -> u64 + Send + Sync + 'static) -> Self {
         self.clock = Arc::new(now);
@@ -180,18 +197,23 @@ impl Dpop {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The nonce to hand out now (rotated when due); `None` when nonces are off.
-    pub(crate) fn current_nonce(&self) -> Option<String> {
-        let lifetime = self.nonce_lifetime?;
+    /// The nonce to hand out now (rotated when due); `None` when nonces are off; an error
+    /// when a new one is due and the OS has no randomness to make it.
+    pub(crate) fn current_nonce(&self) -> Result<Option<String>, RandomUnavailable> {
+        let Some(lifetime) = self.nonce_lifetime else {
+            return Ok(None);
+        };
         let now = (self.clock)();
         let mut state = self.state();
         match &state.nonce {
-            Some((nonce, issued)) if now < issued + lifetime => Some(nonce.clone()),
+            Some((nonce, issued)) if now < issued + lifetime => Ok(Some(nonce.clone())),
             _ => {
-                let fresh = random_nonce();
+                let fresh = crate::random::token().inspect_err(|e| {
+                    tracing::error!(error = %e, "DPoP: no new nonce can be made; refusing proofs");
+                })?;
                 let old = state.nonce.replace((fresh.clone(), now));
                 state.previous_nonce = old.map(|(n, _)| n);
-                Some(fresh)
+                Ok(Some(fresh))
             }
         }
     }
@@ -204,6 +226,8 @@ impl Dpop {
         }
         if let Some(nonce) = self
             .current_nonce()
+            .ok()
+            .flatten()
             .and_then(|n| HeaderValue::from_str(&n).ok())
         {
             response.headers_mut().insert(DPOP_NONCE, nonce);
@@ -211,20 +235,25 @@ impl Dpop {
     }
 
     fn nonce_ok(&self, nonce: Option<&str>) -> bool {
-        let Some(current) = self.current_nonce() else {
-            return true;
+        let current = match self.current_nonce() {
+            Ok(Some(current)) => current,
+            Ok(None) => return true,
+            // No nonce can be made: no proof is accepted (fail closed).
+            Err(_) => return false,
         };
         let state = self.state();
         nonce.is_some_and(|n| n == current || state.previous_nonce.as_deref() == Some(n))
     }
 
-    /// Checks the request's proof for `method` on `resource`, presenting `token` bound to
+    /// Checks the request's proof for `method` on `path` of `resource` (its scheme and
+    /// authority: the request's own URI as the client sees it), presenting `token` bound to
     /// the key thumbprint `jkt`.
     pub(crate) fn verify(
         &self,
         headers: &HeaderMap,
         method: &str,
         resource: &str,
+        path: &str,
         token: &str,
         jkt: Option<&str>,
     ) -> Result<(), DpopRefusal> {
@@ -243,7 +272,7 @@ impl Dpop {
             ));
         }
         let htu = claims.htu.as_deref().unwrap_or_default();
-        if htu.contains(['?', '#']) || !same_url(htu, resource) {
+        if htu.contains(['?', '#']) || !htu_matches(htu, resource, path) {
             return Err(InvalidProof(
                 "The DPoP proof's htu is not this resource's URL",
             ));
@@ -278,19 +307,39 @@ impl Dpop {
     /// Refuses a proof seen before within the window; remembers a new one.
     fn remember(&self, jti: String, jkt: String, iat: u64, now: u64) -> Result<(), DpopRefusal> {
         let mut state = self.state();
-        if state.seen.len() >= PURGE_AT {
-            state.seen.retain(|_, until| *until > now);
+        let state = &mut *state;
+        if state.seen.len() >= PURGE_AT || state.per_key.get(&jkt) >= Some(&self.per_key) {
+            let per_key = &mut state.per_key;
+            state.seen.retain(|(key, _), until| {
+                let keep = *until > now;
+                if !keep && let Some(n) = per_key.get_mut(key) {
+                    *n -= 1;
+                }
+                keep
+            });
+            state.per_key.retain(|_, n| *n > 0);
         }
         if state.seen.len() >= MAX_SEEN {
             return Err(DpopRefusal::InvalidProof(
                 "Too many DPoP proofs in the window; retry shortly",
             ));
         }
-        let until = iat.max(now) + self.max_age + FUTURE_LEEWAY;
-        match state.seen.insert((jkt, jti), until) {
-            Some(_) => Err(DpopRefusal::InvalidProof("The DPoP proof was used before")),
-            None => Ok(()),
+        if state.per_key.get(&jkt) >= Some(&self.per_key) {
+            tracing::warn!(
+                jkt,
+                "DPoP: one key sent more proofs than it may have remembered at once"
+            );
+            return Err(DpopRefusal::InvalidProof(
+                "Too many DPoP proofs by this key in the window; retry shortly",
+            ));
         }
+        let until = iat.max(now) + self.max_age + FUTURE_LEEWAY;
+        if state.seen.contains_key(&(jkt.clone(), jti.clone())) {
+            return Err(DpopRefusal::InvalidProof("The DPoP proof was used before"));
+        }
+        *state.per_key.entry(jkt.clone()).or_default() += 1;
+        state.seen.insert((jkt, jti), until);
+        Ok(())
     }
 
     /// The `WWW-Authenticate` challenge of `refusal`.
@@ -386,29 +435,43 @@ fn token_hash(token: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Whether two http(s) URLs are the same: scheme and host without case, default port and
-/// trailing slash ignored.
-fn same_url(a: &str, b: &str) -> bool {
-    fn canonical(url: &str) -> Option<(String, String)> {
-        let (scheme, rest) = url.split_once("://")?;
-        let scheme = scheme.to_ascii_lowercase();
-        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, path) = rest.split_at(end);
-        let mut authority = authority.to_ascii_lowercase();
-        let default_port = if scheme == "https" { ":443" } else { ":80" };
-        if let Some(stripped) = authority.strip_suffix(default_port) {
-            authority = stripped.to_owned();
-        }
-        let path = path.split(['?', '#']).next().unwrap_or_default();
-        Some((
-            format!("{scheme}://{authority}"),
-            path.trim_end_matches('/').to_owned(),
-        ))
-    }
-    matches!((canonical(a), canonical(b)), (Some(a), Some(b)) if a == b)
+/// An http(s) URL as RFC 9449 §4.3 compares it: scheme and host without case, the port
+/// (the scheme's default when none is given), and the path without a trailing slash; the
+/// query and fragment are not part of it.
+#[derive(PartialEq, Eq)]
+struct HtuParts {
+    scheme: String,
+    host: String,
+    port: u16,
+    path: String,
 }
 
-/// 128 random bits, base64url.
-fn random_nonce() -> String {
-    crate::random::token()
+impl HtuParts {
+    fn of(url: &str) -> Option<HtuParts> {
+        let uri: Uri = url.parse().ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "https" => 443,
+            "http" => 80,
+            _ => return None,
+        };
+        Some(HtuParts {
+            port: uri.port_u16().unwrap_or(default_port),
+            host: uri.host()?.to_ascii_lowercase(),
+            path: uri.path().trim_end_matches('/').to_owned(),
+            scheme,
+        })
+    }
+}
+
+/// Whether a proof's `htu` names this request: the configured `resource`'s scheme and
+/// authority, with the request's `path` (the URL the client sent to, as §4.3 asks, e.g. a
+/// per-server endpoint under `router_all`) or the resource's own path.
+fn htu_matches(htu: &str, resource: &str, path: &str) -> bool {
+    let (Some(htu), Some(resource)) = (HtuParts::of(htu), HtuParts::of(resource)) else {
+        return false;
+    };
+    let same_origin =
+        htu.scheme == resource.scheme && htu.host == resource.host && htu.port == resource.port;
+    same_origin && (htu.path == resource.path || htu.path == path.trim_end_matches('/'))
 }

@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use tower_service::Service as _;
 
 use super::HttpConfig;
+use crate::transport::stall::Stalled;
 
 /// Where a connection is between requests, and since when.
 #[derive(Debug, Clone, Copy)]
@@ -82,6 +83,7 @@ impl Watch {
 struct Limits {
     header_read: Duration,
     idle: Duration,
+    write: Duration,
 }
 
 /// A request being answered: the connection is `Busy` until its response body is dropped
@@ -137,10 +139,12 @@ impl hyper::body::Body for Tracked {
 }
 
 pin_project_lite::pin_project! {
-    /// A TCP stream that moves its connection from `Idle` to `Head` on a request's first byte.
+    /// A TCP stream that moves its connection from `Idle` to `Head` on a request's first byte,
+    /// and fails a write blocked for `HttpConfig::write_timeout` (a client that reads nothing
+    /// of its responses or streams is disconnected).
     struct Watched {
         #[pin]
-        stream: TcpStream,
+        stream: Stalled<TcpStream>,
         watch: Arc<Watch>,
     }
 }
@@ -197,6 +201,7 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
     let limits = Limits {
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,
+        write: config.write_timeout,
     };
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let mut warned: Option<Instant> = None;
@@ -244,7 +249,7 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
     let peer = stream.peer_addr().ok();
     let watch = Watch::new();
     let io = TokioIo::new(Watched {
-        stream,
+        stream: Stalled::new(stream, limits.write, "HTTP"),
         watch: watch.clone(),
     });
     let service = {

@@ -161,9 +161,10 @@ impl AppState {
         &self,
         headers: &HeaderMap,
         method: &str,
+        path: &str,
     ) -> Result<Option<AccessClaims>, Response> {
         match &self.config.auth {
-            Some(auth) => match auth.authenticate(headers, method).await {
+            Some(auth) => match auth.authenticate(headers, method, path).await {
                 Ok(claims) => Ok(Some(claims)),
                 Err(refusal) => Err(auth.refuse(refusal)),
             },

@@ -11,12 +11,12 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::checks::{accepts, admit};
 use super::sessions::{AppState, unknown_session};
 use super::{SESSION_NAME, error_response, header_str, text_response};
+use crate::dispatch::outbox::{self, Class};
 use crate::dispatch::{Answer, Step, reply_text};
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
@@ -82,30 +82,35 @@ impl Mode {
 /// (notifications, then the reply) when a notification comes first. Dropping the response —
 /// the client going away — cancels the call. The caller's claims, when authorized, go to the
 /// call's extensions. A request answered while it starts is answered without a task.
+///
+/// The stream's queue follows the session outbox's rule: the reply is never dropped, and
+/// past [`OUTBOX_CAPACITY`](crate::dispatch::OUTBOX_CAPACITY) notifications a slow reader
+/// misses the oldest (counted, logged).
 pub(super) async fn respond<F>(mode: Mode, options: CallOptions, start: F) -> Response
 where
     F: FnOnce(CallOptions) -> Pending,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Flow>();
+    let (tx, rx) = outbox::bounded::<Flow>("a POST's SSE stream (its client reads too little)");
     let token = CancellationToken::new();
     let guard = token.clone().drop_guard();
     let sink = {
         let tx = tx.clone();
         NotificationSink::new(move |n| {
-            let _ = tx.send(Flow::Notification(n));
+            let class = Class::of_note(&n);
+            tx.push(Flow::Notification(n), class);
         })
     };
     match start(options.notifications(sink).cancellation(token)) {
         Pending::Ready(answered) => {
-            let _ = tx.send(Flow::Reply(answered));
+            tx.reply(Flow::Reply(answered));
         }
         Pending::Later(answer) => {
             tokio::spawn(async move {
-                let _ = tx.send(Flow::Reply(answer.await));
+                tx.reply(Flow::Reply(answer.await));
             });
         }
     }
-    match rx.recv().await {
+    match rx.next().await {
         None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
         Some(Flow::Reply(Some((id, answer)))) => {
             drop(guard.disarm());
@@ -123,14 +128,14 @@ where
 
 fn sse_stream(
     first: Value,
-    rx: mpsc::UnboundedReceiver<Flow>,
+    rx: outbox::Receiver<Flow>,
     guard: DropGuard,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     let head =
         stream::once(async move { Ok(Event::default().event("message").data(first.to_string())) });
-    let rest = stream::unfold((rx, Some(guard)), |(mut rx, guard)| async move {
+    let rest = stream::unfold((rx, Some(guard)), |(rx, guard)| async move {
         guard.as_ref()?;
-        match rx.recv().await? {
+        match rx.next().await? {
             Flow::Notification(n) => Some((
                 Ok(Event::default().event("message").data(n.to_string())),
                 (rx, guard),
