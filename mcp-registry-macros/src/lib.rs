@@ -133,8 +133,9 @@ fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
 /// `client::Client` over stdio or Streamable HTTP) and returns
 /// `Result<Sum, ToolCallError<_>>` for `-> Json<Sum>`: the arguments are sent under their
 /// property names (each must be `serde::Serialize`; a parameter whose type is written
-/// `ToolContext`, under any path, is left out, the call provides it: the stub's parameters
-/// are fixed before types are known, so through a type alias the context stays in the stub
+/// `ToolContext`, `Caller` or `State<..>`, under any path, is left out, the call provides it:
+/// the stub's parameters are fixed before types are known, so through a type alias it stays
+/// in the stub
 /// and calling it is an error saying so), the result read back by the return
 /// type's `ToolOutput`. Its only bound is on the caller's type, so a tool whose arguments are
 /// not `Serialize` compiles as before and only a call of its stub is an error.

@@ -4,8 +4,8 @@
 //! [`client::Client`](crate::client::Client) over stdio or Streamable HTTP.
 //!
 //! The stub sends the function's arguments (each `serde::Serialize`, under its property
-//! name; a parameter whose type is written `ToolContext`, under any path, is left out: the
-//! call provides it) and reads the result back as the function's return type says
+//! name; a parameter whose type is written `ToolContext`, `Caller` or `State<..>`, under any
+//! path, is left out: the call provides it) and reads the result back as the function's return type says
 //! ([`ToolOutput`]): `Json<T>` as `T`, `String` as the text, `Result<T, E>` as `T` with an
 //! `Err` arriving as [`ToolCallError::Tool`].
 //!
