@@ -191,24 +191,40 @@ async fn a_legacy_task_cancelled_through_another_replica_tells_its_session() {
     assert!(dropped.load(Ordering::SeqCst), "A's run was stopped");
 }
 
+/// The result of server `s` of `replica` for `message` sent by `caller`, which must not fail.
+async fn result_as(replica: &Registry, caller: &mcp_registry::Caller, message: Value) -> Value {
+    let reply = replica
+        .handle_mcp_message("s", message)
+        .caller(caller.clone())
+        .await
+        .unwrap();
+    assert!(reply.get("error").is_none(), "{reply}");
+    reply["result"].clone()
+}
+
 #[tokio::test]
 async fn a_legacy_task_is_listed_and_its_result_awaited_on_another_replica() {
     let Some((_redis, a, b, _)) = two_replicas(8).await else {
         return;
     };
+    // A named caller (as a token's subject would be): an anonymous one's tasks are never
+    // listed. The same caller on both replicas.
+    let ada = mcp_registry::Caller::principal_of(mcp_registry::Principal::new("ada"));
     let call = legacy(
         1,
         "tools/call",
         json!({"name": "quick", "task": {"ttl": 60_000}}),
     );
-    let created = result_of(&a, call).await;
+    let created = result_as(&a, &ada, call).await;
     let id = created["task"]["taskId"].as_str().unwrap().to_owned();
     assert_eq!(created["task"]["ttl"], 60_000);
 
-    let listed = result_of(&b, legacy(2, "tasks/list", json!({}))).await;
+    let listed = result_as(&b, &ada, legacy(2, "tasks/list", json!({}))).await;
     assert_eq!(listed["tasks"][0]["taskId"], id, "{listed}");
     // B did not start it: `tasks/result` polls the store until the task ends on A.
-    let waiting = b.handle_mcp_message("s", legacy(3, "tasks/result", json!({"taskId": id})));
+    let waiting = b
+        .handle_mcp_message("s", legacy(3, "tasks/result", json!({"taskId": id})))
+        .caller(ada.clone());
     let reply = tokio::time::timeout(PATIENCE, waiting)
         .await
         .expect("tasks/result answered")
@@ -219,7 +235,7 @@ async fn a_legacy_task_is_listed_and_its_result_awaited_on_another_replica() {
         result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
         id
     );
-    let got = result_of(&b, legacy(4, "tasks/get", json!({"taskId": id}))).await;
+    let got = result_as(&b, &ada, legacy(4, "tasks/get", json!({"taskId": id}))).await;
     assert_eq!(got["status"], "completed");
 }
 
