@@ -287,6 +287,12 @@ impl Tasks {
         tasks
     }
 
+    /// Whether the task store answers ([`TaskStore::health`]).
+    #[cfg(feature = "http")]
+    pub(crate) async fn store_health(&self) -> Result<(), TaskStoreError> {
+        self.store.health().await
+    }
+
     pub(crate) fn settings(&self) -> &TaskSettings {
         &self.settings
     }

@@ -58,8 +58,10 @@ pub mod auth;
 mod auth_wire;
 mod checks;
 mod config;
+mod drain;
 #[cfg(feature = "http-dpop")]
 pub mod dpop;
+pub mod health;
 mod post;
 mod serve;
 mod sessions;
@@ -68,6 +70,7 @@ mod stream;
 
 pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
+pub use drain::{DRAIN_RETRY, Shutdown};
 pub use shared::{
     Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
 };
@@ -112,10 +115,17 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
     if let Some(store) = &config.session_store {
         store.attach(SessionEvents::new(&state));
     }
+    config.shutdown.register(&state);
     let mut app = Router::new().route(
         &config.path,
         post(handle_post).get(handle_get).delete(handle_delete),
     );
+    if let Some(path) = &config.liveness_path {
+        app = app.route(path, get(health::handle_live));
+    }
+    if let Some(path) = &config.readiness_path {
+        app = app.route(path, get(health::handle_ready));
+    }
     if let Some(auth) = &config.auth {
         for path in auth.metadata_paths(&config.path) {
             app = app.route(
