@@ -213,3 +213,29 @@ async fn serve_stops_accepting_and_returns_once_drained() {
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
     drop(idle);
 }
+
+/// Regression (issue 39): a task under way when its replica shut down stayed `working` until
+/// its lease ran out; the drain waits for it up to the bound, then records it `failed`
+/// saying why, and stops its run.
+#[tokio::test(start_paused = true)]
+async fn a_drain_releases_the_tasks_still_under_way_at_its_bound() {
+    use common::tasks::{modern, result_of, slow_tool};
+    let dropped = Arc::new(AtomicBool::new(false));
+    let slow = slow_tool(dropped.clone(), 60, "a minute of work");
+    let registry = Registry::from_servers([Server::new("s", None, [slow]).unwrap()]);
+    let shutdown = Shutdown::new();
+    let config = HttpConfig::default()
+        .shutdown(shutdown.clone())
+        .drain_timeout(Duration::from_secs(5));
+    let _app = router(registry.clone(), "s", config);
+    let created = result_of(&registry, modern(1, "tools/call", json!({"name": "slow"}))).await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let triggered = tokio::time::Instant::now();
+    shutdown.hand_over().await;
+    assert_eq!(triggered.elapsed(), Duration::from_secs(5), "waited for the bound");
+    let got = result_of(&registry, modern(2, "tasks/get", json!({"taskId": id}))).await;
+    assert_eq!(got["status"], "failed", "{got}");
+    assert!(got.to_string().contains("shut down"), "{got}");
+    tokio::task::yield_now().await;
+    assert!(dropped.load(Ordering::SeqCst), "the task's run was stopped");
+}

@@ -111,9 +111,16 @@ impl Shutdown {
         self.inner.draining.cancelled().await;
     }
 
-    /// Saves the legacy sessions of every router it drains to their session store (those
-    /// with one), once, whoever calls it ([`serve`](super::serve) does); failures are
-    /// logged. Triggers the shutdown first.
+    /// Hands over what another replica needs, once, whoever calls it ([`serve`](super::serve)
+    /// does); triggers the shutdown first:
+    /// - saves the legacy sessions of every router it drains to their session store (those
+    ///   with one; failures are logged);
+    /// - waits for the tasks their registries run to end, for at most
+    ///   [`HttpConfig::drain_timeout`](super::HttpConfig::drain_timeout) after the trigger,
+    ///   and then releases those still under way: each is recorded `failed` (saying the
+    ///   server shut down) at once, rather than when its lease in a shared task store runs
+    ///   out, and its run is stopped. (A task's run is a future of this process: no other
+    ///   replica can take it over; its requestor calls the tool again.)
     pub async fn hand_over(&self) {
         self.trigger();
         self.inner
@@ -124,11 +131,31 @@ impl Shutdown {
                     .iter()
                     .filter_map(Weak::upgrade)
                     .collect();
-                for state in states {
+                for state in &states {
                     state.save_all_sessions().await;
                 }
+                self.release_tasks(&states).await;
             })
             .await;
+    }
+
+    /// The tasks each drained router's registry runs: awaited until they end, for at most
+    /// that router's [`HttpConfig::drain_timeout`](super::HttpConfig::drain_timeout) after
+    /// the trigger; those still under way are then released (recorded `failed`, their runs
+    /// stopped).
+    async fn release_tasks(&self, states: &[Arc<AppState>]) {
+        for state in states {
+            let tasks = state.registry.config().tasks.clone();
+            let limit = state.config.drain_timeout;
+            tokio::select! {
+                () = tasks.idle() => continue,
+                () = self.expired(limit) => {}
+            }
+            let released = tasks.release(&format!(
+                "the server running this task shut down before it finished (its drain bound, HttpConfig::drain_timeout, is {limit:?}); call the tool again"
+            )).await;
+            tracing::warn!(released, "HTTP: drained: tasks still under way released as failed");
+        }
     }
 
     /// Resolves `limit` after the trigger: calls still running are then cancelled.

@@ -200,9 +200,9 @@ impl AsyncWrite for Watched {
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `app` on `listener` under `config`'s connection limits until `config`'s
-/// [`Shutdown`](super::Shutdown) is triggered, then drains: stops accepting, hands the legacy
-/// sessions over to the session store, and waits for the connections to close (at most
-/// [`HttpConfig::drain_timeout`] and [`DRAIN_GRACE`]). Accepting failures are logged and
+/// [`Shutdown`](super::Shutdown) is triggered, then drains: stops accepting, hands over
+/// ([`Shutdown::hand_over`]: legacy sessions saved, tasks released), and waits for the
+/// connections to close (at most [`HttpConfig::drain_timeout`] and [`DRAIN_GRACE`]). Accepting failures are logged and
 /// retried.
 pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &HttpConfig) {
     let slots = Arc::new(Semaphore::new(config.max_connections));
@@ -216,13 +216,11 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
         drain_timeout = ?config.drain_timeout,
         "HTTP: draining: no longer accepting; calls in flight may finish"
     );
-    shutdown.hand_over().await;
     let all = u32::try_from(config.max_connections).unwrap_or(u32::MAX);
-    let closed = tokio::time::timeout(
-        config.drain_timeout + DRAIN_GRACE,
-        slots.acquire_many(all),
-    )
-    .await;
+    let (closed, ()) = tokio::join!(
+        tokio::time::timeout(config.drain_timeout + DRAIN_GRACE, slots.acquire_many(all)),
+        shutdown.hand_over(),
+    );
     match closed {
         Ok(_) => tracing::info!("HTTP: drained: every connection closed"),
         Err(_) => tracing::warn!(
