@@ -56,14 +56,21 @@ fn call(
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}});
     let (app, sid) = (app.clone(), sid.to_owned());
-    tokio::spawn(async move {
-        send(&app, "POST", &[("mcp-session-id", &sid)], body.to_string()).await
-    })
+    tokio::spawn(
+        async move { send(&app, "POST", &[("mcp-session-id", &sid)], body.to_string()).await },
+    )
 }
 
 /// `GET path` as a load balancer sends it: by address, with no Origin and no token.
 async fn probe(app: &axum::Router, path: &str) -> Reply {
-    send_to(app, "GET", path, &[("host", "10.0.0.5:3000"), ("accept", "")], Body::empty()).await
+    send_to(
+        app,
+        "GET",
+        path,
+        &[("host", "10.0.0.5:3000"), ("accept", "")],
+        Body::empty(),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -102,19 +109,35 @@ async fn health_paths_are_configurable() {
 async fn readiness_names_a_failed_tools_list() {
     let app = router(Registry::new(), "absent", HttpConfig::default());
     let ready = probe(&app, "/readyz").await;
-    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE, "{}", ready.body);
+    assert_eq!(
+        ready.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        ready.body
+    );
     let body = ready.json();
     assert_eq!(body["status"], "not_ready");
-    assert_eq!(body["checks"][0], json!({"name": "tools_list", "ok": false}));
+    assert_eq!(
+        body["checks"][0],
+        json!({"name": "tools_list", "ok": false})
+    );
 }
 
 #[tokio::test]
 async fn readiness_is_503_draining_once_the_shutdown_begins() {
     let shutdown = Shutdown::new();
-    let app = app(HttpConfig::default().shutdown(shutdown.clone()), &Arc::default());
+    let app = app(
+        HttpConfig::default().shutdown(shutdown.clone()),
+        &Arc::default(),
+    );
     shutdown.trigger();
     let ready = probe(&app, "/readyz").await;
-    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE, "{}", ready.body);
+    assert_eq!(
+        ready.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        ready.body
+    );
     assert_eq!(
         ready.json(),
         json!({"status": "draining", "checks": [{"name": "draining", "ok": false}]})
@@ -138,7 +161,10 @@ async fn a_slow_call_in_flight_finishes_during_the_drain() {
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     let reply = reply.json();
     assert_eq!(reply["id"], 7);
-    assert_eq!(reply["result"]["content"][0]["text"], "sleep slept 5000", "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "sleep slept 5000",
+        "{reply}"
+    );
 }
 
 /// Regression (issue 39): a call was never bounded by a shutdown; it is cut off at the drain
@@ -171,7 +197,10 @@ async fn a_call_past_the_drain_bound_is_cancelled_with_a_clear_error() {
 #[tokio::test(start_paused = true)]
 async fn a_get_stream_ends_with_a_retry_hint_on_drain() {
     let shutdown = Shutdown::new();
-    let app = app(HttpConfig::default().shutdown(shutdown.clone()), &Arc::default());
+    let app = app(
+        HttpConfig::default().shutdown(shutdown.clone()),
+        &Arc::default(),
+    );
     let sid = open(&app).await;
     let response = send_streaming(&app, "GET", &[("mcp-session-id", &sid)]).await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -232,7 +261,11 @@ async fn a_drain_releases_the_tasks_still_under_way_at_its_bound() {
     let id = created["taskId"].as_str().unwrap().to_owned();
     let triggered = tokio::time::Instant::now();
     shutdown.hand_over().await;
-    assert_eq!(triggered.elapsed(), Duration::from_secs(5), "waited for the bound");
+    assert_eq!(
+        triggered.elapsed(),
+        Duration::from_secs(5),
+        "waited for the bound"
+    );
     let got = result_of(&registry, modern(2, "tasks/get", json!({"taskId": id}))).await;
     assert_eq!(got["status"], "failed", "{got}");
     assert!(got.to_string().contains("shut down"), "{got}");

@@ -302,14 +302,25 @@ async fn readiness_names_a_session_store_that_does_not_answer() {
     let app = replica(&store, HttpConfig::default());
     let ready = readiness(&app).await;
     assert_eq!(ready.status, StatusCode::OK, "{}", ready.body);
-    assert_eq!(ready.json()["checks"][1], json!({"name": "session_store", "ok": true}));
+    assert_eq!(
+        ready.json()["checks"][1],
+        json!({"name": "session_store", "ok": true})
+    );
     store.set_down(true);
     let down = readiness(&app).await;
-    assert_eq!(down.status, StatusCode::SERVICE_UNAVAILABLE, "{}", down.body);
+    assert_eq!(
+        down.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        down.body
+    );
     let body = down.json();
     assert_eq!(body["status"], "not_ready");
     assert_eq!(body["checks"][0], json!({"name": "tools_list", "ok": true}));
-    assert_eq!(body["checks"][1], json!({"name": "session_store", "ok": false}));
+    assert_eq!(
+        body["checks"][1],
+        json!({"name": "session_store", "ok": false})
+    );
     store.set_down(false);
     assert_eq!(readiness(&app).await.status, StatusCode::OK);
 }

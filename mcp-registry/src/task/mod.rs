@@ -535,7 +535,10 @@ impl Tasks {
                 crate::protocol::ErrorCode::INTERNAL_ERROR,
                 reason,
             );
-            if let Err(e) = self.change(id, TaskChange::End(TaskEnd::Failed(error))).await {
+            if let Err(e) = self
+                .change(id, TaskChange::End(TaskEnd::Failed(error)))
+                .await
+            {
                 tracing::warn!(task = %id, error = %e, "could not record a released task as failed");
             }
             self.live().remove(id);

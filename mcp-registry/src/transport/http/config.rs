@@ -222,7 +222,11 @@ impl HttpConfig {
     /// use mcp_registry::transport::http::HttpConfig;
     /// let config = HttpConfig::default().health_paths("/livez", "/ready");
     /// ```
-    pub fn health_paths(mut self, liveness: impl Into<String>, readiness: impl Into<String>) -> Self {
+    pub fn health_paths(
+        mut self,
+        liveness: impl Into<String>,
+        readiness: impl Into<String>,
+    ) -> Self {
         self.liveness_path = Some(liveness.into());
         self.readiness_path = Some(readiness.into());
         self

@@ -126,11 +126,8 @@ impl Shutdown {
         self.inner
             .handed_over
             .get_or_init(|| async {
-                let states: Vec<Arc<AppState>> = self
-                    .lock()
-                    .iter()
-                    .filter_map(Weak::upgrade)
-                    .collect();
+                let states: Vec<Arc<AppState>> =
+                    self.lock().iter().filter_map(Weak::upgrade).collect();
                 for state in &states {
                     state.save_all_sessions().await;
                 }
@@ -154,7 +151,10 @@ impl Shutdown {
             let released = tasks.release(&format!(
                 "the server running this task shut down before it finished (its drain bound, HttpConfig::drain_timeout, is {limit:?}); call the tool again"
             )).await;
-            tracing::warn!(released, "HTTP: drained: tasks still under way released as failed");
+            tracing::warn!(
+                released,
+                "HTTP: drained: tasks still under way released as failed"
+            );
         }
     }
 

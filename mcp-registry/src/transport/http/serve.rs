@@ -231,7 +231,12 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
 }
 
 /// Accepts connections and serves each, for ever (failures are logged and retried).
-async fn accept_all(listener: &TcpListener, app: Router, config: &HttpConfig, slots: &Arc<Semaphore>) {
+async fn accept_all(
+    listener: &TcpListener,
+    app: Router,
+    config: &HttpConfig,
+    slots: &Arc<Semaphore>,
+) {
     let limits = Limits {
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,

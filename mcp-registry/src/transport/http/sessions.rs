@@ -349,7 +349,11 @@ impl AppState {
                 }
             }
         }
-        tracing::info!(saved, sessions = live.len(), "HTTP: draining: legacy sessions saved to the session store");
+        tracing::info!(
+            saved,
+            sessions = live.len(),
+            "HTTP: draining: legacy sessions saved to the session store"
+        );
     }
 }
 
