@@ -202,15 +202,21 @@ CLAUDE_CLI=$CLAUDE_PKG/bin/claude.exe
 claude_cli_works() { [[ -x $CLAUDE_CLI ]] && HOME=$E2E_DIR/claude-home timeout 60 "$CLAUDE_CLI" --version >/dev/null 2>&1; }
 mkdir -p "$E2E_DIR/claude-home"
 if [[ $(cat "$CLAUDE_DIR/.version" 2>/dev/null) != "$CLAUDE_CODE_VERSION" ]] || ! claude_cli_works; then
-    rm -rf "$CLAUDE_DIR"
-    mkdir -p "$CLAUDE_DIR"
-    echo '{"private": true}' >"$CLAUDE_DIR/package.json"
-    timeout 900 npm install --prefix "$CLAUDE_DIR" --no-save --loglevel=error \
-        "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
-    # Install scripts off (ignore-scripts), or a postinstall that failed: run it by hand.
-    if ! claude_cli_works && [[ -f $CLAUDE_PKG/install.cjs ]]; then
-        (cd "$CLAUDE_PKG" && "$NODE" install.cjs) || true
-    fi
+    # npm has been seen to leave the platform package (an optional dependency) out now and
+    # then: the install is tried again, up to three times, before it counts as failed.
+    for attempt in 1 2 3; do
+        rm -rf "$CLAUDE_DIR"
+        mkdir -p "$CLAUDE_DIR"
+        echo '{"private": true}' >"$CLAUDE_DIR/package.json"
+        timeout 900 npm install --prefix "$CLAUDE_DIR" --no-save --loglevel=error \
+            "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+        # Install scripts off (ignore-scripts), or a postinstall that failed: run it by hand.
+        if ! claude_cli_works && [[ -f $CLAUDE_PKG/install.cjs ]]; then
+            (cd "$CLAUDE_PKG" && "$NODE" install.cjs) || true
+        fi
+        claude_cli_works && break
+        echo "e2e: the Claude Code CLI does not run after install attempt $attempt"
+    done
     claude_cli_works || die "the Claude Code CLI does not run: $CLAUDE_CLI (see $CLAUDE_PKG/install.cjs)"
     echo "$CLAUDE_CODE_VERSION" >"$CLAUDE_DIR/.version"
 fi

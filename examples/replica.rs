@@ -16,7 +16,12 @@
 //!   key first (`RequestStateKeys::from_env`); or `MCP_REQUEST_STATE_KEYS_FILE`, a file
 //!   holding them, read again on `SIGHUP` (how the keys are rotated without a restart: write
 //!   `OLD,NEW` and signal every replica, then `NEW,OLD`, then, a TTL later, `NEW`);
-//! * `REDIS_URL` (optional): the Redis the replicas share state through.
+//! * `REDIS_URL` (optional): the Redis the replicas share state through;
+//! * `DRAIN_TIMEOUT_MS` (default 30000): on `SIGTERM` (or Ctrl-C) the replica drains
+//!   (`transport::http::Shutdown`): it stops accepting, `/readyz` answers `503`, legacy
+//!   `GET` streams end with a retry hint, legacy sessions are saved to Redis, calls in flight
+//!   get this long to finish, and the tasks still under way then are released; then it
+//!   exits. `/healthz` and `/readyz` are its health routes.
 //!
 //! Tools: `whoami` (the replica and its key fingerprints), `confirm_order` (asks the user
 //! first: a 2026-07-28 multi round-trip request, whose retry may land on another replica),
@@ -31,7 +36,7 @@ use std::time::Duration;
 
 use mcp_registry::replicas::{Redis, RedisBus, RedisSessions, RedisTaskStore};
 use mcp_registry::tool::{Elicitation, RequestStateKeys};
-use mcp_registry::transport::http::HttpConfig;
+use mcp_registry::transport::http::{HttpConfig, Shutdown};
 use mcp_registry::{Registry, Resource, Server, ToolContext, ToolError, mcp_tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -200,6 +205,25 @@ fn reload_keys_on_sighup(_: RequestStateKeys, _: String) -> std::io::Result<()> 
     Ok(())
 }
 
+/// On `SIGTERM` (how an orchestrator stops a replica) or Ctrl-C, `shutdown` is triggered:
+/// the replica drains, and `serve` returns once it has.
+fn drain_on_sigterm(shutdown: Shutdown, name: String) -> std::io::Result<()> {
+    #[cfg(unix)]
+    let mut terms = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = terms.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("{name}: draining");
+        shutdown.trigger();
+    });
+    Ok(())
+}
+
 fn env_or(name: &str, default: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| default.to_owned())
 }
@@ -230,7 +254,13 @@ async fn main() -> std::io::Result<()> {
     let mut builder = Registry::builder()
         .request_state_keys(keys.clone())
         .extension(shared.clone());
-    let mut config = HttpConfig::default();
+    let drain_ms: u64 = env_or("DRAIN_TIMEOUT_MS", "30000")
+        .parse()
+        .map_err(|e| std::io::Error::other(format!("DRAIN_TIMEOUT_MS is not a number: {e}")))?;
+    let shutdown = Shutdown::new();
+    let mut config = HttpConfig::default()
+        .shutdown(shutdown.clone())
+        .drain_timeout(Duration::from_millis(drain_ms));
     // The state shared through Redis: tasks any replica answers, list changes heard by every
     // replica's streams, and legacy sessions any replica serves.
     if let Some(redis) = &redis {
@@ -248,6 +278,7 @@ async fn main() -> std::io::Result<()> {
     let _ = shared.registry.set(registry.clone());
 
     reload_keys_on_sighup(keys.clone(), name.clone())?;
+    drain_on_sigterm(shutdown, name.clone())?;
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     eprintln!(
         "{name}: serving http://{addr}/mcp, request-state keys {:?}, redis {}",
@@ -256,5 +287,7 @@ async fn main() -> std::io::Result<()> {
             .as_ref()
             .map_or("none".to_owned(), |r| format!("{r:?}")),
     );
-    mcp_registry::transport::http::serve(registry, "replica", addr, config).await
+    mcp_registry::transport::http::serve(registry, "replica", addr, config).await?;
+    eprintln!("{name}: drained");
+    Ok(())
 }

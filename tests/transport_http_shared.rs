@@ -15,7 +15,7 @@ use common::http::{Reply, app, send};
 use mcp_registry::tool::BoxFuture;
 use mcp_registry::transport::http::{
     HttpConfig, Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore,
-    SessionStoreError,
+    SessionStoreError, Shutdown,
 };
 use serde_json::json;
 
@@ -164,6 +164,10 @@ impl SessionStore for MemoryStore {
     fn attach(&self, events: SessionEvents) {
         lock(&self.shared.sinks).push((self.me, events));
     }
+
+    fn health(&self) -> BoxFuture<'_, Result<(), SessionStoreError>> {
+        Box::pin(async move { self.up() })
+    }
 }
 
 /// A replica of the `math` server on `store` (its own handle), with `config`.
@@ -284,4 +288,60 @@ async fn a_session_is_saved_only_when_a_message_changes_it() {
     let set = post(&app, &sid, good).await;
     assert_eq!(set.status, StatusCode::OK, "{}", set.body);
     assert_eq!(store.saves(), 3, "the level changed");
+}
+
+/// `GET /readyz` as a load balancer sends it.
+async fn readiness(app: &axum::Router) -> Reply {
+    common::http::send_to(app, "GET", "/readyz", &[("accept", "")], "").await
+}
+
+/// The readiness route checks the session store: `503` naming it while it does not answer.
+#[tokio::test]
+async fn readiness_names_a_session_store_that_does_not_answer() {
+    let store = MemoryStore::new();
+    let app = replica(&store, HttpConfig::default());
+    let ready = readiness(&app).await;
+    assert_eq!(ready.status, StatusCode::OK, "{}", ready.body);
+    assert_eq!(
+        ready.json()["checks"][1],
+        json!({"name": "session_store", "ok": true})
+    );
+    store.set_down(true);
+    let down = readiness(&app).await;
+    assert_eq!(
+        down.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{}",
+        down.body
+    );
+    let body = down.json();
+    assert_eq!(body["status"], "not_ready");
+    assert_eq!(body["checks"][0], json!({"name": "tools_list", "ok": true}));
+    assert_eq!(
+        body["checks"][1],
+        json!({"name": "session_store", "ok": false})
+    );
+    store.set_down(false);
+    assert_eq!(readiness(&app).await.status, StatusCode::OK);
+}
+
+/// Draining hands every legacy session over to the store, and another replica serves it.
+#[tokio::test]
+async fn a_drain_saves_the_legacy_sessions_to_the_store() {
+    let store = MemoryStore::new();
+    let shutdown = Shutdown::new();
+    let a = replica(&store, HttpConfig::default().shutdown(shutdown.clone()));
+    let b = replica(&store, HttpConfig::default());
+    let first = open(&a, "2025-11-25").await;
+    let second = open(&a, "2025-06-18").await;
+    let saved = store.saves();
+    // The store lost them (restarted empty, say): the drain puts them back.
+    lock(&store.shared.records).clear();
+    shutdown.hand_over().await;
+    assert_eq!(store.saves(), saved + 2);
+    assert!(store.has(&first) && store.has(&second));
+    // Once only, whoever asks again.
+    shutdown.hand_over().await;
+    assert_eq!(store.saves(), saved + 2);
+    assert_eq!(post(&b, &first, PING).await.status, StatusCode::OK);
 }

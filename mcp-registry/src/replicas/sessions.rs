@@ -181,4 +181,9 @@ impl SessionStore for RedisSessions {
     fn attach(&self, events: SessionEvents) {
         self.bus.attach_sessions(events);
     }
+
+    /// A `PING` to the bus's Redis.
+    fn health(&self) -> BoxFuture<'_, Result<(), SessionStoreError>> {
+        Box::pin(async move { self.bus.redis().ping().await.map_err(|e| lost(&e)) })
+    }
 }

@@ -693,6 +693,11 @@ impl TaskStore for RedisTaskStore {
         Box::pin(std::future::ready(Ok(0)))
     }
 
+    /// A `PING` to the store's Redis.
+    fn health(&self) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move { self.inner.redis.ping().await.map_err(|e| backend(&e)) })
+    }
+
     fn attach(&self, runs: TaskRuns) {
         if self.inner.runs.set(runs).is_err() {
             tracing::warn!(

@@ -287,6 +287,12 @@ impl Tasks {
         tasks
     }
 
+    /// Whether the task store answers ([`TaskStore::health`]).
+    #[cfg(feature = "http")]
+    pub(crate) async fn store_health(&self) -> Result<(), TaskStoreError> {
+        self.store.health().await
+    }
+
     pub(crate) fn settings(&self) -> &TaskSettings {
         &self.settings
     }
@@ -498,6 +504,47 @@ impl Tasks {
             }
             let _ = tokio::time::timeout(self.settings.poll_interval, changed).await;
         }
+    }
+
+    /// Waits until this process runs no task.
+    #[cfg(feature = "http")]
+    pub(crate) async fn idle(&self) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.live().is_empty() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Releases the tasks this process runs (it is shutting down): each still under way is
+    /// recorded `failed` with `reason`, at once rather than when its lease runs out in a
+    /// store shared with other replicas, and its run is stopped. How many.
+    #[cfg(feature = "http")]
+    pub(crate) async fn release(&self, reason: &str) -> usize {
+        let live: Vec<(String, CancellationToken)> = self
+            .live()
+            .iter()
+            .map(|(id, live)| (id.clone(), live.cancel.clone()))
+            .collect();
+        for (id, cancel) in &live {
+            let error = crate::protocol::ErrorObject::new(
+                crate::protocol::ErrorCode::INTERNAL_ERROR,
+                reason,
+            );
+            if let Err(e) = self
+                .change(id, TaskChange::End(TaskEnd::Failed(error)))
+                .await
+            {
+                tracing::warn!(task = %id, error = %e, "could not record a released task as failed");
+            }
+            self.live().remove(id);
+            cancel.cancel();
+        }
+        live.len()
     }
 
     fn finished(&self, id: &str) {

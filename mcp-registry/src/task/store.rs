@@ -210,6 +210,12 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Drops every task expired at `now_ms`; how many.
     fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>>;
 
+    /// Whether the store answers, cheaply (a ping): the HTTP readiness route's check
+    /// `task_store`. The default (a store kept in process) says yes.
+    fn health(&self) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Told once, when a registry takes the store, which tasks that registry runs in this
     /// process ([`TaskRuns`]). A store shared with other processes keeps those runs in step
     /// with what the others do (a task cancelled elsewhere is stopped here; answers received

@@ -24,6 +24,35 @@
 //!   [`HttpConfig::max_connections`]: a slow or silent peer cannot hold the server's sockets.
 //! - With [`HttpConfig::auth`], the endpoint is an OAuth 2.1 resource server (MCP
 //!   authorization): see [`auth`].
+//! - Health routes beside the endpoint ([`HttpConfig::health_paths`]): `GET /healthz`
+//!   (liveness: `200` while the process serves) and `GET /readyz` (readiness: an in-process
+//!   `tools/list` through the same dispatch as a client's, and the session and task stores
+//!   pinged; `200`, or `503` naming the failed check, or `503` `"draining"`). They take no
+//!   token and skip the Host and Origin checks, so that a load balancer probes by address:
+//!   see [`health`].
+//!
+//! ## Graceful shutdown
+//!
+//! Give every router of the process one [`Shutdown`] ([`HttpConfig::shutdown`]) and trigger
+//! it on `SIGTERM`. At once, [`serve`] stops accepting (a router of your own: axum's
+//! `with_graceful_shutdown(shutdown.draining())`), readiness answers `503` `"draining"`, and
+//! each legacy `GET` stream ends with an SSE `retry:` hint ([`DRAIN_RETRY`]) so its client
+//! reconnects, through the load balancer, to another replica. Legacy sessions are saved to
+//! the session store when there is one ([`Shutdown::hand_over`], which [`serve`] calls), so
+//! another replica serves them. Calls in flight, and the registry's tasks, get
+//! [`HttpConfig::drain_timeout`] (30 s) to finish; past it each call still running is
+//! cancelled and answered with an error saying the server shut down (the client calls again,
+//! and another replica answers), and each task still under way is recorded `failed` at once
+//! (rather than when its lease in a shared task store runs out). [`serve`] then returns.
+//!
+//! Behind HAProxy, check readiness so that a draining or broken replica is taken out:
+//!
+//! ```text
+//! backend replicas
+//!     option httpchk GET /readyz
+//!     http-check expect status 200
+//!     default-server check inter 1s fall 2 rise 1
+//! ```
 //!
 //! Stateless (2026-07-28) traffic needs no sticky sessions, so N replicas can sit behind any
 //! load balancer. Legacy sessions live in the replica that minted them, unless the replicas
@@ -60,6 +89,8 @@ mod checks;
 mod config;
 #[cfg(feature = "http-dpop")]
 pub mod dpop;
+mod drain;
+pub mod health;
 mod post;
 mod serve;
 mod sessions;
@@ -68,6 +99,7 @@ mod stream;
 
 pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
+pub use drain::{DRAIN_RETRY, Shutdown};
 pub use shared::{
     Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
 };
@@ -91,7 +123,10 @@ static NAME_NAME: header::HeaderName = header::HeaderName::from_static("mcp-name
 pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 
 /// An axum router serving `server` of `registry` at the configured path (default `/mcp`),
+/// its health routes ([`HttpConfig::health_paths`], defaults `/healthz` and `/readyz`),
 /// and, with [`HttpConfig::auth`], the protected resource metadata at its well-known paths.
+/// It drains when [`HttpConfig::shutdown`]'s handle is triggered (see
+/// [Graceful shutdown](self#graceful-shutdown)).
 /// ([`router_all`] serves every server of the registry, as one and each at its own path.)
 ///
 /// The router enforces the body's limits ([`HttpConfig::max_body_bytes`],
@@ -112,10 +147,17 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
     if let Some(store) = &config.session_store {
         store.attach(SessionEvents::new(&state));
     }
+    config.shutdown.register(&state);
     let mut app = Router::new().route(
         &config.path,
         post(handle_post).get(handle_get).delete(handle_delete),
     );
+    if let Some(path) = &config.liveness_path {
+        app = app.route(path, get(health::handle_live));
+    }
+    if let Some(path) = &config.readiness_path {
+        app = app.route(path, get(health::handle_ready));
+    }
     if let Some(auth) = &config.auth {
         for path in auth.metadata_paths(&config.path) {
             app = app.route(
@@ -162,10 +204,11 @@ async fn handle_metadata(
     }
 }
 
-/// Serves `server` of `registry` on `addr` until the process ends, over HTTP/1.1 with the
-/// connection limits of `config`: [`HttpConfig::header_read_timeout`],
-/// [`HttpConfig::idle_timeout`] and [`HttpConfig::max_connections`] (and, as everywhere,
-/// [`HttpConfig::body_read_timeout`]).
+/// Serves `server` of `registry` on `addr`, over HTTP/1.1 with the connection limits of
+/// `config`: [`HttpConfig::header_read_timeout`], [`HttpConfig::idle_timeout`] and
+/// [`HttpConfig::max_connections`] (and, as everywhere, [`HttpConfig::body_read_timeout`]),
+/// until [`HttpConfig::shutdown`]'s handle is triggered: it then drains (see
+/// [Graceful shutdown](self#graceful-shutdown)) and returns.
 ///
 /// ```no_run
 /// # async fn run(registry: mcp_registry::Registry) -> std::io::Result<()> {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::Auth;
+use super::drain::Shutdown;
 use super::shared::SessionStore;
 
 /// Settings of the HTTP transport.
@@ -32,6 +33,10 @@ pub struct HttpConfig {
     pub(super) write_timeout: Duration,
     pub(super) max_connections: usize,
     pub(super) session_store: Option<Arc<dyn SessionStore>>,
+    pub(super) liveness_path: Option<String>,
+    pub(super) readiness_path: Option<String>,
+    pub(super) shutdown: Shutdown,
+    pub(super) drain_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -53,6 +58,10 @@ impl Default for HttpConfig {
             write_timeout: Duration::from_secs(60),
             max_connections: 1024,
             session_store: None,
+            liveness_path: Some("/healthz".to_owned()),
+            readiness_path: Some("/readyz".to_owned()),
+            shutdown: Shutdown::new(),
+            drain_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -196,6 +205,53 @@ impl HttpConfig {
     /// registry a change bus too ([`RegistryBuilder::change_bus`](crate::RegistryBuilder::change_bus)).
     pub fn session_store(mut self, store: impl SessionStore + 'static) -> Self {
         self.session_store = Some(Arc::new(store));
+        self
+    }
+
+    /// The paths of the health routes (defaults `/healthz` and `/readyz`), served by
+    /// [`router`](super::router) beside the endpoint with `GET`, without authorization and
+    /// without the Host and Origin checks (a load balancer probes by address):
+    /// - **liveness**: `200` while the process serves;
+    /// - **readiness**: `200` once an in-process `tools/list` answers through the same
+    ///   dispatch as a client's and the stores the server depends on answer (the
+    ///   [`session_store`](Self::session_store) and the registry's task store); `503`
+    ///   naming the failed check otherwise, and `503` `"draining"` once a
+    ///   [`Shutdown`] has begun. See [`health`](super::health) for the body.
+    ///
+    /// ```
+    /// use mcp_registry::transport::http::HttpConfig;
+    /// let config = HttpConfig::default().health_paths("/livez", "/ready");
+    /// ```
+    pub fn health_paths(
+        mut self,
+        liveness: impl Into<String>,
+        readiness: impl Into<String>,
+    ) -> Self {
+        self.liveness_path = Some(liveness.into());
+        self.readiness_path = Some(readiness.into());
+        self
+    }
+
+    /// Serves no health routes (when the paths are taken by something else).
+    pub fn no_health_routes(mut self) -> Self {
+        self.liveness_path = None;
+        self.readiness_path = None;
+        self
+    }
+
+    /// The [`Shutdown`] handle that drains this transport (default: a handle of its own,
+    /// which nothing triggers). Give the same handle to every router of the process and
+    /// trigger it on `SIGTERM`; see [`Shutdown`].
+    pub fn shutdown(mut self, shutdown: Shutdown) -> Self {
+        self.shutdown = shutdown;
+        self
+    }
+
+    /// How long calls in flight may still run once a [`Shutdown`] is triggered (default
+    /// 30 s): past it, each is cancelled and answered with an error saying the server shut
+    /// down (call again: another replica answers).
+    pub fn drain_timeout(mut self, limit: Duration) -> Self {
+        self.drain_timeout = limit;
         self
     }
 

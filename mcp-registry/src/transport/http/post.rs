@@ -236,7 +236,7 @@ async fn post_modern(
     // Unknown versions get -32022 (`400`); a legacy version in `_meta` is answered
     // statelessly.
     let mode = if modern { Mode::Modern } else { Mode::Strict };
-    respond(mode, call_options(caller, None), |mut options| {
+    respond(state, mode, call_options(caller, None), |mut options| {
         stateless(state, request, &mut options)
     })
     .await
@@ -362,9 +362,11 @@ async fn post_in_session(
         .then(|| (state.clone(), session_id.to_owned()));
     // The session answers after the body is gone: the message is made owned (a call's
     // arguments copied as text, not parsed).
+    let request_id = message.id().cloned();
     let message = message.into_owned();
-    respond(Mode::Session, call_options(caller, Some(session_id)), move |options| {
-        Pending::Later(Box::pin(async move {
+    let options = call_options(caller, Some(session_id));
+    respond(state, Mode::Session, options, move |options| {
+        Pending::Later(request_id, Box::pin(async move {
             let (answered, changed) = slot.session.answer_noting_change(message, options).await;
             if let Some((state, session_id)) = share.filter(|_| changed)
                 && let Err(e) = state.share(&session_id, &slot).await

@@ -24,7 +24,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
 use tower_service::Service as _;
 
-use super::HttpConfig;
+use super::{HttpConfig, Shutdown};
 use crate::transport::stall::Stalled;
 
 /// Where a connection is between requests, and since when.
@@ -195,15 +195,53 @@ impl AsyncWrite for Watched {
     }
 }
 
-/// Serves `app` on `listener` under `config`'s connection limits, until accepting fails for
-/// good (it does not: failures are logged and retried).
+/// How long, past [`HttpConfig::drain_timeout`], a drained server waits for its
+/// connections to write their last answers (the calls cut off by the bound) and close.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves `app` on `listener` under `config`'s connection limits until `config`'s
+/// [`Shutdown`](super::Shutdown) is triggered, then drains: stops accepting, hands over
+/// ([`Shutdown::hand_over`]: legacy sessions saved, tasks released), and waits for the
+/// connections to close (at most [`HttpConfig::drain_timeout`] and [`DRAIN_GRACE`]). Accepting failures are logged and
+/// retried.
 pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &HttpConfig) {
+    let slots = Arc::new(Semaphore::new(config.max_connections));
+    let shutdown = config.shutdown.clone();
+    tokio::select! {
+        () = accept_all(&listener, app, config, &slots) => {}
+        () = shutdown.draining() => {}
+    }
+    drop(listener);
+    tracing::info!(
+        drain_timeout = ?config.drain_timeout,
+        "HTTP: draining: no longer accepting; calls in flight may finish"
+    );
+    let all = u32::try_from(config.max_connections).unwrap_or(u32::MAX);
+    let (closed, ()) = tokio::join!(
+        tokio::time::timeout(config.drain_timeout + DRAIN_GRACE, slots.acquire_many(all)),
+        shutdown.hand_over(),
+    );
+    match closed {
+        Ok(_) => tracing::info!("HTTP: drained: every connection closed"),
+        Err(_) => tracing::warn!(
+            open = config.max_connections - slots.available_permits(),
+            "HTTP: drained with connections still open past HttpConfig::drain_timeout"
+        ),
+    }
+}
+
+/// Accepts connections and serves each, for ever (failures are logged and retried).
+async fn accept_all(
+    listener: &TcpListener,
+    app: Router,
+    config: &HttpConfig,
+    slots: &Arc<Semaphore>,
+) {
     let limits = Limits {
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,
         write: config.write_timeout,
     };
-    let slots = Arc::new(Semaphore::new(config.max_connections));
     let mut warned: Option<Instant> = None;
     loop {
         // Past the cap, connections wait in the listen backlog until one closes.
@@ -234,8 +272,9 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
             }
         };
         let app = app.clone();
+        let shutdown = config.shutdown.clone();
         tokio::spawn(async move {
-            serve_connection(stream, app, limits).await;
+            serve_connection(stream, app, limits, shutdown).await;
             tracing::trace!(%peer, "HTTP: connection closed");
             drop(permit);
         });
@@ -243,7 +282,9 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
 }
 
 /// Serves one connection until it ends or breaks a limit (then it is dropped: closed).
-async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
+/// Once `shutdown` is triggered, the connection closes after the response it is writing
+/// (an idle one at once).
+async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdown: Shutdown) {
     // Replies are written whole; small SSE events must not wait for an ACK.
     let _ = stream.set_nodelay(true);
     let peer = stream.peer_addr().ok();
@@ -265,6 +306,7 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
     };
     let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
     tokio::pin!(connection);
+    let mut closing = false;
     loop {
         let deadline = watch.deadline(&limits);
         let expired = async {
@@ -281,6 +323,10 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits) {
                 return;
             }
             () = watch.changed.notified() => {}
+            () = shutdown.draining(), if !closing => {
+                closing = true;
+                connection.as_mut().graceful_shutdown();
+            }
             () = expired => {
                 // Closed only if the phase has not moved since (its new deadline has passed too).
                 if let Some((at, why)) = watch.deadline(&limits)

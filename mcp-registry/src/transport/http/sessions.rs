@@ -327,6 +327,36 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// Saves every legacy session this router holds to the session store (when there is
+    /// one), for another replica to take on: the shutdown's hand-over. Failures are logged.
+    pub(super) async fn save_all_sessions(&self) {
+        if self.store().is_none() {
+            return;
+        }
+        let live: Vec<(String, Arc<SessionSlot>)> = self
+            .sessions()
+            .live
+            .iter()
+            .map(|(id, live)| (id.clone(), live.slot.clone()))
+            .collect();
+        let mut saved = 0usize;
+        for (id, slot) in &live {
+            match self.share(id, slot).await {
+                Ok(()) => saved += 1,
+                Err(e) => {
+                    tracing::warn!(session = %id, error = %e, "HTTP: draining: a legacy session could not be saved to the session store");
+                }
+            }
+        }
+        tracing::info!(
+            saved,
+            sessions = live.len(),
+            "HTTP: draining: legacy sessions saved to the session store"
+        );
+    }
+}
+
 impl EventSink for AppState {
     /// Another replica's event about a session this one may hold.
     fn on_event(&self, event: SessionEvent) {

@@ -144,6 +144,12 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Starts handing the other replicas' events to `events` (called once per router built
     /// with the store).
     fn attach(&self, events: SessionEvents);
+
+    /// Whether the store answers, cheaply (a ping): the readiness route's check
+    /// `session_store`. The default says yes.
+    fn health(&self) -> BoxFuture<'_, Result<(), SessionStoreError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// What takes the other replicas' session events: a router's sessions.

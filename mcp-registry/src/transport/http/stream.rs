@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::checks::{accepts, admit};
+use super::drain::{DRAIN_RETRY, cut_off};
 use super::sessions::{AppState, unknown_session};
 use super::{SESSION_NAME, error_response, header_str, text_response};
 use crate::dispatch::outbox::{self, Class};
@@ -30,10 +31,11 @@ enum Flow {
     Reply(Answered),
 }
 
-/// A request started: answered already, or its answer to await.
+/// A request started: answered already, or its answer to await (for the request of this
+/// id: a call cut off by the drain bound is answered under it).
 pub(super) enum Pending {
     Ready(Answered),
-    Later(BoxFuture<'static, Answered>),
+    Later(Option<RequestId>, BoxFuture<'static, Answered>),
 }
 
 impl Pending {
@@ -44,9 +46,10 @@ impl Pending {
             Some((id, Step::Answered(answer) | Step::Changed(answer, _))) => {
                 Pending::Ready(Some((id, answer)))
             }
-            Some((id, step)) => {
-                Pending::Later(Box::pin(async move { Some((id, step.answer().await)) }))
-            }
+            Some((id, step)) => Pending::Later(
+                id.clone(),
+                Box::pin(async move { Some((id, step.answer().await)) }),
+            ),
         }
     }
 }
@@ -86,7 +89,16 @@ impl Mode {
 /// The stream's queue follows the session outbox's rule: the reply is never dropped, and
 /// past [`OUTBOX_CAPACITY`](crate::dispatch::OUTBOX_CAPACITY) notifications a slow reader
 /// misses the oldest (counted, logged).
-pub(super) async fn respond<F>(mode: Mode, options: CallOptions, start: F) -> Response
+///
+/// Once `state`'s [`Shutdown`](super::Shutdown) has run for
+/// [`HttpConfig::drain_timeout`](super::HttpConfig::drain_timeout), a call still running is
+/// cancelled and answered with an error saying so.
+pub(super) async fn respond<F>(
+    state: &AppState,
+    mode: Mode,
+    options: CallOptions,
+    start: F,
+) -> Response
 where
     F: FnOnce(CallOptions) -> Pending,
 {
@@ -100,13 +112,22 @@ where
             tx.push(Flow::Notification(n), class);
         })
     };
-    match start(options.notifications(sink).cancellation(token)) {
+    match start(options.notifications(sink).cancellation(token.clone())) {
         Pending::Ready(answered) => {
             tx.reply(Flow::Reply(answered));
         }
-        Pending::Later(answer) => {
+        Pending::Later(id, answer) => {
+            let shutdown = state.config.shutdown.clone();
+            let limit = state.config.drain_timeout;
             tokio::spawn(async move {
-                tx.reply(Flow::Reply(answer.await));
+                let answered = tokio::select! {
+                    answered = answer => answered,
+                    () = shutdown.expired(limit) => {
+                        token.cancel();
+                        Some((id, Answer::Error(cut_off(limit))))
+                    }
+                };
+                tx.reply(Flow::Reply(answered));
             });
         }
     }
@@ -201,16 +222,26 @@ pub(super) async fn handle_get(
         );
         previous.cancel();
     }
-    let events = stream::unfold((slot, token), |(slot, token)| async move {
-        let n = tokio::select! {
-            biased;
-            () = token.cancelled() => None,
-            n = slot.pushed.next() => n,
-        }?;
-        Some((
-            Ok::<_, Infallible>(Event::default().event("message").data(n.to_string())),
-            (slot, token),
-        ))
+    let shutdown = state.config.shutdown.clone();
+    let events = stream::unfold(Some((slot, token)), move |open| {
+        let shutdown = shutdown.clone();
+        async move {
+            let (slot, token) = open?;
+            let n = tokio::select! {
+                biased;
+                () = token.cancelled() => None,
+                // Draining: the stream ends with a hint to reconnect (to another replica).
+                () = shutdown.draining() => {
+                    let hint = Event::default().retry(DRAIN_RETRY).comment("draining");
+                    return Some((Ok(hint), None));
+                }
+                n = slot.pushed.next() => n,
+            }?;
+            Some((
+                Ok::<_, Infallible>(Event::default().event("message").data(n.to_string())),
+                Some((slot, token)),
+            ))
+        }
     });
     Sse::new(events)
         .keep_alive(KeepAlive::default())
