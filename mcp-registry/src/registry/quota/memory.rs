@@ -163,6 +163,9 @@ mod tests {
         assert_eq!(retry_after, Duration::from_millis(500));
         let later = t + Duration::from_millis(500);
         assert_eq!(buckets.take("a", quota, later), Take::Granted);
-        assert!(matches!(buckets.take("a", quota, later), Take::Denied { .. }));
+        assert!(matches!(
+            buckets.take("a", quota, later),
+            Take::Denied { .. }
+        ));
     }
 }

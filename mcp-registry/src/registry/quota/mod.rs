@@ -206,8 +206,11 @@ impl BucketStoreError {
 pub trait BucketStore: Send + Sync + 'static {
     /// Takes one token from the bucket `key` sized and refilled by `quota`, as one atomic
     /// step (a bucket not seen before, or idle for [`Quota::refill_time`], is full).
-    fn take<'a>(&'a self, key: &'a str, quota: Quota)
-    -> BoxFuture<'a, Result<Take, BucketStoreError>>;
+    fn take<'a>(
+        &'a self,
+        key: &'a str,
+        quota: Quota,
+    ) -> BoxFuture<'a, Result<Take, BucketStoreError>>;
 }
 
 enum Buckets {
@@ -291,7 +294,9 @@ impl QuotaLayer {
 
     /// Counts only requests of these kinds (default: all); the others pass untouched.
     pub fn kinds(mut self, kinds: impl IntoIterator<Item = RequestKind>) -> Self {
-        self.kinds = kinds.into_iter().fold(0, |bits, kind| bits | kind_bit(kind));
+        self.kinds = kinds
+            .into_iter()
+            .fold(0, |bits, kind| bits | kind_bit(kind));
         self
     }
 
@@ -374,12 +379,14 @@ impl Layer for QuotaLayer {
         }
         let (key, quota) = self.key(&request);
         match &self.buckets {
-            Buckets::Memory(buckets) => match buckets.take(&key, quota, tokio::time::Instant::now()) {
-                Take::Granted => next.run(request),
-                Take::Denied { retry_after } => {
-                    Box::pin(std::future::ready(refuse(&request, retry_after, None)))
+            Buckets::Memory(buckets) => {
+                match buckets.take(&key, quota, tokio::time::Instant::now()) {
+                    Take::Granted => next.run(request),
+                    Take::Denied { retry_after } => {
+                        Box::pin(std::future::ready(refuse(&request, retry_after, None)))
+                    }
                 }
-            },
+            }
             Buckets::Shared { store, outage } => Box::pin(async move {
                 match store.take(&key, quota).await {
                     Ok(Take::Granted) => next.run(request).await,
@@ -426,11 +433,15 @@ fn refuse(request: &Request, retry_after: Duration, outage: Option<&BucketStoreE
             request.kind(),
             request.name()
         ),
-        Some(error) => format!("{error}; refused rather than run unmetered: try again in {seconds} s"),
+        Some(error) => {
+            format!("{error}; refused rather than run unmetered: try again in {seconds} s")
+        }
     };
     let data = RateLimitedData {
         retry_after: Some(seconds),
-        retry_after_ms: Some(u64::try_from(retry_after.as_micros().div_ceil(1000)).unwrap_or(u64::MAX)),
+        retry_after_ms: Some(
+            u64::try_from(retry_after.as_micros().div_ceil(1000)).unwrap_or(u64::MAX),
+        ),
     };
     let error = ErrorObject::new(RATE_LIMITED, message);
     let error = match serde_json::to_value(&data) {
