@@ -115,3 +115,32 @@ async fn redis_buckets_are_shared_and_fail_open_or_closed() {
         Duration::from_secs(1)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stateless_http_reply_over_the_limit_is_429_with_retry_after() {
+    use axum::http::StatusCode;
+    use common::http::{modern, send};
+    use mcp_registry::transport::http::{HttpConfig, router};
+    let app = router(
+        registry(QuotaLayer::new(Quota::per_minute(1))),
+        "s",
+        HttpConfig::default(),
+    );
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "hi"),
+    ];
+    let body = |id| modern(id, "tools/call", json!({"name": "hi", "arguments": {}}));
+    let ok = send(&app, "POST", &headers, body(1)).await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    let refused = send(&app, "POST", &headers, body(2)).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        refused.body
+    );
+    assert_eq!(refused.headers["retry-after"], "60");
+    assert_eq!(refused.json()["error"]["code"], -32029);
+}
