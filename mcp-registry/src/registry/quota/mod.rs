@@ -213,6 +213,9 @@ pub trait BucketStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Take, BucketStoreError>>;
 }
 
+/// The predicate of [`QuotaLayer::only`].
+type Counted = dyn Fn(&Request) -> bool + Send + Sync;
+
 enum Buckets {
     Memory(MemoryBuckets),
     Shared {
@@ -230,7 +233,7 @@ pub struct QuotaLayer {
     name: Arc<str>,
     /// The kinds counted, by bit (`1 << kind_bit(kind)`).
     kinds: u8,
-    only: Option<Arc<dyn Fn(&Request) -> bool + Send + Sync>>,
+    only: Option<Arc<Counted>>,
     sessions_as_anonymous: bool,
     buckets: Buckets,
 }
