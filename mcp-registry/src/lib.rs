@@ -122,6 +122,7 @@ pub use protocol::{
     CallToolResult, Content, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
 };
 pub use registry::layer;
+pub use registry::quota;
 pub use registry::{
     ALL_SERVERS, Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
     PromptDefinition, PromptRequest, ReadRequest, ReadResourceError, Registry, RegistryBuilder,

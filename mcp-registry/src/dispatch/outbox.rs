@@ -328,8 +328,8 @@ impl<T> Receiver<T> {
         self.shared.queue().dropped
     }
 
-    /// How many responses are queued.
-    #[cfg_attr(not(any(feature = "stdio", feature = "http")), allow(dead_code))]
+    /// How many responses are queued (what stdio's reading waits on).
+    #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn replies(&self) -> usize {
         self.shared.queue().replies
     }

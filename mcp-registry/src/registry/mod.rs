@@ -12,6 +12,7 @@ mod holder;
 pub mod layer;
 mod options;
 mod prompts;
+pub mod quota;
 
 mod resources;
 pub(crate) mod scope;

@@ -32,11 +32,13 @@
 //! ```
 
 mod bus;
+mod quota;
 #[cfg(feature = "http")]
 mod sessions;
 mod tasks;
 
 pub use bus::RedisBus;
+pub use quota::RedisBuckets;
 #[cfg(feature = "http")]
 pub use sessions::RedisSessions;
 pub use tasks::RedisTaskStore;

@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::sync::{Arc, PoisonError};
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
@@ -21,6 +21,7 @@ use crate::dispatch::outbox::{self, Class};
 use crate::dispatch::{Answer, Step, reply_text};
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
+use crate::registry::quota::{self, RATE_LIMITED};
 use crate::tool::{BoxFuture, NotificationSink};
 
 /// A request's typed answer (`None`: nothing to send), and the id it goes under.
@@ -61,7 +62,9 @@ pub(super) enum Mode {
     Modern,
     /// A request in the 2026-07-28 shape that names another version: every error is `400`.
     Strict,
-    /// A legacy session: errors travel in `200` replies.
+    /// A legacy session: errors travel in `200` replies (a rate limit's too: legacy clients
+    /// take a non-`200` reply for a transport failure). A stateless reply refused by a
+    /// quota is `429` with `Retry-After`.
     Session,
 }
 
@@ -71,6 +74,7 @@ impl Mode {
             return StatusCode::OK;
         };
         match (self, error.code) {
+            (Mode::Modern | Mode::Strict, RATE_LIMITED) => StatusCode::TOO_MANY_REQUESTS,
             (Mode::Strict, _) => StatusCode::BAD_REQUEST,
             (Mode::Modern, ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
             (Mode::Modern, ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
@@ -136,8 +140,14 @@ where
         Some(Flow::Reply(Some((id, answer)))) => {
             drop(guard.disarm());
             let status = mode.status(&answer);
+            let retry = match &answer {
+                Answer::Error(e) if status == StatusCode::TOO_MANY_REQUESTS => {
+                    quota::retry_after_seconds(e)
+                }
+                _ => None,
+            };
             match reply_text(id, answer) {
-                Some(reply) => text_response(status, reply),
+                Some(reply) => with_retry_after(text_response(status, reply), retry),
                 None => StatusCode::ACCEPTED.into_response(),
             }
         }
@@ -145,6 +155,16 @@ where
             .keep_alive(KeepAlive::default())
             .into_response(),
     }
+}
+
+/// `response` with `Retry-After: seconds`, when there are some.
+fn with_retry_after(mut response: Response, seconds: Option<u64>) -> Response {
+    if let Some(seconds) = seconds {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
 }
 
 fn sse_stream(
