@@ -86,6 +86,7 @@ mod all;
 pub mod auth;
 mod auth_wire;
 mod checks;
+mod claims;
 mod config;
 #[cfg(feature = "http-dpop")]
 pub mod dpop;
