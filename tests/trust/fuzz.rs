@@ -131,6 +131,52 @@ fn subject(token: Option<&str>) -> Option<&'static str> {
     }
 }
 
+/// The tool names a request may carry: real ones, aliases, and near misses.
+const NAMES: [&str; 16] = [
+    "read",
+    "wipe",
+    "ask",
+    "fetch",
+    "secret",
+    "mcp__fs__wipe",
+    "mcp__fs__read",
+    "mcp__web__wipe",
+    "mcp__vault__secret",
+    "mcp__fs__",
+    "mcp____wipe",
+    "WIPE",
+    "wipe ",
+    "mcp__fs__wipe__x",
+    "",
+    "мcp__fs__wipe",
+];
+
+/// What [`mint`] makes: (id or state, the subject it belongs to).
+type Minted = Vec<(String, &'static str)>;
+
+/// Real task ids and request states, each minted for one principal, with its subject.
+async fn mint(app: &axum::Router) -> (Minted, Minted) {
+    let mut tasks: Minted = Vec::new();
+    let mut states: Minted = Vec::new();
+    for token in [WRITER, READER] {
+        let params = json!({"name": "secret", "arguments": {}});
+        let started = send(app, "/mcp", Some(token), "tools/call", "secret", params).await;
+        let id = started.json()["result"]["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        tasks.push((id, subject(Some(token)).unwrap()));
+        let params = json!({"name": "ask", "arguments": {}});
+        let asked = send(app, "/mcp", Some(token), "tools/call", "ask", params).await;
+        let state = asked.json()["result"]["requestState"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        states.push((state, subject(Some(token)).unwrap()));
+    }
+    (tasks, states)
+}
+
 #[tokio::test]
 async fn generated_requests_never_reach_what_their_caller_may_not_use() {
     let breaches = Arc::new(Breaches::default());
@@ -138,45 +184,9 @@ async fn generated_requests_never_reach_what_their_caller_may_not_use() {
         registry(breaches.clone()),
         HttpConfig::default().auth(auth()),
     );
-    // Real task ids and request states, each minted for one principal.
-    let mut tasks: Vec<(String, &str)> = Vec::new();
-    let mut states: Vec<(String, &str)> = Vec::new();
-    for token in [WRITER, READER] {
-        let params = json!({"name": "secret", "arguments": {}});
-        let started = send(&app, "/mcp", Some(token), "tools/call", "secret", params).await;
-        let id = started.json()["result"]["taskId"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        tasks.push((id, subject(Some(token)).unwrap()));
-        let params = json!({"name": "ask", "arguments": {}});
-        let asked = send(&app, "/mcp", Some(token), "tools/call", "ask", params).await;
-        let state = asked.json()["result"]["requestState"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        states.push((state, subject(Some(token)).unwrap()));
-    }
+    let (tasks, states) = mint(&app).await;
     let tokens = [Some(WRITER), Some(READER), None, Some("forged-token")];
     let paths = ["/mcp", "/mcp/fs", "/mcp/web", "/mcp/vault"];
-    let names = [
-        "read",
-        "wipe",
-        "ask",
-        "fetch",
-        "secret",
-        "mcp__fs__wipe",
-        "mcp__fs__read",
-        "mcp__web__wipe",
-        "mcp__vault__secret",
-        "mcp__fs__",
-        "mcp____wipe",
-        "WIPE",
-        "wipe ",
-        "mcp__fs__wipe__x",
-        "",
-        "мcp__fs__wipe",
-    ];
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut served, mut owners_reached, mut owners_completed) = (0usize, 0usize, 0usize);
     for i in 0..REQUESTS {
@@ -184,7 +194,7 @@ async fn generated_requests_never_reach_what_their_caller_may_not_use() {
         let path = *rng.pick(&paths);
         let reply = match rng.next() % 4 {
             0 | 1 => {
-                let name = *rng.pick(&names);
+                let name = *rng.pick(&NAMES);
                 let params = json!({"name": name, "arguments": {}});
                 send(&app, path, token, "tools/call", name, params).await
             }
