@@ -179,30 +179,10 @@ async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_doe
     use axum::body::Body;
     use axum::http::Request;
     use mcp_registry::dispatch::OUTBOX_CAPACITY;
-    use mcp_registry::{Server, Tool, ToolContext};
     use tower::ServiceExt as _;
 
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct NoArgs {}
-
-    const FLOOD: u32 = 100_000;
     let done = Arc::new(tokio::sync::Notify::new());
-    let flood = {
-        let done = done.clone();
-        Tool::builder("flood")
-            .typed_with_context(move |ctx: ToolContext, _: NoArgs| {
-                let done = done.clone();
-                async move {
-                    for i in 1..=FLOOD {
-                        ctx.progress(f64::from(i), None, None).unwrap();
-                    }
-                    done.notify_one();
-                    "flooded"
-                }
-            })
-            .unwrap()
-    };
-    let registry = Registry::from_servers([Server::builder("s").tool(flood).build().unwrap()]);
+    let registry = Registry::from_servers([common::flooding_server(done.clone())]);
     let app = mcp_registry::transport::http::router(registry, "s", HttpConfig::default());
     let body = serde_json::json!({
         "jsonrpc": "2.0", "id": 7, "method": "tools/call",
@@ -240,7 +220,7 @@ async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_doe
     );
     assert_eq!(
         progress.last().unwrap()["params"]["progress"],
-        f64::from(FLOOD)
+        f64::from(common::FLOOD)
     );
 }
 

@@ -469,27 +469,6 @@ async fn a_cancellation_right_behind_a_batch_is_not_lost() {
     assert_never_answered(c, server, 5).await;
 }
 
-/// How many progress notifications the flooding tool sends.
-const FLOOD: u32 = 100_000;
-
-/// A server whose `flood` tool sends [`FLOOD`] progress notifications at once, then says
-/// so through `done`.
-fn flooding(done: std::sync::Arc<tokio::sync::Notify>) -> Registry {
-    let flood = Tool::builder("flood")
-        .typed_with_context(move |ctx: ToolContext, _: Steps| {
-            let done = done.clone();
-            async move {
-                for i in 1..=FLOOD {
-                    ctx.progress(f64::from(i), None, None).unwrap();
-                }
-                done.notify_one();
-                "flooded"
-            }
-        })
-        .unwrap();
-    Registry::from_servers([Server::builder("s").tool(flood).build().unwrap()])
-}
-
 /// Serves `registry` over a 1 KiB pipe; the client's end initialized, then the flood called.
 async fn serve_flooded(
     registry: Registry,
@@ -521,7 +500,10 @@ async fn serve_flooded(
 #[tokio::test]
 async fn a_client_that_does_not_read_holds_the_writer_queue_at_the_outbox_bound() {
     let done = std::sync::Arc::new(tokio::sync::Notify::new());
-    let (mut c, server) = serve_flooded(flooding(done.clone())).await;
+    let (mut c, server) = serve_flooded(Registry::from_servers([common::flooding_server(
+        done.clone(),
+    )]))
+    .await;
     tokio::time::timeout(Duration::from_secs(30), done.notified())
         .await
         .expect("the tool sent its notifications");
@@ -546,7 +528,7 @@ async fn a_client_that_does_not_read_holds_the_writer_queue_at_the_outbox_bound(
     assert!(progress.len() >= mcp_registry::dispatch::OUTBOX_CAPACITY);
     assert_eq!(
         progress.last(),
-        Some(&f64::from(FLOOD)),
+        Some(&f64::from(common::FLOOD)),
         "the newest are kept"
     );
     assert!(progress.is_sorted(), "in order");
@@ -558,7 +540,7 @@ async fn a_client_that_does_not_read_holds_the_writer_queue_at_the_outbox_bound(
 #[tokio::test(start_paused = true)]
 async fn a_client_that_never_reads_is_disconnected_in_the_end() {
     let done = std::sync::Arc::new(tokio::sync::Notify::new());
-    let (c, server) = serve_flooded(flooding(done)).await;
+    let (c, server) = serve_flooded(Registry::from_servers([common::flooding_server(done)])).await;
     let limit = mcp_registry::transport::stdio::WRITE_STALL_LIMIT;
     let served = tokio::time::timeout(limit * 2, server)
         .await

@@ -304,3 +304,24 @@ pub async fn connect_http_when_up(
     }
     panic!("no MCP server came up at {url} within 10 s: {last:?}");
 }
+
+/// How many progress notifications [`flooding_server`]'s tool sends.
+pub const FLOOD: u32 = 100_000;
+
+/// Server `s` whose `flood` tool sends [`FLOOD`] progress notifications at once (for a peer
+/// that does not read), then says so through `done`.
+pub fn flooding_server(done: Arc<tokio::sync::Notify>) -> Server {
+    let flood = Tool::builder("flood")
+        .typed_with_context(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
+            let done = done.clone();
+            async move {
+                for i in 1..=FLOOD {
+                    ctx.progress(f64::from(i), None, None).unwrap();
+                }
+                done.notify_one();
+                "flooded"
+            }
+        })
+        .unwrap();
+    Server::builder("s").tool(flood).build().unwrap()
+}
