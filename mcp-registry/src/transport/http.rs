@@ -93,6 +93,7 @@ pub mod dpop;
 mod drain;
 pub mod health;
 mod post;
+mod resume;
 mod serve;
 mod sessions;
 mod shared;
@@ -102,7 +103,8 @@ pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
 pub use drain::{DRAIN_RETRY, Shutdown};
 pub use shared::{
-    Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
+    KeptEvent, KeptEvents, Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore,
+    SessionStoreError,
 };
 
 use checks::check_host;
