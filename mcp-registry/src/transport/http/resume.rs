@@ -249,12 +249,13 @@ pub(super) fn channel() -> (mpsc::Sender<Event>, mpsc::Receiver<Event>) {
 pub(super) fn resume_post(
     log: StreamLog,
     stream: String,
+    seq: u64,
     replay: Vec<KeptEvent>,
     shutdown: Shutdown,
 ) -> Response {
     let (tx, rx) = channel();
     tokio::spawn(async move {
-        let mut after = 0;
+        let mut after = seq;
         let mut batch = replay;
         loop {
             for event in batch {
@@ -273,6 +274,8 @@ pub(super) fn resume_post(
                 () = log.wait() => {}
             }
             batch = match log.read(&stream).await {
+                // Its reply was sent already: nothing more comes.
+                Ok(Some(kept)) if kept.events.iter().any(|e| e.last && e.seq <= after) => return,
                 Ok(Some(kept)) => kept.events.into_iter().filter(|e| e.seq > after).collect(),
                 // Expired: the client resumes again and is told.
                 Ok(None) => return,

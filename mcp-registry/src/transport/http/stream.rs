@@ -319,6 +319,7 @@ async fn resume(
             Ok(replay) => resume_post(
                 log,
                 stream.to_owned(),
+                seq,
                 replay,
                 state.config.shutdown.clone(),
             ),
