@@ -95,6 +95,7 @@ mod config;
 pub mod dpop;
 mod drain;
 pub mod health;
+mod kept;
 mod post;
 mod resume;
 mod serve;

@@ -7,25 +7,23 @@
 //!
 //! [`HttpConfig::resume_buffer`]: super::HttpConfig::resume_buffer
 
-use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 
 use super::drain::{DRAIN_RETRY, Shutdown};
 use super::error_response;
+use super::kept::MemoryStreams;
 use super::sessions::AppState;
 use super::shared::{KeptEvent, KeptEvents, SessionStore, SessionStoreError};
 use crate::protocol::ErrorCode;
 
-/// How many streams (the most recent) a session keeps in memory.
-const MAX_STREAMS: usize = 64;
 /// How often a resumed stream whose events another replica writes looks for new ones.
 const POLL: Duration = Duration::from_millis(100);
 /// How many events wait between a stream's writer and its connection.
@@ -54,56 +52,6 @@ pub(super) fn parse_event_id(id: &str) -> Option<(&str, u64)> {
         && stream[1..].bytes().all(|b| b.is_ascii_hexdigit());
     let seq = seq.parse().ok().filter(|_| named)?;
     Some((stream, seq))
-}
-
-/// The events of one stream kept in memory.
-#[derive(Default)]
-struct MemoryStream {
-    latest: u64,
-    events: VecDeque<KeptEvent>,
-}
-
-/// A session's streams kept in memory: at most [`MAX_STREAMS`] (the oldest go first), each
-/// its last `cap` events. Dropped with the session.
-#[derive(Default)]
-pub(super) struct MemoryStreams {
-    streams: Mutex<(HashMap<String, MemoryStream>, VecDeque<String>)>,
-    changed: Notify,
-}
-
-impl MemoryStreams {
-    fn append(&self, stream: &str, data: &str, last: bool, cap: usize) -> u64 {
-        let mut guard = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
-        let (streams, order) = &mut *guard;
-        if !streams.contains_key(stream) {
-            if order.len() >= MAX_STREAMS
-                && let Some(oldest) = order.pop_front()
-            {
-                streams.remove(&oldest);
-            }
-            order.push_back(stream.to_owned());
-        }
-        let kept = streams.entry(stream.to_owned()).or_default();
-        kept.latest += 1;
-        if kept.events.len() >= cap {
-            kept.events.pop_front();
-        }
-        let seq = kept.latest;
-        kept.events
-            .push_back(KeptEvent::new(seq, data.to_owned(), last));
-        drop(guard);
-        self.changed.notify_waiters();
-        seq
-    }
-
-    fn read(&self, stream: &str) -> Option<KeptEvents> {
-        let guard = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = guard.0.get(stream)?;
-        Some(KeptEvents::new(
-            kept.events.iter().cloned().collect(),
-            kept.latest,
-        ))
-    }
 }
 
 /// Where one session's stream events are kept: its memory, or the session store.
@@ -324,23 +272,5 @@ mod tests {
         ] {
             assert_eq!(parse_event_id(forged), None, "{forged}");
         }
-    }
-
-    #[test]
-    fn memory_keeps_the_last_events_of_the_last_streams() {
-        let memory = MemoryStreams::default();
-        for i in 0..5 {
-            memory.append("a", &i.to_string(), i == 4, 3);
-        }
-        let kept = memory.read("a").unwrap();
-        assert_eq!(kept.latest, 5);
-        let seqs: Vec<u64> = kept.events.iter().map(|e| e.seq).collect();
-        assert_eq!(seqs, [3, 4, 5]);
-        assert!(kept.events[2].last);
-        for i in 0..MAX_STREAMS {
-            memory.append(&format!("s{i}"), "x", false, 3);
-        }
-        assert!(memory.read("a").is_none(), "the oldest stream went first");
-        assert!(memory.read("s0").is_some());
     }
 }

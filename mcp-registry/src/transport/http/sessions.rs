@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::AccessClaims;
-use super::resume::MemoryStreams;
+use super::kept::MemoryStreams;
 use super::shared::{
     EventSink, Presence, SessionEvent, SessionRecord, SessionStore, SessionStoreError,
 };

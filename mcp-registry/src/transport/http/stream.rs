@@ -16,9 +16,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::checks::{accepts, admit};
 use super::drain::{Shutdown, cut_off};
+use super::kept::MemoryStreams;
 use super::resume::{
-    self, MemoryStreams, StreamLog, drain_hint, new_stream, parse_event_id, replay_events,
-    resume_post, sse_of,
+    self, StreamLog, drain_hint, new_stream, parse_event_id, replay_events, resume_post, sse_of,
 };
 use super::sessions::{AppState, SessionSlot, unknown_session};
 use super::shared::KeptEvent;
