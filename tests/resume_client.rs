@@ -220,3 +220,81 @@ async fn the_client_resumes_its_streams_on_another_replica_by_itself() {
     let extra = tokio::time::timeout(Duration::from_millis(300), notes.recv()).await;
     assert!(extra.is_err(), "a notification came twice: {extra:?}");
 }
+
+/// The next line the TypeScript client says (at most [`BOUND`]).
+async fn said(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) -> String {
+    tokio::time::timeout(BOUND, lines.next_line())
+        .await
+        .expect("the TypeScript client says something in time")
+        .unwrap()
+        .expect("the TypeScript client runs")
+}
+
+/// The same with the TypeScript SDK's client (its StreamableHTTPClientTransport resumes GET
+/// and POST streams with `Last-Event-ID`): run with `MCP_E2E_TS_SDK` naming a directory whose
+/// `node_modules` holds `@modelcontextprotocol/sdk` (`.ci/e2e.sh` installs it pinned).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Node and the TypeScript SDK (MCP_E2E_TS_SDK)"]
+async fn the_typescript_sdk_client_resumes_its_streams_on_another_replica() {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let sdk = std::env::var("MCP_E2E_TS_SDK").expect("MCP_E2E_TS_SDK names the SDK's directory");
+    let Some(redis) = RedisServer::start().await else {
+        return;
+    };
+    let gate = Arc::new(Semaphore::new(0));
+    let (shutdown, resumed) = (Shutdown::new(), Arc::new(Notify::new()));
+    let (reg_a, a) = replica(&redis.url(), &gate, shutdown.clone(), resumed.clone()).await;
+    let (reg_b, b) = replica(&redis.url(), &gate, Shutdown::new(), resumed.clone()).await;
+    let proxy = Proxy::start(a).await;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/e2e/ts_resume_client.cjs"
+    );
+    let mut node = tokio::process::Command::new("node")
+        .args([script, &sdk, &format!("http://{}/mcp", proxy.addr)])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    let mut stdin = node.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(node.stdout.take().unwrap()).lines();
+    assert_eq!(said(&mut lines).await, "ready");
+    reg_a.notify_resource_updated(NOTE);
+    let mut seen = vec![said(&mut lines).await];
+    stdin.write_all(b"call\n").await.unwrap();
+    for _ in 0..2 {
+        seen.push(said(&mut lines).await);
+    }
+    proxy.switch(b);
+    shutdown.trigger();
+    proxy.cut();
+    tokio::time::timeout(BOUND, resumed.notified())
+        .await
+        .expect("the TypeScript client resumed its GET stream on B");
+    gate.add_permits(1);
+    for _ in 0..2 {
+        seen.push(said(&mut lines).await);
+    }
+    reg_b.notify_resource_updated(LATER);
+    seen.push(said(&mut lines).await);
+    assert_eq!(
+        seen,
+        [
+            "updated note://1",
+            "progress 1",
+            "progress 2",
+            "progress 3",
+            "result done",
+            "updated note://2"
+        ]
+    );
+    stdin.write_all(b"close\n").await.unwrap();
+    let extra = tokio::time::timeout(Duration::from_millis(300), lines.next_line()).await;
+    assert!(
+        !matches!(extra, Ok(Ok(Some(ref line))) if !line.is_empty()),
+        "said more (a notification twice?): {extra:?}"
+    );
+}
