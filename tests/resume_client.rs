@@ -234,7 +234,8 @@ async fn said(
 
 /// The same with the TypeScript SDK's client (its StreamableHTTPClientTransport resumes GET
 /// and POST streams with `Last-Event-ID`): run with `MCP_E2E_TS_SDK` naming a directory whose
-/// `node_modules` holds `@modelcontextprotocol/sdk` (`.ci/e2e.sh` installs it pinned).
+/// `node_modules` holds `@modelcontextprotocol/sdk` (`.ci/e2e.sh` installs it pinned, and runs
+/// this with its Node, `MCP_E2E_NODE`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Node and the TypeScript SDK (MCP_E2E_TS_SDK)"]
 async fn the_typescript_sdk_client_resumes_its_streams_on_another_replica() {
@@ -252,7 +253,8 @@ async fn the_typescript_sdk_client_resumes_its_streams_on_another_replica() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/e2e/ts_resume_client.cjs"
     );
-    let mut node = tokio::process::Command::new("node")
+    let node = std::env::var("MCP_E2E_NODE").unwrap_or_else(|_| "node".to_owned());
+    let mut node = tokio::process::Command::new(node)
         .args([script, &sdk, &format!("http://{}/mcp", proxy.addr)])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
