@@ -3,7 +3,8 @@
 //! proxy the test switches from replica A to replica B. A drains (its `GET` stream ends
 //! with a retry hint) and the connection of a call in flight is cut: the client reopens
 //! both on B with `Last-Event-ID`, the call gets its reply, and every notification arrives
-//! exactly once.
+//! exactly once. The same with the TypeScript SDK's client (ignored: `.ci/e2e.sh` runs it
+//! with the pinned SDK, through `tests/e2e/ts_resume_client.cjs`).
 
 mod common;
 
