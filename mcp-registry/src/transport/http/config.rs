@@ -254,7 +254,7 @@ impl HttpConfig {
     ///
     /// Every event of a legacy session's POST and GET streams carries an id naming its
     /// stream, and is kept (before it is sent) among the last `events` of its stream: in
-    /// memory (at most 64 streams per session, the oldest forgotten first), or in the
+    /// memory (at most 16 streams per session, the oldest forgotten first), or in the
     /// [`session_store`](Self::session_store) when it keeps events (Redis), for the
     /// session's idle limit, so that a stream resumes on another replica. A `GET` with
     /// `Last-Event-ID` replays what followed that event on its stream, then goes on live
@@ -262,6 +262,9 @@ impl HttpConfig {
     /// longer kept (or another session's), is refused with `410 Gone` and a JSON-RPC error
     /// saying the events are lost: nothing is skipped silently. An id of no event the
     /// stream sent is `400`.
+    ///
+    /// Memory, in the worst case, is `16 × events` messages per session in memory (none
+    /// with a store that keeps events); lower it for many sessions with chatty calls.
     pub fn resume_buffer(mut self, events: usize) -> Self {
         self.resume_buffer = events;
         self

@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 use super::shared::{KeptEvent, KeptEvents};
 
 /// How many streams (the most recent) a session keeps in memory.
-const MAX_STREAMS: usize = 64;
+const MAX_STREAMS: usize = 16;
 
 /// The events of one stream kept in memory.
 #[derive(Default)]
