@@ -1,13 +1,132 @@
-//! Where tool pins are kept: the [`PinStore`] trait, an in-memory store and a JSON file store.
+//! A tool's [`Pin`] (its canonical definition and digest), and where pins are kept: the
+//! [`PinStore`] trait, an in-memory store and a JSON file store.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
-use super::pins::Pin;
+use crate::protocol::ToolDescriptor;
 use crate::tool::BoxFuture;
+
+/// A tool's pinned definition and its digest.
+///
+/// The definition is the tool's `name`, `title`, `description`, `inputSchema`,
+/// `outputSchema` and `annotations` (the title is what a host shows the user who approves
+/// the tool, so a new title is a new definition); `_meta`, `icons` and `execution` are not
+/// pinned. The digest is `sha256:` and the hex SHA-256 of the definition as canonical JSON
+/// (object keys sorted, no whitespace), so key order does not matter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    digest: String,
+    definition: Value,
+}
+
+impl Pin {
+    /// The pin of `tool` as it is described now.
+    ///
+    /// ```
+    /// use mcp_registry::catalog::Pin;
+    /// use mcp_registry::protocol::ToolDescriptor;
+    /// let a: ToolDescriptor = serde_json::from_str(
+    ///     r#"{"name":"rm","inputSchema":{"type":"object","properties":{"p":{"type":"string"}}}}"#).unwrap();
+    /// let b: ToolDescriptor = serde_json::from_str(
+    ///     r#"{"inputSchema":{"properties":{"p":{"type":"string"}},"type":"object"},"name":"rm"}"#).unwrap();
+    /// assert_eq!(Pin::of(&a), Pin::of(&b));
+    /// assert!(Pin::of(&a).digest().starts_with("sha256:"));
+    /// ```
+    pub fn of(tool: &ToolDescriptor) -> Self {
+        let mut definition = Map::new();
+        definition.insert("name".into(), Value::String(tool.name.clone()));
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                definition.insert(key.into(), value);
+            }
+        };
+        put("title", tool.title.clone().map(Value::String));
+        put("description", tool.description.clone().map(Value::String));
+        put("inputSchema", Some((*tool.input_schema).clone()));
+        put("outputSchema", tool.output_schema.as_deref().cloned());
+        if !tool.annotations.is_empty() {
+            put("annotations", serde_json::to_value(&tool.annotations).ok());
+        }
+        let definition = Value::Object(definition);
+        Pin {
+            digest: digest_of(&definition),
+            definition,
+        }
+    }
+
+    /// A pin as a store recorded it; [`Pins`](super::Pins) checks the digest against the definition.
+    pub fn recorded(digest: String, definition: Value) -> Self {
+        Pin { digest, definition }
+    }
+
+    /// `sha256:<hex>` of the canonical definition.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The pinned definition (the fields listed on [`Pin`]).
+    pub fn definition(&self) -> &Value {
+        &self.definition
+    }
+
+    /// Whether the digest is the digest of the definition.
+    pub(super) fn verify(&self) -> Result<(), String> {
+        let actual = digest_of(&self.definition);
+        if actual == self.digest {
+            Ok(())
+        } else {
+            Err(actual)
+        }
+    }
+}
+
+fn digest_of(definition: &Value) -> String {
+    let mut text = String::new();
+    canonical(definition, &mut text);
+    let hash = Sha256::digest(text.as_bytes());
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in hash {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// `value` as JSON with object keys sorted and no whitespace.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
 
 /// Why pins could not be loaded or saved.
 #[derive(Debug, thiserror::Error)]

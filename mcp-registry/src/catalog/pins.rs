@@ -6,11 +6,10 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 use tokio::sync::watch;
 
-use super::pin_store::{MemoryPinStore, PinError, PinStore, StoredPin};
+use super::pin_store::{MemoryPinStore, Pin, PinError, PinStore, StoredPin};
 use crate::protocol::ToolDescriptor;
 use crate::tool::BoxFuture;
 
@@ -24,123 +23,6 @@ const PINNED_FIELDS: [&str; 6] = [
     "outputSchema",
     "annotations",
 ];
-
-/// A tool's pinned definition and its digest.
-///
-/// The definition is the tool's `name`, `title`, `description`, `inputSchema`,
-/// `outputSchema` and `annotations` (the title is what a host shows the user who approves
-/// the tool, so a new title is a new definition); `_meta`, `icons` and `execution` are not
-/// pinned. The digest is `sha256:` and the hex SHA-256 of the definition as canonical JSON
-/// (object keys sorted, no whitespace), so key order does not matter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pin {
-    digest: String,
-    definition: Value,
-}
-
-impl Pin {
-    /// The pin of `tool` as it is described now.
-    ///
-    /// ```
-    /// use mcp_registry::catalog::Pin;
-    /// use mcp_registry::protocol::ToolDescriptor;
-    /// let a: ToolDescriptor = serde_json::from_str(
-    ///     r#"{"name":"rm","inputSchema":{"type":"object","properties":{"p":{"type":"string"}}}}"#).unwrap();
-    /// let b: ToolDescriptor = serde_json::from_str(
-    ///     r#"{"inputSchema":{"properties":{"p":{"type":"string"}},"type":"object"},"name":"rm"}"#).unwrap();
-    /// assert_eq!(Pin::of(&a), Pin::of(&b));
-    /// assert!(Pin::of(&a).digest().starts_with("sha256:"));
-    /// ```
-    pub fn of(tool: &ToolDescriptor) -> Self {
-        let mut definition = Map::new();
-        definition.insert("name".into(), Value::String(tool.name.clone()));
-        let mut put = |key: &str, value: Option<Value>| {
-            if let Some(value) = value {
-                definition.insert(key.into(), value);
-            }
-        };
-        put("title", tool.title.clone().map(Value::String));
-        put("description", tool.description.clone().map(Value::String));
-        put("inputSchema", Some((*tool.input_schema).clone()));
-        put("outputSchema", tool.output_schema.as_deref().cloned());
-        if !tool.annotations.is_empty() {
-            put("annotations", serde_json::to_value(&tool.annotations).ok());
-        }
-        let definition = Value::Object(definition);
-        Pin {
-            digest: digest_of(&definition),
-            definition,
-        }
-    }
-
-    /// A pin as a store recorded it; [`Pins`] checks the digest against the definition.
-    pub fn recorded(digest: String, definition: Value) -> Self {
-        Pin { digest, definition }
-    }
-
-    /// `sha256:<hex>` of the canonical definition.
-    pub fn digest(&self) -> &str {
-        &self.digest
-    }
-
-    /// The pinned definition (the fields listed on [`Pin`]).
-    pub fn definition(&self) -> &Value {
-        &self.definition
-    }
-
-    /// Whether the digest is the digest of the definition.
-    fn verify(&self) -> Result<(), String> {
-        let actual = digest_of(&self.definition);
-        if actual == self.digest {
-            Ok(())
-        } else {
-            Err(actual)
-        }
-    }
-}
-
-fn digest_of(definition: &Value) -> String {
-    let mut text = String::new();
-    canonical(definition, &mut text);
-    let hash = Sha256::digest(text.as_bytes());
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in hash {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
-}
-
-/// `value` as JSON with object keys sorted and no whitespace.
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
 
 /// A tool whose definition changed after it was pinned, held back from the model until the
 /// host approves the new definition.
@@ -167,8 +49,8 @@ impl fmt::Display for Quarantine {
             self.tool,
             self.server,
             self.changed.join(", "),
-            self.pinned.digest,
-            self.offered.digest,
+            self.pinned.digest(),
+            self.offered.digest(),
         )
     }
 }
@@ -268,7 +150,7 @@ impl PinsBuilder {
         for stored in self.store.load().await? {
             if let Err(actual) = stored.pin.verify() {
                 return Err(PinError::Tampered {
-                    recorded: stored.pin.digest.clone(),
+                    recorded: stored.pin.digest().to_owned(),
                     server: stored.server,
                     tool: stored.tool,
                     actual,
@@ -330,7 +212,7 @@ impl Pins {
             self.save_soon();
             return Ok(());
         };
-        if pinned.digest == offered.digest {
+        if pinned.digest() == offered.digest() {
             if state.quarantined.remove(&key).is_some() {
                 drop(state);
                 self.inner.generation.send_modify(|g| *g += 1);
@@ -338,14 +220,14 @@ impl Pins {
             return Ok(());
         }
         if let Some(q) = state.quarantined.get(&key)
-            && q.offered.digest == offered.digest
+            && q.offered.digest() == offered.digest()
         {
             return Err(q.clone());
         }
         let quarantine = Quarantine {
             server: key.0.clone(),
             tool: key.1.clone(),
-            changed: changed_fields(&pinned.definition, &offered.definition),
+            changed: changed_fields(pinned.definition(), offered.definition()),
             pinned: pinned.clone(),
             offered,
         };
@@ -353,7 +235,7 @@ impl Pins {
         let ask = state.asked.insert((
             quarantine.server.clone(),
             quarantine.tool.clone(),
-            quarantine.offered.digest.clone(),
+            quarantine.offered.digest().to_owned(),
         ));
         drop(state);
         tracing::warn!(target: "mcp_registry::pins", server = %quarantine.server, tool = %quarantine.tool, changed = ?quarantine.changed, "tool definition changed since it was pinned: quarantined");
@@ -391,7 +273,7 @@ impl Pins {
             let Some(q) = state
                 .quarantined
                 .get(&key)
-                .filter(|q| q.offered.digest == offered)
+                .filter(|q| q.offered.digest() == offered)
                 .cloned()
             else {
                 return Ok(false);
@@ -457,7 +339,7 @@ impl Pins {
         let pins = self.clone();
         runtime.spawn(async move {
             let (server, tool) = (quarantine.server.clone(), quarantine.tool.clone());
-            let offered = quarantine.offered.digest.clone();
+            let offered = quarantine.offered.digest().to_owned();
             if decide(quarantine).await == PinDecision::Approve
                 && let Err(e) = pins.approve(&server, &tool, &offered).await
             {
