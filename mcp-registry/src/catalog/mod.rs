@@ -17,8 +17,8 @@ mod qualify;
 mod view;
 
 pub use filter::{FilterDecision, FilterPatternError, ToolFilter, ToolFilterBuilder, ToolPattern};
-pub use pin_store::{FilePinStore, MemoryPinStore, PinError, PinStore, StoredPin};
-pub use pins::{Pin, PinDecision, Pins, PinsBuilder, Quarantine};
+pub use pin_store::{FilePinStore, MemoryPinStore, Pin, PinError, PinStore, StoredPin};
+pub use pins::{PinDecision, Pins, PinsBuilder, Quarantine};
 pub use qualify::{
     CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,
     sanitize_tool_name,

@@ -2,7 +2,7 @@
 //! first time it is seen, and quarantines a tool whose definition changes afterwards until
 //! the host approves the new one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -12,6 +12,9 @@ use tokio::sync::watch;
 use super::pin_store::{MemoryPinStore, Pin, PinError, PinStore, StoredPin};
 use crate::protocol::ToolDescriptor;
 use crate::tool::BoxFuture;
+
+/// How many changed definitions of one tool the host is remembered to have been asked about.
+const ASKED_PER_TOOL: usize = 8;
 
 /// The fields of a tool's definition a pin covers, in the order [`Quarantine::changed`]
 /// names them.
@@ -99,8 +102,9 @@ struct Inner {
 struct State {
     pins: HashMap<(String, String), Pin>,
     quarantined: HashMap<(String, String), Quarantine>,
-    /// Changes the host was asked about (server, tool, offered digest).
-    asked: HashSet<(String, String, String)>,
+    /// The offered digests the host was last asked about, per tool (at most
+    /// [`ASKED_PER_TOOL`]: a server that keeps changing a tool cannot grow it).
+    asked: HashMap<(String, String), VecDeque<String>>,
     /// Pins made but not yet saved.
     unsaved: Vec<StoredPin>,
 }
@@ -232,11 +236,17 @@ impl Pins {
             offered,
         };
         state.quarantined.insert(key, quarantine.clone());
-        let ask = state.asked.insert((
-            quarantine.server.clone(),
-            quarantine.tool.clone(),
-            quarantine.offered.digest().to_owned(),
-        ));
+        let asked = state
+            .asked
+            .entry((quarantine.server.clone(), quarantine.tool.clone()))
+            .or_default();
+        let ask = !asked.iter().any(|d| d == quarantine.offered.digest());
+        if ask {
+            if asked.len() == ASKED_PER_TOOL {
+                asked.pop_front();
+            }
+            asked.push_back(quarantine.offered.digest().to_owned());
+        }
         drop(state);
         tracing::warn!(target: "mcp_registry::pins", server = %quarantine.server, tool = %quarantine.tool, changed = ?quarantine.changed, "tool definition changed since it was pinned: quarantined");
         self.inner.generation.send_modify(|g| *g += 1);
