@@ -205,7 +205,7 @@ impl Pins {
     /// Checks `tool` of `server` against its pin: `Ok` when it is trusted (pinned now if it
     /// is new), or the [`Quarantine`] when its definition differs from the pinned one. A new
     /// quarantine asks the host ([`PinsBuilder::on_change`]) in a task of its own.
-    pub fn check(&self, server: &str, tool: &ToolDescriptor) -> Result<(), Quarantine> {
+    pub fn check(&self, server: &str, tool: &ToolDescriptor) -> Result<(), Box<Quarantine>> {
         let offered = Pin::of(tool);
         let key = (server.to_owned(), tool.name.clone());
         let mut state = self.state();
@@ -226,7 +226,7 @@ impl Pins {
         if let Some(q) = state.quarantined.get(&key)
             && q.offered.digest() == offered.digest()
         {
-            return Err(q.clone());
+            return Err(Box::new(q.clone()));
         }
         let quarantine = Quarantine {
             server: key.0.clone(),
@@ -253,7 +253,7 @@ impl Pins {
         if ask {
             self.ask(quarantine.clone());
         }
-        Err(quarantine)
+        Err(Box::new(quarantine))
     }
 
     /// The quarantine `tool` of `server` is in, if any.

@@ -128,8 +128,7 @@ impl View {
                 // Only a tool the model would be shown is pinned or checked.
                 let quarantine = pins
                     .filter(|_| status.enabled && decision.is_allowed())
-                    .and_then(|pins| pins.check(server.name(), tool.descriptor()).err())
-                    .map(Box::new);
+                    .and_then(|pins| pins.check(server.name(), tool.descriptor()).err());
                 if status.enabled && decision.is_allowed() && quarantine.is_none() {
                     definitions.push(ToolDefinition {
                         server: server.name().to_owned(),
@@ -552,7 +551,7 @@ struct Judge {
 
 impl Judge {
     /// The pins' verdict on the definition the registry holds for `tool` of `server` now.
-    fn quarantine(&self, server: &str, tool: &str) -> Option<Quarantine> {
+    fn quarantine(&self, server: &str, tool: &str) -> Option<Box<Quarantine>> {
         let pins = self.pins.as_ref()?;
         let found = self
             .registry
