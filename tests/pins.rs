@@ -256,12 +256,19 @@ async fn changes_are_quarantined_until_approved(era: ProtocolEra) {
     eventually("the tool to be back", || listed(&view).len() == 1).await;
     assert_eq!(host.asked().len(), 3);
     pins.save().await.unwrap();
+    a_new_client_trusts_what_was_approved(&url, era, &path).await;
+}
 
-    // A new client and new pins from the same file: what was approved is still trusted.
+/// A new client and new pins from the same file: what was approved is still trusted.
+async fn a_new_client_trusts_what_was_approved(
+    url: &str,
+    era: ProtocolEra,
+    path: &std::path::Path,
+) {
     let again = Host::new();
-    let pins = again.pins(&path).await.unwrap();
+    let pins = again.pins(path).await.unwrap();
     let registry = Registry::new();
-    remote(&url, era, false)
+    remote(url, era, false)
         .pins(pins.clone())
         .mount(&registry)
         .await
@@ -272,7 +279,7 @@ async fn changes_are_quarantined_until_approved(era: ProtocolEra) {
         Some("Fetch a URL, up to a limit")
     );
     assert!(again.asked().is_empty());
-    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_file(path).unwrap();
 }
 
 #[tokio::test]
