@@ -5,14 +5,20 @@
 //!   (the Codex client's algorithm), with collisions reported.
 //! - [`ToolFilter`] and [`FilteredRegistry`]: allow and deny lists by exact name or
 //!   `mcp__<server>__*`, enforced on listing *and* on calling.
+//! - [`Pins`]: tool pinning (trust on first use), a changed tool definition quarantined until
+//!   the host approves it, kept in a [`PinStore`] ([`FilePinStore`], [`MemoryPinStore`]).
 //!
 //! Neither needs a client: the `agent` module serves a registry through them.
 
 mod filter;
+mod pin_store;
+mod pins;
 mod qualify;
 mod view;
 
 pub use filter::{FilterDecision, FilterPatternError, ToolFilter, ToolFilterBuilder, ToolPattern};
+pub use pin_store::{FilePinStore, MemoryPinStore, Pin, PinError, PinStore, StoredPin};
+pub use pins::{PinDecision, Pins, PinsBuilder, Quarantine};
 pub use qualify::{
     CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,
     sanitize_tool_name,

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::filter::{FilterDecision, Names, ToolFilter};
+use super::pins::{Pins, Quarantine};
 use super::qualify::{ToolCatalog, model_tool_name};
 use crate::dispatch::MessageRequest;
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject};
@@ -38,6 +39,10 @@ pub enum FilteredCallError {
         /// The filter's verdict (which pattern, or the allow list).
         decision: FilterDecision,
     },
+    /// The tool's definition changed since it was pinned and the host has not approved the
+    /// new one ([`Pins`]).
+    #[error("{0}")]
+    Quarantined(Box<Quarantine>),
     /// The registry could not produce a result.
     #[error(transparent)]
     Call(#[from] CallError),
@@ -47,7 +52,7 @@ impl FilteredCallError {
     /// Whether no callable tool was found by that name (refused, unknown, ambiguous).
     pub fn is_lookup_error(&self) -> bool {
         match self {
-            FilteredCallError::Refused { .. } => true,
+            FilteredCallError::Refused { .. } | FilteredCallError::Quarantined(_) => true,
             FilteredCallError::Call(e) => e.is_lookup_error(),
         }
     }
@@ -67,11 +72,20 @@ struct Entry {
     tool: String,
     enabled: bool,
     decision: FilterDecision,
+    /// Why the pins hold the tool back, if they do.
+    quarantine: Option<Box<Quarantine>>,
+}
+
+impl Entry {
+    fn callable(&self) -> bool {
+        self.enabled && self.decision.is_allowed() && self.quarantine.is_none()
+    }
 }
 
 /// The filtered view of one registry generation, built once per change.
 struct View {
-    generation: u64,
+    /// The registry's generation and the pins' quarantine generation it was built at.
+    generation: (u64, u64),
     /// Enabled and allowed tools, sorted by server then tool.
     definitions: Vec<ToolDefinition>,
     /// The same tools, under their model-facing names.
@@ -85,7 +99,12 @@ struct View {
 }
 
 impl View {
-    fn build(registry: &Registry, filter: &ToolFilter, generation: u64) -> Self {
+    fn build(
+        registry: &Registry,
+        filter: &ToolFilter,
+        pins: Option<&Pins>,
+        generation: (u64, u64),
+    ) -> Self {
         let mut entries = HashMap::new();
         let mut aliases = HashMap::new();
         let mut plain: HashMap<String, Vec<String>> = HashMap::new();
@@ -106,7 +125,11 @@ impl View {
                     FilterDecision::Allowed => filter.kept(server.name(), tool.descriptor()),
                     refused => refused,
                 };
-                if status.enabled && decision.is_allowed() {
+                // Only a tool the model would be shown is pinned or checked.
+                let quarantine = pins
+                    .filter(|_| status.enabled && decision.is_allowed())
+                    .and_then(|pins| pins.check(server.name(), tool.descriptor()).err());
+                if status.enabled && decision.is_allowed() && quarantine.is_none() {
                     definitions.push(ToolDefinition {
                         server: server.name().to_owned(),
                         qualified_name: qualified.clone(),
@@ -127,6 +150,7 @@ impl View {
                         tool: tool.name().to_owned(),
                         enabled: status.enabled,
                         decision,
+                        quarantine,
                     },
                 );
             }
@@ -156,13 +180,13 @@ impl View {
                     .iter()
                     .filter_map(|q| Some((q, self.entries.get(q)?)))
             };
-            let mut callable = entries().filter(|(_, e)| e.enabled && e.decision.is_allowed());
+            let mut callable = entries().filter(|(_, e)| e.callable());
             return match (callable.next(), callable.next()) {
                 (Some((q, _)), None) => Ok(q.clone()),
                 (Some(_), Some(_)) => Err(CallError::AmbiguousTool {
                     name: name.to_owned(),
                     servers: entries()
-                        .filter(|(_, e)| e.enabled && e.decision.is_allowed())
+                        .filter(|(_, e)| e.callable())
                         .map(|(_, e)| e.server.clone())
                         .collect(),
                 }
@@ -215,6 +239,9 @@ impl View {
             }
             .into());
         }
+        if let Some(quarantine) = &entry.quarantine {
+            return Err(FilteredCallError::Quarantined(quarantine.clone()));
+        }
         Ok(qualified.to_owned())
     }
 }
@@ -222,6 +249,7 @@ impl View {
 struct FilteredInner {
     registry: Registry,
     filter: ToolFilter,
+    pins: Option<Pins>,
     /// The filter as dispatch applies it to messages (`tools/list`, and a layer on calls),
     /// built once; `None` when it allows everything.
     caller_view: Option<CallerView>,
@@ -341,27 +369,51 @@ impl FilteredRegistry {
     /// `registry` seen through `filter`. The registry keeps changing underneath (toggles,
     /// registrations); the view follows.
     pub fn new(registry: Registry, filter: ToolFilter) -> Self {
+        Self::build(registry, filter, None)
+    }
+
+    /// `registry` seen through `filter` and `pins`: a tool whose definition changed since it
+    /// was pinned is neither listed (in [`catalog`](Self::catalog),
+    /// [`tool_definitions`](Self::tool_definitions), `export_tools` and `tools/list`) nor
+    /// called (refused with [`FilteredCallError::Quarantined`], or a -32602 error through
+    /// [`handle_mcp_message`](Self::handle_mcp_message)) until the host approves it. Each
+    /// listing checks the definitions the registry holds then, and each call the definition
+    /// it would run.
+    pub fn with_pins(registry: Registry, filter: ToolFilter, pins: Pins) -> Self {
+        Self::build(registry, filter, Some(pins))
+    }
+
+    fn build(registry: Registry, filter: ToolFilter, pins: Option<Pins>) -> Self {
         let changes = registry.subscribe();
         let judge = Judge {
             filter: filter.clone(),
             registry: registry.clone(),
+            pins: pins.clone(),
         };
         let listing = {
             let judge = judge.clone();
-            ListingFilter::new(move |server, tool| judge.decide(server, tool).is_allowed())
+            ListingFilter::new(move |server, tool| {
+                judge.decide(server, tool).is_allowed() && judge.quarantine(server, tool).is_none()
+            })
         };
         FilteredRegistry {
             inner: Arc::new(FilteredInner {
                 registry,
-                caller_view: (!filter.is_allow_all()).then(|| CallerView {
+                caller_view: (!filter.is_allow_all() || pins.is_some()).then(|| CallerView {
                     listing,
                     gate: Arc::new(FilterGate(judge)),
                 }),
                 filter,
+                pins,
                 changes,
                 view: ArcSwapOption::empty(),
             }),
         }
+    }
+
+    /// The pins, if the view has them ([`with_pins`](Self::with_pins)).
+    pub fn pins(&self) -> Option<&Pins> {
+        self.inner.pins.as_ref()
     }
 
     /// The registry underneath (unfiltered).
@@ -376,7 +428,10 @@ impl FilteredRegistry {
 
     fn view(&self) -> Arc<View> {
         // Read the generation before building: a view is never labelled newer than it is.
-        let generation = self.inner.changes.borrow().generation;
+        let generation = (
+            self.inner.changes.borrow().generation,
+            self.inner.pins.as_ref().map_or(0, Pins::generation),
+        );
         if let Some(view) = self.inner.view.load_full()
             && view.generation == generation
         {
@@ -385,6 +440,7 @@ impl FilteredRegistry {
         let view = Arc::new(View::build(
             &self.inner.registry,
             &self.inner.filter,
+            self.inner.pins.as_ref(),
             generation,
         ));
         self.inner.view.store(Some(view.clone()));
@@ -410,7 +466,28 @@ impl FilteredRegistry {
     /// The qualified name (`mcp__<server>__<tool>`) of the tool `name` stands for — a plain,
     /// qualified or model-facing name — if the filter lets it be called.
     pub fn resolve(&self, name: &str) -> Result<String, FilteredCallError> {
-        self.view().resolve(name)
+        self.view()
+            .resolve(name)
+            .map_err(|e| self.quarantined(name, e))
+    }
+
+    /// `error`, or the quarantine of the tool `name` stands for when the pins hold back a
+    /// tool its server no longer offers under the pinned definition (a mounted remote
+    /// server leaves a quarantined tool out).
+    fn quarantined(&self, name: &str, error: FilteredCallError) -> FilteredCallError {
+        let (Some(pins), FilteredCallError::Call(CallError::UnknownTool { .. })) =
+            (&self.inner.pins, &error)
+        else {
+            return error;
+        };
+        pins.quarantine_list()
+            .into_iter()
+            .find(|q| {
+                q.tool == name
+                    || qualified_name(&q.server, &q.tool) == name
+                    || model_tool_name(&q.server, &q.tool) == name
+            })
+            .map_or(error, |q| FilteredCallError::Quarantined(Box::new(q)))
     }
 
     /// Calls a tool by plain, qualified or model-facing name, refusing filtered-out tools:
@@ -469,9 +546,22 @@ impl FilteredRegistry {
 struct Judge {
     filter: ToolFilter,
     registry: Registry,
+    pins: Option<Pins>,
 }
 
 impl Judge {
+    /// The pins' verdict on the definition the registry holds for `tool` of `server` now.
+    fn quarantine(&self, server: &str, tool: &str) -> Option<Box<Quarantine>> {
+        let pins = self.pins.as_ref()?;
+        let found = self
+            .registry
+            .server(server)?
+            .tool(tool)?
+            .descriptor()
+            .clone();
+        pins.check(server, &found).err()
+    }
+
     fn decide(&self, server: &str, tool: &str) -> FilterDecision {
         let patterns = self.filter.decide(server, tool);
         if !patterns.is_allowed() || self.filter.keep.is_none() {
@@ -503,6 +593,11 @@ impl Layer for FilterGate {
                     format!("tool {tool:?} of MCP server {server:?} is refused by the tool filter: {decision}"),
                 )
                 .with_data(json!({ "server": server, "tool": tool, "filter": decision.to_string() }));
+                return Box::pin(std::future::ready(request.reject(error)));
+            }
+            if let Some(q) = self.0.quarantine(server, tool) {
+                let error = ErrorObject::new(ErrorCode::INVALID_PARAMS, q.to_string())
+                    .with_data(json!({ "server": server, "tool": tool, "quarantined": q.changed }));
                 return Box::pin(std::future::ready(request.reject(error)));
             }
         }

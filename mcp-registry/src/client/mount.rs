@@ -11,6 +11,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::{Client, ClientError, RequestOptions, ServerNotification};
+use crate::catalog::Pins;
 use crate::prompt::{Prompt, PromptArguments};
 use crate::protocol::ReadResourceResult;
 use crate::protocol::{
@@ -67,6 +68,8 @@ pub enum MountError {
 ///   [`Registry::reconnect_server`] connects again with the same `connect` function.
 /// - **Lifetime:** toggling works as for any server; unregistering or replacing it closes
 ///   the connection (a child process is reaped).
+/// - **Pinning:** with [`pins`](Self::pins), a tool whose definition changed since it was
+///   pinned is left out of the mounted server until the host approves it.
 ///
 /// ```
 /// use mcp_registry::client::{Client, RemoteServer};
@@ -94,6 +97,7 @@ pub enum MountError {
 pub struct RemoteServer {
     name: String,
     connect: Arc<ConnectFn>,
+    pins: Option<Pins>,
 }
 
 impl fmt::Debug for RemoteServer {
@@ -116,7 +120,20 @@ impl RemoteServer {
         RemoteServer {
             name: name.into(),
             connect: Arc::new(move || Box::pin(connect())),
+            pins: None,
         }
+    }
+
+    /// Pins the remote's tools under the mount name ([`Pins`]: trust on first use). Each
+    /// listing (the first, and each after the remote says its tools changed) checks every
+    /// tool, and a tool whose definition changed is left out of the mounted server until
+    /// the host approves it; the server is listed again when the quarantine changes. Each
+    /// call first checks the definition the remote offers then (one `tools/list`, answered
+    /// from the client's cache when [`ClientBuilder::tool_cache`](super::ClientBuilder::tool_cache)
+    /// is set), so a remote that changes a tool without saying so is refused at the call.
+    pub fn pins(mut self, pins: Pins) -> Self {
+        self.pins = Some(pins);
+        self
     }
 
     /// Connects, lists what the remote offers and registers it in `registry` (replacing a
@@ -126,6 +143,7 @@ impl RemoteServer {
         let link = Arc::new(Link {
             name: self.name,
             connect: self.connect,
+            pins: self.pins,
             registry: registry.downgrade(),
             state: Mutex::new(ConnectionState::Connecting),
             current: Mutex::new(None),
@@ -141,6 +159,7 @@ impl RemoteServer {
 struct Link {
     name: String,
     connect: Arc<ConnectFn>,
+    pins: Option<Pins>,
     registry: WeakRegistry,
     state: Mutex<ConnectionState>,
     /// The client in use and the task following it.
@@ -255,7 +274,12 @@ impl Link {
         }
         if capabilities.tools.is_some() {
             let tools = client.list_tools().await.map_err(client_error)?;
-            builder = builder.tools(tools.into_iter().map(|t| self.tool(client, t)));
+            builder = builder.tools(
+                tools
+                    .into_iter()
+                    .filter(|t| self.trusted(t))
+                    .map(|t| self.tool(client, t)),
+            );
         }
         if capabilities.prompts.is_some() {
             let prompts = client.list_prompts().await.map_err(client_error)?;
@@ -286,12 +310,20 @@ impl Link {
         })
     }
 
+    /// Whether the pins (if any) trust `tool`.
+    fn trusted(&self, tool: &ToolDescriptor) -> bool {
+        self.pins
+            .as_ref()
+            .is_none_or(|pins| pins.check(&self.name, tool).is_ok())
+    }
+
     /// A tool that forwards its calls to `client`.
     fn tool(&self, client: &Client, descriptor: ToolDescriptor) -> Tool {
         let handler = RemoteTool {
             client: client.clone(),
             server: self.name.clone(),
             tool: descriptor.name.clone(),
+            pins: self.pins.clone(),
         };
         Tool::from_descriptor(descriptor, handler)
     }
@@ -396,9 +428,26 @@ async fn follow(
     let _stop_on_return = stop_listening.clone().drop_guard();
     let listen = listen_forever(&client, stop_listening.clone());
     tokio::pin!(listen);
+    let mut quarantine = link
+        .upgrade()
+        .and_then(|l| l.pins.as_ref().map(Pins::subscribe));
     loop {
+        let pins_changed = async {
+            let changed = match quarantine.as_mut() {
+                Some(q) => q.changed().await.is_ok(),
+                None => false,
+            };
+            if !changed {
+                std::future::pending::<()>().await;
+            }
+        };
         tokio::select! {
             () = &mut listen => {}
+            () = pins_changed => {
+                if let Some(link) = link.upgrade() {
+                    link.relist(&client).await;
+                }
+            }
             reason = client.closed() => {
                 if let Some(link) = link.upgrade() {
                     tracing::warn!(target: "mcp_registry::remote", server = %link.name, %reason, "remote MCP server disconnected");
@@ -473,6 +522,7 @@ struct RemoteTool {
     /// The name it is mounted under.
     server: String,
     tool: String,
+    pins: Option<Pins>,
 }
 
 /// Progress tokens of forwarded calls: unique in the process.
@@ -486,9 +536,33 @@ impl ToolHandler for RemoteTool {
     ) -> BoxFuture<'static, HandlerResult> {
         let arguments = arguments.into_map();
         let (client, server, tool) = (self.client.clone(), self.server.clone(), self.tool.clone());
-        Box::pin(
-            async move { forward(ctx, client, &server, tool, Value::Object(arguments?)).await },
-        )
+        let pins = self.pins.clone();
+        Box::pin(async move {
+            if let Some(pins) = pins {
+                still_trusted(&pins, &client, &server, &tool).await?;
+            }
+            forward(ctx, client, &server, tool, Value::Object(arguments?)).await
+        })
+    }
+}
+
+/// Refuses a call when the definition of `tool` the remote offers now is not the pinned one.
+async fn still_trusted(
+    pins: &Pins,
+    client: &Client,
+    server: &str,
+    tool: &str,
+) -> Result<(), ToolError> {
+    let tools = client
+        .list_tools()
+        .await
+        .map_err(|e| tool_error(server, tool, e))?;
+    match tools.iter().find(|t| t.name == tool) {
+        Some(offered) => pins
+            .check(server, offered)
+            .map_err(|q| ToolError::failed(q.to_string())),
+        // Gone from the listing: the remote answers the call itself.
+        None => Ok(()),
     }
 }
 
