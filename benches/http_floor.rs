@@ -53,6 +53,14 @@ fn main() {
     if let Ok(which) = std::env::var("HTTP_FLOOR_SERVE") {
         return serve_forever(&which);
     }
+    if let Ok(port) = std::env::var("HTTP_FLOOR_DRIVE") {
+        let era = std::env::var("HTTP_FLOOR_ERA").unwrap_or_default();
+        let calls = std::env::var("HTTP_FLOOR_CALLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1000);
+        return load::drive(port.parse().expect("a port"), &era, calls);
+    }
     let quick =
         std::env::var_os("HTTP_FLOOR_QUICK").is_some() || !std::env::args().any(|a| a == "--bench");
     let plan = Plan::new(quick);
@@ -76,9 +84,11 @@ fn main() {
         }
     );
     runtime.block_on(load::run(&plan, [&floor, &ours]));
-    for mut server in [floor, ours] {
-        let _ = server.process.kill();
-        let _ = server.process.wait();
+    for server in [floor, ours] {
+        if let Some(mut process) = server.process {
+            let _ = process.kill();
+            let _ = process.wait();
+        }
     }
 }
 
@@ -133,11 +143,20 @@ fn pin_self(core: usize) -> bool {
 /// A server in its own process, and its port.
 struct ServerProcess {
     name: &'static str,
-    process: Child,
+    process: Option<Child>,
     addr: SocketAddr,
 }
 
 impl ServerProcess {
+    /// A server started elsewhere (for `HTTP_FLOOR_DRIVE`): no process to read.
+    fn at(addr: SocketAddr) -> ServerProcess {
+        ServerProcess {
+            name: "",
+            process: None,
+            addr,
+        }
+    }
+
     fn start(which: &'static str, pinned: bool) -> ServerProcess {
         let exe = std::env::current_exe().expect("this executable");
         let mut command = if pinned {
@@ -159,15 +178,18 @@ impl ServerProcess {
         let port: u16 = line.trim().parse().expect("a port");
         ServerProcess {
             name: if which == "floor" { "floor" } else { "ours" },
-            process,
+            process: Some(process),
             addr: ([127, 0, 0, 1], port).into(),
         }
     }
 
     /// User + system CPU ticks of the server process so far.
     fn cpu_ticks(&self) -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.process.id()))
-            .unwrap_or_default();
+        let Some(process) = &self.process else {
+            return 0;
+        };
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", process.id())).unwrap_or_default();
         // Fields after the command name (which may hold spaces): state is field 3; utime and
         // stime are fields 14 and 15.
         let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);

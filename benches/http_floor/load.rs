@@ -323,3 +323,26 @@ fn summarise(era: Era, clients: usize, rows: &[Vec<Row>; 2]) {
         median(0, &p99),
     );
 }
+
+/// `calls` sequential `tools/call`s over one connection to the server on `port`
+/// (`HTTP_FLOOR_DRIVE=port`, `HTTP_FLOOR_ERA=session|stateless`, `HTTP_FLOOR_CALLS=n`): the
+/// load for a profile of a server started alone (`HTTP_FLOOR_SERVE=...` under callgrind).
+pub(super) fn drive(port: u16, era: &str, calls: u64) {
+    let era = if era == "stateless" {
+        Era::Stateless
+    } else {
+        Era::Session
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        let addr = ([127, 0, 0, 1], port).into();
+        let mut caller = Caller::connect(&ServerProcess::at(addr), era).await;
+        for id in 1..=calls {
+            caller.call(id).await;
+        }
+    });
+}
