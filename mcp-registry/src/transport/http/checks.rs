@@ -234,32 +234,57 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// `type/*` or as `*/*`, and not with `q=0`. A missing `Accept` allows nothing: the transport
 /// spec requires clients to send one.
 pub(super) fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
-    let family = media_type
-        .split_once('/')
-        .map_or(media_type, |(family, _)| family);
+    let family = cut(media_type, b'/').0;
     headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|range| allows(range, media_type, family))
+        .any(|list| {
+            let mut rest = Some(list);
+            while let Some(ranges) = rest {
+                let (range, more) = cut(ranges, b',');
+                if allows(range, media_type, family) {
+                    return true;
+                }
+                rest = more;
+            }
+            false
+        })
+}
+
+/// `s` up to the first `separator`, and what follows it (if it is there). A plain loop: the
+/// header values split here are a few bytes long, too short for `memchr` to pay.
+fn cut(s: &str, separator: u8) -> (&str, Option<&str>) {
+    match s.bytes().position(|b| b == separator) {
+        // Splitting at an ASCII byte keeps both halves UTF-8.
+        Some(at) => (&s[..at], Some(&s[at + 1..])),
+        None => (s, None),
+    }
 }
 
 /// Whether one media range of an `Accept` header allows `media_type` (of `family`), compared
 /// without case and without allocating (this runs twice on every POST).
 fn allows(range: &str, media_type: &str, family: &str) -> bool {
-    let mut parts = range.split(';');
-    let name = parts.next().unwrap_or_default().trim();
-    let matches = match name.split_once('/') {
-        Some(("*", "*")) => true,
-        Some((ty, "*")) => ty.eq_ignore_ascii_case(family),
+    let (name, mut params) = cut(range, b';');
+    let name = name.trim();
+    let matches = match cut(name, b'/') {
+        ("*", Some("*")) => true,
+        (ty, Some("*")) => ty.eq_ignore_ascii_case(family),
         _ => name.eq_ignore_ascii_case(media_type),
     };
-    matches
-        && !parts.any(|p| {
-            let (key, value) = p.split_once('=').unwrap_or((p, ""));
-            key.trim().eq_ignore_ascii_case("q") && value.trim().parse() == Ok(0.0_f32)
-        })
+    if !matches {
+        return false;
+    }
+    while let Some(rest) = params {
+        let (param, more) = cut(rest, b';');
+        let (key, value) = cut(param, b'=');
+        if key.trim().eq_ignore_ascii_case("q") && value.unwrap_or("").trim().parse() == Ok(0.0_f32)
+        {
+            return false;
+        }
+        params = more;
+    }
+    true
 }
 
 /// What every request passes first: a due sweep of idle sessions, the Host and Origin
