@@ -161,6 +161,8 @@ struct Row {
     cpu_ticks: u64,
     /// How many distinct clients had a call of 16 ms or more.
     slow_clients: usize,
+    /// Calls per client in the window, fewest and most (fairness between connections).
+    per_client: (usize, usize),
 }
 
 impl Row {
@@ -217,8 +219,10 @@ async fn measure(plan: &Plan, server: &ServerProcess, era: Era, clients: usize) 
     let cpu_after = server.cpu_ticks();
     let mut latencies = Vec::new();
     let mut slow_clients = 0;
+    let mut per_client = (usize::MAX, 0);
     for task in tasks {
         let mine = task.await.expect("a client task");
+        per_client = (per_client.0.min(mine.len()), per_client.1.max(mine.len()));
         slow_clients += usize::from(mine.iter().any(|l| *l >= Duration::from_millis(16)));
         latencies.extend(mine);
     }
@@ -229,6 +233,7 @@ async fn measure(plan: &Plan, server: &ServerProcess, era: Era, clients: usize) 
         latencies,
         cpu_ticks: cpu_after - cpu_before,
         slow_clients,
+        per_client,
     }
 }
 
@@ -238,7 +243,7 @@ fn ms(d: Duration) -> String {
 
 fn print_row(server: &str, era: Era, clients: usize, round: usize, row: &Row) {
     println!(
-        "{:<5} {:<21} {:>4} {:>2} {:>8.0} {:>7} {:>7} {:>7} {:>7} {:>6.1} {:>7} {:>6} {:>6} {:>5} {:>4}",
+        "{:<5} {:<21} {:>4} {:>2} {:>8.0} {:>7} {:>7} {:>7} {:>7} {:>6.1} {:>7} {:>6} {:>6} {:>5} {:>4} {:>6} {:>6}",
         server,
         era.name(),
         clients,
@@ -254,6 +259,8 @@ fn print_row(server: &str, era: Era, clients: usize, round: usize, row: &Row) {
         row.at_least(16),
         row.at_least(64),
         row.slow_clients,
+        row.per_client.0,
+        row.per_client.1,
     );
 }
 
@@ -261,7 +268,7 @@ fn print_row(server: &str, era: Era, clients: usize, round: usize, row: &Row) {
 /// medians of each server's rounds as ratios to the floor's.
 pub(super) async fn run(plan: &Plan, servers: [&ServerProcess; 2]) {
     println!(
-        "{:<5} {:<21} {:>4} {:>2} {:>8} {:>7} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6} {:>6} {:>5} {:>4}",
+        "{:<5} {:<21} {:>4} {:>2} {:>8} {:>7} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6} {:>6} {:>5} {:>4} {:>6} {:>6}",
         "srv",
         "era",
         "cli",
@@ -276,7 +283,9 @@ pub(super) async fn run(plan: &Plan, servers: [&ServerProcess; 2]) {
         ">=4",
         ">=16",
         ">=64",
-        "slowc"
+        "slowc",
+        "fewest",
+        "most"
     );
     let local = tokio::task::LocalSet::new();
     local
