@@ -301,3 +301,46 @@ pub(super) async fn admit(
     }
     state.authenticate(headers, method, uri.path()).await
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue, header};
+
+    use super::accepts;
+
+    fn with_accept(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(
+                header::ACCEPT,
+                HeaderValue::from_str(value).expect("a value"),
+            );
+        }
+        headers
+    }
+
+    #[test]
+    fn accept_lists_ranges_wildcards_and_refusals() {
+        let json = "application/json";
+        let sse = "text/event-stream";
+        let both = with_accept(&["application/json, text/event-stream"]);
+        assert!(accepts(&both, json) && accepts(&both, sse));
+        let spaced = with_accept(&[" Application/JSON ;charset=utf-8 ,TEXT/event-stream;q=0.5"]);
+        assert!(accepts(&spaced, json) && accepts(&spaced, sse));
+        let split = with_accept(&["application/json", "text/event-stream"]);
+        assert!(accepts(&split, json) && accepts(&split, sse));
+        let any = with_accept(&["*/*"]);
+        assert!(accepts(&any, json) && accepts(&any, sse));
+        let family = with_accept(&["text/*, application/*"]);
+        assert!(accepts(&family, json) && accepts(&family, sse));
+        let refused = with_accept(&["application/json; q=0, text/event-stream"]);
+        assert!(!accepts(&refused, json) && accepts(&refused, sse));
+        let refused_spaced = with_accept(&["application/json;Q = 0.0"]);
+        assert!(!accepts(&refused_spaced, json));
+        let other = with_accept(&["application/jsonx, text/event-streams, text"]);
+        assert!(!accepts(&other, json) && !accepts(&other, sse));
+        assert!(!accepts(&HeaderMap::new(), json));
+        let empty = with_accept(&["", ",,;"]);
+        assert!(!accepts(&empty, json));
+    }
+}
