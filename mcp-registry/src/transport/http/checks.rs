@@ -190,7 +190,7 @@ fn check_name_header(headers: &HeaderMap, body_name: &str) -> Result<(), String>
 /// Checks a POST's headers (after `Host`, `Origin` and the token) before its body is read:
 /// `Some(refusal)` when they fail.
 pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response> {
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+    if accepts_each(headers, ["application/json", "text/event-stream"]) != [true, true] {
         return Some(error_response(
             StatusCode::NOT_ACCEPTABLE,
             None,
@@ -234,22 +234,29 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// `type/*` or as `*/*`, and not with `q=0`. A missing `Accept` allows nothing: the transport
 /// spec requires clients to send one.
 pub(super) fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
-    let family = cut(media_type, b'/').0;
-    headers
+    accepts_each(headers, [media_type]) == [true]
+}
+
+/// [`accepts`] for each of `media_types`, reading the header once (a POST asks for two).
+fn accepts_each<const N: usize>(headers: &HeaderMap, media_types: [&str; N]) -> [bool; N] {
+    let mut allowed = [false; N];
+    for list in headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .any(|list| {
-            let mut rest = Some(list);
-            while let Some(ranges) = rest {
-                let (range, more) = cut(ranges, b',');
-                if allows(range, media_type, family) {
-                    return true;
+    {
+        let mut rest = Some(list);
+        while let Some(ranges) = rest {
+            let (range, more) = cut(ranges, b',');
+            if let Some(name) = unrefused(range) {
+                for (allowed, media_type) in allowed.iter_mut().zip(media_types) {
+                    *allowed |= names(name, media_type);
                 }
-                rest = more;
             }
-            false
-        })
+            rest = more;
+        }
+    }
+    allowed
 }
 
 /// `s` up to the first `separator`, and what follows it (if it is there). A plain loop: the
@@ -262,29 +269,29 @@ fn cut(s: &str, separator: u8) -> (&str, Option<&str>) {
     }
 }
 
-/// Whether one media range of an `Accept` header allows `media_type` (of `family`), compared
-/// without case and without allocating (this runs twice on every POST).
-fn allows(range: &str, media_type: &str, family: &str) -> bool {
+/// A media range's `type/subtype`, unless the range refuses it (`q=0`).
+fn unrefused(range: &str) -> Option<&str> {
     let (name, mut params) = cut(range, b';');
-    let name = name.trim();
-    let matches = match cut(name, b'/') {
-        ("*", Some("*")) => true,
-        (ty, Some("*")) => ty.eq_ignore_ascii_case(family),
-        _ => name.eq_ignore_ascii_case(media_type),
-    };
-    if !matches {
-        return false;
-    }
     while let Some(rest) = params {
         let (param, more) = cut(rest, b';');
         let (key, value) = cut(param, b'=');
         if key.trim().eq_ignore_ascii_case("q") && value.unwrap_or("").trim().parse() == Ok(0.0_f32)
         {
-            return false;
+            return None;
         }
         params = more;
     }
-    true
+    Some(name.trim())
+}
+
+/// Whether a media range's `name` (`type/subtype`, `type/*` or `*/*`) covers `media_type`,
+/// compared without case and without allocating.
+fn names(name: &str, media_type: &str) -> bool {
+    match cut(name, b'/') {
+        ("*", Some("*")) => true,
+        (ty, Some("*")) => ty.eq_ignore_ascii_case(cut(media_type, b'/').0),
+        _ => name.eq_ignore_ascii_case(media_type),
+    }
 }
 
 /// What every request passes first: a due sweep of idle sessions, the Host and Origin

@@ -312,11 +312,18 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
     tokio::pin!(connection);
     // Every deadline a phase change sets is at least `step` away (see the module's notes).
     let step = limits.header_read.min(limits.idle).max(MIN_STEP);
-    let watchdog = tokio::time::sleep(step);
+    let first = Instant::now() + step;
+    let watchdog = tokio::time::sleep_until(
+        watch
+            .deadline(&limits)
+            .map_or(first, |(at, _)| at.min(first)),
+    );
     tokio::pin!(watchdog);
     let mut closing = false;
     loop {
         tokio::select! {
+            // The connection first, and no random pick per poll: the other two are rare.
+            biased;
             result = connection.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!(?peer, error = %e, "HTTP: connection ended with an error");
