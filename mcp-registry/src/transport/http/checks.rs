@@ -190,7 +190,7 @@ fn check_name_header(headers: &HeaderMap, body_name: &str) -> Result<(), String>
 /// Checks a POST's headers (after `Host`, `Origin` and the token) before its body is read:
 /// `Some(refusal)` when they fail.
 pub(super) fn check_post_headers(state: &AppState, headers: &HeaderMap) -> Option<Response> {
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+    if accepts_each(headers, ["application/json", "text/event-stream"]) != [true, true] {
         return Some(error_response(
             StatusCode::NOT_ACCEPTABLE,
             None,
@@ -234,26 +234,64 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// `type/*` or as `*/*`, and not with `q=0`. A missing `Accept` allows nothing: the transport
 /// spec requires clients to send one.
 pub(super) fn accepts(headers: &HeaderMap, media_type: &str) -> bool {
-    let family = media_type.split('/').next().unwrap_or_default();
-    headers
+    accepts_each(headers, [media_type]) == [true]
+}
+
+/// [`accepts`] for each of `media_types`, reading the header once (a POST asks for two).
+fn accepts_each<const N: usize>(headers: &HeaderMap, media_types: [&str; N]) -> [bool; N] {
+    let mut allowed = [false; N];
+    for list in headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|range| {
-            let mut parts = range.split(';').map(str::trim);
-            let name = parts.next().unwrap_or_default().to_ascii_lowercase();
-            let refused = parts.any(|p| {
-                let (key, value) = p.split_once('=').unwrap_or((p, ""));
-                key.trim().eq_ignore_ascii_case("q") && value.trim().parse() == Ok(0.0_f32)
-            });
-            let matches = match name.split_once('/') {
-                Some(("*", "*")) => true,
-                Some((ty, "*")) => ty == family,
-                _ => name == media_type,
-            };
-            matches && !refused
-        })
+    {
+        let mut rest = Some(list);
+        while let Some(ranges) = rest {
+            let (range, more) = cut(ranges, b',');
+            if let Some(name) = unrefused(range) {
+                for (allowed, media_type) in allowed.iter_mut().zip(media_types) {
+                    *allowed |= names(name, media_type);
+                }
+            }
+            rest = more;
+        }
+    }
+    allowed
+}
+
+/// `s` up to the first `separator`, and what follows it (if it is there). A plain loop: the
+/// header values split here are a few bytes long, too short for `memchr` to pay.
+fn cut(s: &str, separator: u8) -> (&str, Option<&str>) {
+    match s.bytes().position(|b| b == separator) {
+        // Splitting at an ASCII byte keeps both halves UTF-8.
+        Some(at) => (&s[..at], Some(&s[at + 1..])),
+        None => (s, None),
+    }
+}
+
+/// A media range's `type/subtype`, unless the range refuses it (`q=0`).
+fn unrefused(range: &str) -> Option<&str> {
+    let (name, mut params) = cut(range, b';');
+    while let Some(rest) = params {
+        let (param, more) = cut(rest, b';');
+        let (key, value) = cut(param, b'=');
+        if key.trim().eq_ignore_ascii_case("q") && value.unwrap_or("").trim().parse() == Ok(0.0_f32)
+        {
+            return None;
+        }
+        params = more;
+    }
+    Some(name.trim())
+}
+
+/// Whether a media range's `name` (`type/subtype`, `type/*` or `*/*`) covers `media_type`,
+/// compared without case and without allocating.
+fn names(name: &str, media_type: &str) -> bool {
+    match cut(name, b'/') {
+        ("*", Some("*")) => true,
+        (ty, Some("*")) => ty.eq_ignore_ascii_case(cut(media_type, b'/').0),
+        _ => name.eq_ignore_ascii_case(media_type),
+    }
 }
 
 /// What every request passes first: a due sweep of idle sessions, the Host and Origin
@@ -269,4 +307,47 @@ pub(super) async fn admit(
         return Err(denied);
     }
     state.authenticate(headers, method, uri.path()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue, header};
+
+    use super::accepts;
+
+    fn with_accept(values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(
+                header::ACCEPT,
+                HeaderValue::from_str(value).expect("a value"),
+            );
+        }
+        headers
+    }
+
+    #[test]
+    fn accept_lists_ranges_wildcards_and_refusals() {
+        let json = "application/json";
+        let sse = "text/event-stream";
+        let both = with_accept(&["application/json, text/event-stream"]);
+        assert!(accepts(&both, json) && accepts(&both, sse));
+        let spaced = with_accept(&[" Application/JSON ;charset=utf-8 ,TEXT/event-stream;q=0.5"]);
+        assert!(accepts(&spaced, json) && accepts(&spaced, sse));
+        let split = with_accept(&["application/json", "text/event-stream"]);
+        assert!(accepts(&split, json) && accepts(&split, sse));
+        let any = with_accept(&["*/*"]);
+        assert!(accepts(&any, json) && accepts(&any, sse));
+        let family = with_accept(&["text/*, application/*"]);
+        assert!(accepts(&family, json) && accepts(&family, sse));
+        let refused = with_accept(&["application/json; q=0, text/event-stream"]);
+        assert!(!accepts(&refused, json) && accepts(&refused, sse));
+        let refused_spaced = with_accept(&["application/json;Q = 0.0"]);
+        assert!(!accepts(&refused_spaced, json));
+        let other = with_accept(&["application/jsonx, text/event-streams, text"]);
+        assert!(!accepts(&other, json) && !accepts(&other, sse));
+        assert!(!accepts(&HeaderMap::new(), json));
+        let empty = with_accept(&["", ",,;"]);
+        assert!(!accepts(&empty, json));
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
@@ -27,12 +27,15 @@ use crate::protocol::{
 };
 use crate::registry::CallOptions;
 
-pub(super) async fn handle_post(
-    State(state): State<Arc<AppState>>,
-    uri: Uri,
-    headers: HeaderMap,
-    request: Request,
-) -> Response {
+pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Request) -> Response {
+    // The head moved out of the request, not cloned by `Uri`/`HeaderMap` extractors (issue
+    // #41); reading the body needs only its extensions (the body limit).
+    let (mut parts, body) = request.into_parts();
+    let (uri, headers) = (
+        std::mem::take(&mut parts.uri),
+        std::mem::take(&mut parts.headers),
+    );
+    let request = Request::from_parts(parts, body);
     let caller = match admit(&state, "POST", &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,

@@ -6,6 +6,11 @@
 //! does: `Idle` until the first byte of a request, `Head` until the router is called, `Busy`
 //! until the response has been written (SSE streams stay `Busy`). The body's limit is the
 //! router's (it holds for routers mounted elsewhere too).
+//!
+//! A request moves the phase without waking anyone: the connection's one timer is armed no
+//! later than `step` (the shorter of the two limits) from when it was last armed, and any
+//! deadline a phase change sets is at least `step` away, so no deadline can come before the
+//! timer. It fires once per `step` on a connection that stays open, not twice per request.
 
 use std::convert::Infallible;
 use std::io;
@@ -20,7 +25,7 @@ use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tower_service::Service as _;
 
@@ -38,30 +43,22 @@ enum Phase {
     Busy(usize),
 }
 
-/// One connection's phase, shared by its reader, its service and its watchdog.
+/// One connection's phase, shared by its reader, its service and its watchdog (which reads
+/// it when its timer fires: a phase change wakes nobody, see the module's notes).
 struct Watch {
     phase: Mutex<Phase>,
-    /// Wakes the watchdog when the phase moves (its deadline may come sooner).
-    changed: Notify,
 }
 
 impl Watch {
     fn new() -> Arc<Watch> {
         Arc::new(Watch {
             phase: Mutex::new(Phase::Idle(Instant::now())),
-            changed: Notify::new(),
         })
     }
 
     fn update(&self, f: impl FnOnce(Phase) -> Phase) {
         let mut phase = self.phase.lock().unwrap_or_else(PoisonError::into_inner);
         *phase = f(*phase);
-        let deadline_set = !matches!(*phase, Phase::Busy(_));
-        drop(phase);
-        // Only a new deadline needs the watchdog now; one that passes while busy is rechecked.
-        if deadline_set {
-            self.changed.notify_one();
-        }
     }
 
     fn phase(&self) -> Phase {
@@ -158,8 +155,11 @@ impl AsyncRead for Watched {
         let this = self.project();
         let before = buf.filled().len();
         let read = this.stream.poll_read(cx, buf);
-        if buf.filled().len() > before && matches!(this.watch.phase(), Phase::Idle(_)) {
-            this.watch.update(|_| Phase::Head(Instant::now()));
+        if buf.filled().len() > before {
+            this.watch.update(|phase| match phase {
+                Phase::Idle(_) => Phase::Head(Instant::now()),
+                other => other,
+            });
         }
         read
     }
@@ -194,6 +194,10 @@ impl AsyncWrite for Watched {
         self.stream.is_write_vectored()
     }
 }
+
+/// The shortest interval between two checks of a connection's deadlines (a limit of zero is
+/// enforced this late at most).
+const MIN_STEP: Duration = Duration::from_millis(1);
 
 /// How long, past [`HttpConfig::drain_timeout`], a drained server waits for its
 /// connections to write their last answers (the calls cut off by the bound) and close.
@@ -306,35 +310,41 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
     };
     let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
     tokio::pin!(connection);
+    // Every deadline a phase change sets is at least `step` away (see the module's notes).
+    let step = limits.header_read.min(limits.idle).max(MIN_STEP);
+    let first = Instant::now() + step;
+    let watchdog = tokio::time::sleep_until(
+        watch
+            .deadline(&limits)
+            .map_or(first, |(at, _)| at.min(first)),
+    );
+    tokio::pin!(watchdog);
     let mut closing = false;
     loop {
-        let deadline = watch.deadline(&limits);
-        let expired = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
+            // The connection first, and no random pick per poll: the other two are rare.
+            biased;
             result = connection.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!(?peer, error = %e, "HTTP: connection ended with an error");
                 }
                 return;
             }
-            () = watch.changed.notified() => {}
             () = shutdown.draining(), if !closing => {
                 closing = true;
                 connection.as_mut().graceful_shutdown();
             }
-            () = expired => {
-                // Closed only if the phase has not moved since (its new deadline has passed too).
-                if let Some((at, why)) = watch.deadline(&limits)
-                    && at <= Instant::now()
+            () = watchdog.as_mut() => {
+                let now = Instant::now();
+                let deadline = watch.deadline(&limits);
+                if let Some((at, why)) = deadline
+                    && at <= now
                 {
                     tracing::debug!(?peer, reason = why, "HTTP: closing a connection over its time limit (HttpConfig::header_read_timeout / idle_timeout)");
                     return;
                 }
+                let next = now + step;
+                watchdog.as_mut().reset(deadline.map_or(next, |(at, _)| at.min(next)));
             }
         }
     }
