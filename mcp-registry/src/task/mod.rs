@@ -344,6 +344,7 @@ impl Tasks {
             input_requests: Default::default(),
             result: None,
             error: None,
+            call_error: None,
         };
         self.store
             .create(record.clone(), self.settings.max_live_per_requestor)
