@@ -282,15 +282,15 @@ impl Method {
             def.attrs.krate = server.krate.clone();
         }
         crate::valid::check(&def, &mut errors);
-        let tokens = if errors.is_empty() {
-            let mut tokens = crate::expand::annotated(&def);
-            if self.kind == Kind::Tool {
-                tokens.extend(self.stub(&def, self_ty));
-            }
-            tokens
+        let mut tokens = if errors.is_empty() {
+            crate::expand::annotated(&def)
         } else {
             crate::fallback::annotated(&def, &errors)
         };
+        // With mistakes too, as the free function's stand-ins: one mistake, one message.
+        if self.kind == Kind::Tool {
+            tokens.extend(self.stub(&def, self_ty));
+        }
         (ident.into(), tokens)
     }
 
