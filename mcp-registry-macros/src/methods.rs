@@ -282,15 +282,17 @@ impl Method {
             def.attrs.krate = server.krate.clone();
         }
         crate::valid::check(&def, &mut errors);
-        let mut tokens = if errors.is_empty() {
-            crate::expand::annotated(&def)
+        // The stub only without mistakes: its parameters repeat the method's types, whose
+        // mistakes (a reference) would be reported again.
+        let tokens = if errors.is_empty() {
+            let mut tokens = crate::expand::annotated(&def);
+            if self.kind == Kind::Tool {
+                tokens.extend(self.stub(&def, self_ty));
+            }
+            tokens
         } else {
             crate::fallback::annotated(&def, &errors)
         };
-        // With mistakes too, as the free function's stand-ins: one mistake, one message.
-        if self.kind == Kind::Tool {
-            tokens.extend(self.stub(&def, self_ty));
-        }
         (ident.into(), tokens)
     }
 
