@@ -18,7 +18,7 @@ use common::tasks::{ask_tool, legacy, modern, plain_tool, result_of, send, slow_
 use mcp_registry::protocol::TaskSupport;
 use mcp_registry::replicas::{Redis, RedisTaskStore};
 use mcp_registry::task::TaskSettings;
-use mcp_registry::{NotificationSink, Registry, Server, Tool};
+use mcp_registry::{CallError, NotificationSink, Registry, Server, Tool};
 use serde_json::{Map, Value, json};
 
 /// The lease of the replicas' tasks: a dead replica's tasks fail this long after it died.
@@ -27,7 +27,8 @@ const LEASE: Duration = Duration::from_secs(1);
 const PATIENCE: Duration = Duration::from_secs(30);
 
 /// The server every replica runs: `slow` (ten minutes, flagging `dropped` when its future
-/// is dropped), `quick` (a fifth of a second), `ask` (asks who you are), `plain` (no task).
+/// is dropped), `quick` (a fifth of a second), `ask` (asks who you are), `plain` (no task),
+/// `fails` (the tool's own error).
 fn server(dropped: Arc<AtomicBool>) -> Server {
     let slow = slow_tool(dropped, 600, "ten minutes of work");
     let quick = Tool::builder("quick")
@@ -37,8 +38,14 @@ fn server(dropped: Arc<AtomicBool>) -> Server {
             "done"
         })
         .unwrap();
+    let fails = Tool::builder("fails")
+        .task_support(TaskSupport::Optional)
+        .raw(json!({"type": "object"}), |_: Value| async {
+            Err::<&str, _>("the disk is full")
+        })
+        .unwrap();
     let (ask, plain) = (ask_tool(), plain_tool());
-    Server::new("s", None, [slow, quick, ask, plain]).unwrap()
+    Server::new("s", None, [slow, quick, ask, plain, fails]).unwrap()
 }
 
 /// A replica: the server, its tasks in the Redis at `url` (a short lease), at most
@@ -394,4 +401,30 @@ async fn redis_down_fails_task_requests_clearly_and_they_recover() {
     let id = created["taskId"].as_str().unwrap().to_owned();
     let got = poll_until(&b, &id, status_is("completed")).await;
     assert_eq!(got["result"]["result"]["content"][0]["text"], "done");
+}
+
+/// A failed task's handle on another replica gives the error the plain call gives (kept
+/// with the record in Redis), while `tasks/get` over MCP still shows the `isError` result.
+#[tokio::test]
+async fn another_replicas_handle_gives_the_plain_calls_error() {
+    let Some((_server, a, b, _)) = two_replicas(8).await else {
+        return;
+    };
+    let plain = a.call_tool_by_name("fails", json!({})).await;
+    assert!(
+        matches!(plain, Err(CallError::ToolFailed { .. })),
+        "{plain:?}"
+    );
+    let task = a
+        .call_tool_by_name("fails", json!({}))
+        .as_task()
+        .await
+        .unwrap();
+    let on_b = tokio::time::timeout(PATIENCE, b.task(task.id()).result())
+        .await
+        .expect("the task ends");
+    assert_eq!(on_b, plain);
+    let got = poll_until(&b, task.id(), status_is("completed")).await;
+    assert_eq!(got["result"]["result"]["isError"], true, "{got}");
+    assert!(got["result"]["result"].get("callError").is_none(), "{got}");
 }

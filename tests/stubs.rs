@@ -109,6 +109,58 @@ async fn prefixed(
 
 server!(name = "stubs", tools = [add, greet, halve, noop, takes_refuses, shout, whisper, prefixed], fn = stubs, collect = false);
 
+/// Tools as methods: their stubs are `Tally::call_add` and `Tally::call_type`.
+#[derive(Default)]
+struct Tally {
+    total: std::sync::atomic::AtomicI64,
+}
+
+#[mcp_registry::mcp_server(name = "tally")]
+impl Tally {
+    /// Add `n` to the total; the new total.
+    #[tool]
+    async fn add(&self, _ctx: ToolContext, n: i64) -> Json<Sum> {
+        let before = self.total.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+        Json(Sum { sum: before + n })
+    }
+
+    /// A method whose name is a keyword; fails on an empty kind.
+    #[tool]
+    async fn r#type(&self, kind: String) -> Result<String, String> {
+        if kind.is_empty() {
+            return Err("no kind".to_owned());
+        }
+        Ok(format!("a {kind}"))
+    }
+}
+
+/// The stub of an `#[mcp_server]` method: `&self` (and the context) left out, the result
+/// read back typed, the tool's failure typed.
+#[tokio::test]
+async fn a_server_method_has_a_stub_named_after_it() {
+    let registry = Registry::builder()
+        .server(Tally::default().into_server())
+        .build();
+    assert_eq!(Tally::call_add(&registry, 2).await.unwrap(), Sum { sum: 2 });
+    assert_eq!(
+        Tally::call_add(&registry, 40).await.unwrap(),
+        Sum { sum: 42 }
+    );
+    assert_eq!(
+        Tally::call_type(&registry, "tool".into()).await.unwrap(),
+        "a tool"
+    );
+    match Tally::call_type(&registry, String::new()).await {
+        Err(ToolCallError::Tool { tool, message }) => {
+            assert_eq!((tool.as_str(), message.as_str()), ("type", "no kind"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let client = Client::in_process(registry, "tally").await.unwrap();
+    assert_eq!(Tally::call_add(&client, 1).await.unwrap(), Sum { sum: 43 });
+    client.close().await;
+}
+
 fn registry() -> Registry {
     Registry::builder()
         .server(stubs())

@@ -581,3 +581,87 @@ fn a_task_started_outside_a_tokio_runtime_is_refused_with_a_clear_error() {
     let err = started.unwrap_err();
     assert!(err.to_string().contains("Tokio runtime"), "{err}");
 }
+
+/// Task tools that end every way a call can: `ok`, `fails` (the tool's error), `panics`,
+/// `denied` (the approval refuses it), `slow` (its own limit of 50 ms, ten seconds of work).
+fn ending_registry() -> Registry {
+    let task = |name: &str| Tool::builder(name).task_support(TaskSupport::Optional);
+    let tools = [
+        task("ok").raw(json!({"type": "object"}), |_: Value| async { "done" }),
+        task("fails").raw(json!({"type": "object"}), |_: Value| async {
+            Err::<&str, _>("the disk is full")
+        }),
+        task("panics").raw(json!({"type": "object"}), |_: Value| async {
+            if true {
+                panic!("a bug in the tool");
+            }
+            "unreachable"
+        }),
+        task("denied").raw(json!({"type": "object"}), |_: Value| async { "ran" }),
+        task("slow").timeout(Duration::from_millis(50)).raw(
+            json!({"type": "object"}),
+            |_: Value| async {
+                sleep(10.0).await;
+                "late"
+            },
+        ),
+    ];
+    let tools = tools.map(Result::unwrap);
+    Registry::builder()
+        .server(Server::new("s", None, tools).unwrap())
+        .approval(|call| async move {
+            match call.tool.as_str() {
+                "denied" => mcp_registry::Approval::Deny("not this one".to_owned()),
+                _ => mcp_registry::Approval::Allow,
+            }
+        })
+        .build()
+}
+
+/// What a task's handle gives is what the plain call gives, errors included: the same
+/// `Result`, the same error variant and message.
+#[tokio::test(start_paused = true)]
+async fn a_task_result_is_what_the_plain_call_returns_errors_included() {
+    let registry = ending_registry();
+    for name in ["ok", "fails", "panics", "denied", "slow", "nosuch"] {
+        let plain = registry.call_tool_by_name(name, json!({})).await;
+        let task = match registry.call_tool_by_name(name, json!({})).as_task().await {
+            Ok(handle) => handle.result().await,
+            Err(e) => Err(e),
+        };
+        assert_eq!(task, plain, "tool {name}");
+        if name == "fails" {
+            assert!(
+                matches!(plain, Err(CallError::ToolFailed { .. })),
+                "{plain:?}"
+            );
+        }
+    }
+    // Cancelled: the plain call by its token, the task by its handle.
+    let token = mcp_registry::CancellationToken::new();
+    token.cancel();
+    let plain = registry
+        .call_tool_by_name("slow", json!({}))
+        .cancellation(token)
+        .await;
+    let handle = registry
+        .call_tool_by_name("slow", json!({}))
+        .as_task()
+        .await
+        .unwrap();
+    handle.cancel().await.unwrap();
+    assert_eq!(handle.result().await, plain);
+    // Another handle on the same task (as another replica's would be) gives the same.
+    let other = registry.task(handle.id());
+    assert_eq!(other.result().await, plain);
+    let failed = registry
+        .call_tool_by_name("fails", json!({}))
+        .as_task()
+        .await
+        .unwrap();
+    failed.result().await.unwrap_err();
+    assert_eq!(
+        registry.task(failed.id()).result().await,
+        registry.call_tool_by_name("fails", json!({})).await
+    );
+}

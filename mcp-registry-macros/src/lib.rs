@@ -334,6 +334,13 @@ pub fn mcp_resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// code. Methods without a marker stay ordinary methods. Mistakes are compile errors on the
 /// offending token: a marked method without `&self` or not `async`, two items of one name (or
 /// URI), a generic or trait impl.
+///
+/// **Call stubs.** Each `#[tool]` method `add` gets the typed stub a `#[mcp_tool]` function
+/// gets as `add::call`, as an associated function of the struct: `Notes::call_add(&caller,
+/// text)` calls the tool through any `mcp_registry::tool::stub::ToolCaller` (a `Registry`, a
+/// connected `client::Client`) and reads its result back as the method's return type says.
+/// `&self` is left out (the server provides the value), as are the parameters `#[mcp_tool]`'s
+/// stub leaves out. The struct must not have a method of that name already.
 #[proc_macro_attribute]
 pub fn mcp_server(args: TokenStream, input: TokenStream) -> TokenStream {
     methods::mcp_server(args.into(), input.into()).into()

@@ -282,12 +282,34 @@ impl Method {
             def.attrs.krate = server.krate.clone();
         }
         crate::valid::check(&def, &mut errors);
+        // The stub only without mistakes: its parameters repeat the method's types, whose
+        // mistakes (a reference) would be reported again.
         let tokens = if errors.is_empty() {
-            crate::expand::annotated(&def)
+            let mut tokens = crate::expand::annotated(&def);
+            if self.kind == Kind::Tool {
+                tokens.extend(self.stub(&def, self_ty));
+            }
+            tokens
         } else {
             crate::fallback::annotated(&def, &errors)
         };
         (ident.into(), tokens)
+    }
+
+    /// `Notes::call_add(&caller, a, ..)`: the tool's typed call stub, in an impl block of the
+    /// struct's own (a free function's is `add::call`); `&self` is left out, as the state
+    /// the server provides.
+    fn stub(&self, def: &AnnotatedFn, self_ty: &Type) -> TokenStream {
+        let method = syn::ext::IdentExt::unraw(&self.sig.ident);
+        let ident = format_ident!("call_{}", method, span = self.sig.ident.span());
+        let stub = crate::expand::stub_named(def, &def.krate(), &ident);
+        let cfgs = crate::expand::cfgs(def);
+        quote! {
+            #(#cfgs)*
+            impl #self_ty {
+                #stub
+            }
+        }
     }
 
     /// `async fn __mcp_method_Notes_add(__mcp_self: State<Notes>, a: A, ..) -> R`, calling the

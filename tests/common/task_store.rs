@@ -24,6 +24,7 @@ pub fn record(id: &str, requestor: Option<&str>, created_at_ms: u64) -> TaskReco
         input_requests: BTreeMap::new(),
         result: None,
         error: None,
+        call_error: None,
     }
 }
 

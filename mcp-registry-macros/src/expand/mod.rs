@@ -19,6 +19,7 @@ mod prompt;
 pub(crate) mod resource;
 mod server;
 mod stub;
+pub(crate) use stub::stub_named;
 
 pub(crate) use server::{method_server, server, server_name_check, slice_declaration};
 

@@ -14,6 +14,12 @@ use crate::ast::AnnotatedFn;
 
 /// `pub fn call(..)`, for the tool's `impl add { .. }` block.
 pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
+    stub_named(tool, krate, &Ident::new("call", Span::call_site()))
+}
+
+/// The stub as `pub fn #ident(..)`: `call` for a free function's tool, `call_add` for the
+/// method `add` of an `#[mcp_server]` (in the struct's own impl block).
+pub(crate) fn stub_named(tool: &AnnotatedFn, krate: &Path, ident: &Ident) -> TokenStream {
     let caller = hidden("__McpCaller");
     let receiver = hidden("caller");
     let lifetime = syn::Lifetime::new("'__mcp_caller", Span::mixed_site());
@@ -45,7 +51,7 @@ pub(crate) fn stub(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
     quote! {
         #[doc = #doc]
         #[allow(dead_code, clippy::too_many_arguments, clippy::type_complexity)]
-        pub fn call<#lifetime, #caller>(
+        pub fn #ident<#lifetime, #caller>(
             #receiver: &#lifetime #caller,
             #(#values: #types),*
         ) -> #krate::tool::stub::StubFuture<#lifetime, #caller, (#(#types,)*), #output>

@@ -1,12 +1,16 @@
 use std::time::Duration;
 
+use serde::{Deserialize, Deserializer, Serialize};
+
 use crate::protocol::CallToolResult;
 
 /// Why `call_tool_by_name` produced no result, told apart so a host can react to each.
 ///
 /// [`into_call_tool_result`](Self::into_call_tool_result) turns any of them into the
-/// `isError: true` result a model reads.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// `isError: true` result a model reads. It serialises (tagged by `kind`) so a task kept
+/// in a shared store keeps how its call failed for a handle on another replica.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum CallError {
     /// No enabled or disabled server has a tool of that name.
@@ -132,7 +136,8 @@ pub enum CallError {
         /// The tool.
         tool: String,
         /// The capability (`sampling`, `elicitation`, `roots`).
-        capability: &'static str,
+        #[serde(deserialize_with = "capability_name")]
+        capability: Capability,
         /// What the tool was told.
         message: String,
     },
@@ -184,6 +189,19 @@ impl CallError {
             other => CallToolResult::error(other.to_string()),
         }
     }
+}
+
+/// `&'static str`, spelled so serde's derive does not borrow it from the input (which would
+/// tie deserialising to `'static` input); [`capability_name`] reads it back.
+type Capability = &'static str;
+
+/// A client capability's name, read back as the `&'static str` a tool names it by.
+fn capability_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<&'static str, D::Error> {
+    let name = String::deserialize(deserializer)?;
+    ["elicitation", "elicitation.url", "sampling", "roots"]
+        .into_iter()
+        .find(|known| *known == name)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown client capability {name:?}")))
 }
 
 /// Errors of registry management operations.

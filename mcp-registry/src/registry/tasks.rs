@@ -231,20 +231,34 @@ impl TaskLaunch {
 }
 
 /// How a task's call ended, as the task records it: a result (a tool's own error
-/// included), a JSON-RPC error (a panic, a layer's rejection), or cancelled.
+/// included), or cancelled; a failed call keeps its [`CallError`] next to what MCP shows of
+/// it ([`TaskEnd::CallFailed`]): a JSON-RPC error for a panic or a layer's rejection, a
+/// result with `isError` for the rest.
 pub(crate) fn end_of(result: Result<CallToolResult, CallError>) -> TaskEnd {
-    let result = match result {
-        Ok(result) => result,
+    let error = match result {
+        Ok(result) => return completed(result),
         Err(CallError::Cancelled { .. }) => return TaskEnd::Cancelled,
-        Err(CallError::Rejected { error, .. }) => return TaskEnd::Failed(error),
-        Err(CallError::Panicked { tool, message }) => {
-            return TaskEnd::Failed(ErrorObject::new(
-                ErrorCode::INTERNAL_ERROR,
-                format!("tool {tool:?} failed: {message}"),
-            ));
-        }
-        Err(e) => e.into_call_tool_result(),
+        Err(error) => error,
     };
+    let wire = match &error {
+        CallError::Rejected { error, .. } => TaskEnd::Failed(error.clone()),
+        CallError::Panicked { tool, message } => TaskEnd::Failed(ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("tool {tool:?} failed: {message}"),
+        )),
+        other => completed(other.clone().into_call_tool_result()),
+    };
+    match serde_json::to_value(&error) {
+        Ok(error) => TaskEnd::CallFailed {
+            wire: Box::new(wire),
+            error,
+        },
+        Err(_) => wire,
+    }
+}
+
+/// A task completed with `result`.
+fn completed(result: CallToolResult) -> TaskEnd {
     match serde_json::to_value(result) {
         Ok(value) => TaskEnd::Completed(value),
         Err(e) => TaskEnd::Failed(ErrorObject::new(
@@ -294,8 +308,11 @@ impl TaskHandle {
     }
 
     /// The call's result, once the task has ended: what awaiting the call would have
-    /// given ([`CallError::Cancelled`] for a cancelled task, [`CallError::Rejected`] for
-    /// one that failed with a JSON-RPC error).
+    /// given, errors included (the same [`CallError`]: [`ToolFailed`](CallError::ToolFailed),
+    /// [`Denied`](CallError::Denied), [`Timeout`](CallError::Timeout),
+    /// [`Panicked`](CallError::Panicked), [`Cancelled`](CallError::Cancelled), ..), whichever
+    /// replica ran it. A task that failed with a JSON-RPC error that no call of this registry
+    /// gave (its replica stopped) is [`CallError::Rejected`].
     pub async fn result(&self) -> Result<CallToolResult, CallError> {
         let tasks = &self.registry.config().tasks;
         let record = tasks
@@ -308,6 +325,13 @@ impl TaskHandle {
         } else {
             self.tool.clone()
         };
+        if let Some(error) = record.call_error {
+            return Err(
+                serde_json::from_value(error).map_err(|e| CallError::TaskStore {
+                    message: format!("the task's error is not a call error: {e}"),
+                })?,
+            );
+        }
         match record.status {
             TaskStatus::Completed => serde_json::from_value(record.result.unwrap_or_default())
                 .map_err(|e| CallError::TaskStore {

@@ -171,10 +171,29 @@ pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// A time in milliseconds since the epoch, as ISO 8601 (UTC, milliseconds).
+/// A time in milliseconds since the epoch, as ISO 8601 (UTC, milliseconds):
+/// `2026-11-28T08:40:06.123Z`.
 pub(crate) fn iso8601(ms: u64) -> String {
-    let at = UNIX_EPOCH + Duration::from_millis(ms);
-    chrono::DateTime::<chrono::Utc>::from(at).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    let (secs, millis) = (ms / 1000, ms % 1000);
+    let (days, of_day) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    let (hour, minute, second) = (of_day / 3600, of_day % 3600 / 60, of_day % 60);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
 }
 
 /// What runs in this process for one task: its cancellation, the answers it waits for, and
@@ -344,6 +363,7 @@ impl Tasks {
             input_requests: Default::default(),
             result: None,
             error: None,
+            call_error: None,
         };
         self.store
             .create(record.clone(), self.settings.max_live_per_requestor)
@@ -614,6 +634,34 @@ impl TaskRecord {
             last_updated_at: iso8601(self.last_updated_at_ms),
             ttl: self.ttl_ms,
             poll_interval: Some(self.poll_interval_ms),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso8601;
+
+    #[test]
+    fn iso8601_writes_utc_with_milliseconds() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601(1_795_855_206_123), "2026-11-28T08:40:06.123Z");
+        assert_eq!(iso8601(4_107_542_399_999), "2100-02-28T23:59:59.999Z");
+    }
+
+    /// The same text chrono wrote, from the epoch to past 2400, leap days included.
+    #[cfg(feature = "testing")]
+    #[test]
+    fn iso8601_agrees_with_chrono() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let mut ms: u64 = 0;
+        while ms < 14_000_000_000_000 {
+            let at = UNIX_EPOCH + Duration::from_millis(ms);
+            let chrono = chrono::DateTime::<chrono::Utc>::from(at)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            assert_eq!(iso8601(ms), chrono, "{ms}");
+            ms += 3_600_017_393;
         }
     }
 }

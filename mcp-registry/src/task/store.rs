@@ -47,6 +47,13 @@ pub struct TaskRecord {
     pub result: Option<Value>,
     /// `failed`: the JSON-RPC error.
     pub error: Option<ErrorObject>,
+    /// How the call failed, when it did ([`TaskEnd::CallFailed`]): the registry's
+    /// [`CallError`](crate::CallError) as JSON, so that
+    /// [`TaskHandle::result`](crate::TaskHandle::result) gives the error the plain call gives,
+    /// on any replica. Never sent over MCP: there the task has its `result` (with `isError`)
+    /// or its `error`, as the spec has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_error: Option<Value>,
 }
 
 impl TaskRecord {
@@ -88,6 +95,39 @@ pub enum TaskEnd {
     Failed(ErrorObject),
     /// Cancelled.
     Cancelled,
+    /// The call failed: `wire` is how the task ended as MCP shows it (a result with
+    /// `isError`, or a JSON-RPC error), `error` how the call failed as the registry tells it
+    /// ([`TaskRecord::call_error`]).
+    CallFailed {
+        /// The end MCP shows: [`Completed`](Self::Completed) or [`Failed`](Self::Failed).
+        wire: Box<TaskEnd>,
+        /// The registry's [`CallError`](crate::CallError), as JSON.
+        error: Value,
+    },
+}
+
+impl TaskEnd {
+    /// Sets `record` to this end.
+    fn apply(self, record: &mut TaskRecord) {
+        match self {
+            TaskEnd::Completed(result) => {
+                record.status = TaskStatus::Completed;
+                record.result = Some(result);
+            }
+            TaskEnd::Failed(error) => {
+                record.status = TaskStatus::Failed;
+                record.error = Some(error);
+            }
+            TaskEnd::Cancelled => {
+                record.status = TaskStatus::Cancelled;
+                record.status_message = Some("The task was cancelled.".to_owned());
+            }
+            TaskEnd::CallFailed { wire, error } => {
+                record.call_error = Some(error);
+                wire.apply(record);
+            }
+        }
+    }
 }
 
 impl TaskChange {
@@ -113,20 +153,7 @@ impl TaskChange {
             }
             TaskChange::End(end) => {
                 record.input_requests.clear();
-                match end {
-                    TaskEnd::Completed(result) => {
-                        record.status = TaskStatus::Completed;
-                        record.result = Some(result);
-                    }
-                    TaskEnd::Failed(error) => {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(error);
-                    }
-                    TaskEnd::Cancelled => {
-                        record.status = TaskStatus::Cancelled;
-                        record.status_message = Some("The task was cancelled.".to_owned());
-                    }
-                }
+                end.apply(record);
             }
         }
         record.last_updated_at_ms = now_ms;
