@@ -34,6 +34,10 @@ pub const TASK_LEASE: Duration = Duration::from_secs(2);
 /// make, shorter than [`WAIT`].
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The replicas' drain delay (`DRAIN_DELAY_MS`): longer than HAProxy takes to see a
+/// replica's readiness fail (`inter 1s fall 2`).
+pub const DRAIN_DELAY: Duration = Duration::from_secs(3);
+
 /// A request-state key of 32 bytes `byte`, as base64.
 pub fn key(byte: u8) -> String {
     base64::engine::general_purpose::STANDARD.encode([byte; 32])
@@ -108,6 +112,9 @@ impl Cluster {
             .env("TASK_LEASE_MS", TASK_LEASE.as_millis().to_string())
             // On SIGTERM, calls in flight and tasks under way get this long to finish.
             .env("DRAIN_TIMEOUT_MS", DRAIN_TIMEOUT.as_millis().to_string())
+            // ... and it keeps accepting this long, while HAProxy's health check (every
+            // second, out after 2 failures) takes it out.
+            .env("DRAIN_DELAY_MS", DRAIN_DELAY.as_millis().to_string())
             .env_remove("MCP_REQUEST_STATE_KEYS")
             .stdout(Stdio::null())
             .stderr(log)

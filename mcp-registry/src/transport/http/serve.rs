@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::http::HeaderValue;
+use axum::http::header::CONNECTION;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -84,6 +86,8 @@ struct Limits {
     header_read: Duration,
     idle: Duration,
     write: Duration,
+    /// [`HttpConfig::drain_delay`]: idle connections close once it has passed.
+    drain_delay: Duration,
 }
 
 /// A request being answered: the connection is `Busy` until its response body is dropped
@@ -200,16 +204,19 @@ impl AsyncWrite for Watched {
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `app` on `listener` under `config`'s connection limits until `config`'s
-/// [`Shutdown`](super::Shutdown) is triggered, then drains: stops accepting, hands over
+/// [`Shutdown`](super::Shutdown) is triggered and [`HttpConfig::drain_delay`] has passed,
+/// then drains: stops accepting, hands over
 /// ([`Shutdown::hand_over`]: legacy sessions saved, tasks released), and waits for the
 /// connections to close (at most [`HttpConfig::drain_timeout`] and [`DRAIN_GRACE`]). Accepting failures are logged and
 /// retried.
 pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &HttpConfig) {
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let shutdown = config.shutdown.clone();
+    // Readiness turns false at the trigger; accepting goes on for the drain delay, while the
+    // load balancer takes this replica out.
     tokio::select! {
         () = accept_all(&listener, app, config, &slots) => {}
-        () = shutdown.draining() => {}
+        () = shutdown.expired(config.drain_delay) => {}
     }
     drop(listener);
     tracing::info!(
@@ -241,6 +248,7 @@ async fn accept_all(
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,
         write: config.write_timeout,
+        drain_delay: config.drain_delay,
     };
     let mut warned: Option<Instant> = None;
     loop {
@@ -282,7 +290,8 @@ async fn accept_all(
 }
 
 /// Serves one connection until it ends or breaks a limit (then it is dropped: closed).
-/// Once `shutdown` is triggered, the connection closes after the response it is writing
+/// Once `shutdown` is triggered, its responses say `Connection: close` (it closes after
+/// each); once the drain delay has passed too, it closes after the response it is writing
 /// (an idle one at once).
 async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdown: Shutdown) {
     // Replies are written whole; small SSE events must not wait for an ACK.
@@ -294,12 +303,18 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
         watch: watch.clone(),
     });
     let service = {
-        let watch = watch.clone();
+        let (watch, shutdown) = (watch.clone(), shutdown.clone());
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let answering = Answering::start(&watch);
-            let mut app = app.clone();
+            let (mut app, shutdown) = (app.clone(), shutdown.clone());
             async move {
-                let response = app.call(request.map(Body::new)).await?;
+                let mut response = app.call(request.map(Body::new)).await?;
+                // Draining: the client's next request goes on a new connection, elsewhere.
+                if shutdown.is_draining() {
+                    response
+                        .headers_mut()
+                        .insert(CONNECTION, HeaderValue::from_static("close"));
+                }
                 Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, answering })))
             }
         })
@@ -323,7 +338,7 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
                 return;
             }
             () = watch.changed.notified() => {}
-            () = shutdown.draining(), if !closing => {
+            () = shutdown.expired(limits.drain_delay), if !closing => {
                 closing = true;
                 connection.as_mut().graceful_shutdown();
             }
