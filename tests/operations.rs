@@ -316,12 +316,10 @@ async fn get_on(stream: &mut tokio::net::TcpStream, path: &str) -> (String, Stri
 
 /// Regression (issue 39): `serve` stopped accepting, and closed its idle connections, the
 /// moment its shutdown began, before a load balancer could see readiness fail (a request sent
-/// meanwhile met a refused or closed connection). With a drain delay it goes on serving:
-/// readiness says `503` `"draining"`, new and idle connections are answered, each answer with
-/// `Connection: close`, after which the connection closes.
+/// meanwhile met a refused or closed connection). With a drain delay it goes on serving, new
+/// connections and kept-alive ones, while readiness says `503` `"draining"`.
 #[tokio::test]
-async fn serve_keeps_serving_through_the_drain_delay_saying_connection_close() {
-    use tokio::io::AsyncReadExt as _;
+async fn serve_keeps_serving_through_the_drain_delay() {
     let shutdown = Shutdown::new();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -333,21 +331,18 @@ async fn serve_keeps_serving_through_the_drain_delay_saying_connection_close() {
     let mut kept = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (head, _) = get_on(&mut kept, "/readyz").await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
-    assert!(!head.contains("connection: close"), "{head}");
     shutdown.trigger();
-    // A new connection: accepted, told the replica drains, and closed after the answer.
+    // A new connection is accepted, and told the replica drains.
     let mut new = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (head, body) = get_on(&mut new, "/readyz").await;
     assert!(head.starts_with("http/1.1 503"), "{head}");
-    assert!(head.contains("connection: close"), "{head}");
     assert!(body.contains("draining"), "{body}");
-    let mut rest = Vec::new();
-    let closed = tokio::time::timeout(BOUND, new.read_to_end(&mut rest)).await;
-    assert!(matches!(closed, Ok(Ok(0))), "{closed:?}");
-    // The connection idle through the trigger is still served, and told to close.
-    let (head, body) = get_on(&mut kept, "/healthz").await;
-    assert!(head.starts_with("http/1.1 200"), "{head}: {body}");
-    assert!(head.contains("connection: close"), "{head}");
+    // The connection idle through the trigger is still served, and kept alive.
+    for _ in 0..2 {
+        let (head, body) = get_on(&mut kept, "/healthz").await;
+        assert!(head.starts_with("http/1.1 200"), "{head}: {body}");
+        assert!(!head.contains("connection: close"), "{head}");
+    }
     served.abort();
 }
 

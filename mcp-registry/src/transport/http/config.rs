@@ -260,10 +260,12 @@ impl HttpConfig {
     /// How long [`serve`](super::serve) keeps accepting once a [`Shutdown`] is triggered
     /// (default none): readiness answers `503` `"draining"` at once, so the load balancer's
     /// health check takes the replica out while it still serves whatever the balancer sends
-    /// meanwhile; only then does it stop accepting and close its idle connections (what a
-    /// Kubernetes `preStop` sleep does). Make it longer than the balancer needs to notice
-    /// (HAProxy: `inter` times `fall`). Meanwhile each response carries `Connection: close`,
-    /// so clients and the balancer open their next connection elsewhere.
+    /// meanwhile, on new connections and kept-alive ones alike; only then does it stop
+    /// accepting and close its idle connections (those busy close after their response), as
+    /// a Kubernetes `preStop` sleep does. Make it longer than the balancer needs to notice
+    /// (HAProxy: `inter` times `fall`): a balancer that retries a refused connection
+    /// elsewhere (HAProxy's `retry-on conn-failure` with `option redispatch`) loses no request
+    /// either way, one that does not fails those it sends in the gap.
     ///
     /// The delay is part of the drain: [`drain_timeout`](Self::drain_timeout) still counts
     /// from the trigger, so make it longer than the delay and the calls it lets in.

@@ -16,8 +16,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::http::HeaderValue;
-use axum::http::header::CONNECTION;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -290,9 +288,11 @@ async fn accept_all(
 }
 
 /// Serves one connection until it ends or breaks a limit (then it is dropped: closed).
-/// Once `shutdown` is triggered, its responses say `Connection: close` (it closes after
-/// each); once the drain delay has passed too, it closes after the response it is writing
-/// (an idle one at once).
+/// Once `shutdown` is triggered and the drain delay has passed, the connection closes after
+/// the response it is writing (an idle one at once).
+/// During the delay it stays open: a load balancer keeps its connections to this replica
+/// until its health check takes the replica out, and reconnecting on every request (had
+/// each response said `Connection: close`) would only load the replica it leaves.
 async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdown: Shutdown) {
     // Replies are written whole; small SSE events must not wait for an ACK.
     let _ = stream.set_nodelay(true);
@@ -303,18 +303,12 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
         watch: watch.clone(),
     });
     let service = {
-        let (watch, shutdown) = (watch.clone(), shutdown.clone());
+        let watch = watch.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let answering = Answering::start(&watch);
-            let (mut app, shutdown) = (app.clone(), shutdown.clone());
+            let mut app = app.clone();
             async move {
-                let mut response = app.call(request.map(Body::new)).await?;
-                // Draining: the client's next request goes on a new connection, elsewhere.
-                if shutdown.is_draining() {
-                    response
-                        .headers_mut()
-                        .insert(CONNECTION, HeaderValue::from_static("close"));
-                }
+                let response = app.call(request.map(Body::new)).await?;
                 Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, answering })))
             }
         })
