@@ -58,6 +58,8 @@ struct Shared {
     stop: AtomicBool,
     /// Per client, one more than the epoch its last answered call started in (0: none yet).
     answered_in: Vec<AtomicUsize>,
+    /// When the scenario began (the failures and the restarts say when they happened).
+    began: std::time::Instant,
 }
 
 /// What one client did.
@@ -83,6 +85,7 @@ pub async fn rolling_restart(cluster: &mut Cluster) {
         epoch: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
         answered_in: kinds.iter().map(|_| AtomicUsize::new(0)).collect(),
+        began: std::time::Instant::now(),
     });
     let mut clients = Vec::new();
     for (n, kind) in kinds.iter().enumerate() {
@@ -100,6 +103,10 @@ pub async fn rolling_restart(cluster: &mut Cluster) {
     for i in 0..cluster.replicas.len() {
         pinned.push((i, task_on(&cluster.replica_url(i)).await));
         let name = cluster.replicas[i].name.clone();
+        eprintln!(
+            "rolling restart: {name} SIGTERM at {:?}",
+            shared.began.elapsed()
+        );
         let exited = cluster.restart_replica(i).await;
         assert!(
             exited.success(),
@@ -107,7 +114,10 @@ pub async fn rolling_restart(cluster: &mut Cluster) {
             cluster.logs().display()
         );
         let epoch = shared.epoch.fetch_add(1, Ordering::SeqCst) + 1;
-        eprintln!("rolling restart: {name} drained, exited and is ready again");
+        eprintln!(
+            "rolling restart: {name} drained, exited and is ready again at {:?}",
+            shared.began.elapsed()
+        );
         every_client_answered(cluster, &shared, epoch).await;
     }
     shared.stop.store(true, Ordering::SeqCst);
@@ -144,6 +154,7 @@ async fn calls(client: Client, askers: Askers, kind: Kind, n: usize, shared: Arc
     let mut i = 0;
     while !shared.stop.load(Ordering::SeqCst) {
         let epoch = shared.epoch.load(Ordering::SeqCst);
+        let at = shared.began.elapsed();
         let outcome = match kind {
             Kind::Task { .. } => task_call(&client, TASK_MS + (i as u64 * 97) % 1000).await,
             Kind::Stateless | Kind::Legacy => {
@@ -160,9 +171,10 @@ async fn calls(client: Client, askers: Askers, kind: Kind, n: usize, shared: Arc
                 tally.answered += 1;
                 shared.answered_in[n].fetch_max(epoch + 1, Ordering::SeqCst);
             }
-            Err(e) => tally
-                .failures
-                .push(format!("{kind:?} client {n}, call {i}: {e}")),
+            Err(e) => tally.failures.push(format!(
+                "{kind:?} client {n}, call {i} (from {at:?} to {:?}): {e}",
+                shared.began.elapsed()
+            )),
         }
         i += 1;
     }
