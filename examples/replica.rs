@@ -18,10 +18,14 @@
 //!   `OLD,NEW` and signal every replica, then `NEW,OLD`, then, a TTL later, `NEW`);
 //! * `REDIS_URL` (optional): the Redis the replicas share state through;
 //! * `DRAIN_TIMEOUT_MS` (default 30000): on `SIGTERM` (or Ctrl-C) the replica drains
-//!   (`transport::http::Shutdown`): it stops accepting, `/readyz` answers `503`, legacy
-//!   `GET` streams end with a retry hint, legacy sessions are saved to Redis, calls in flight
-//!   get this long to finish, and the tasks still under way then are released; then it
-//!   exits. `/healthz` and `/readyz` are its health routes.
+//!   (`transport::http::Shutdown`): `/readyz` answers `503`, legacy `GET` streams end with
+//!   a retry hint, it stops accepting (after `DRAIN_DELAY_MS`), legacy sessions are saved to
+//!   Redis, calls in flight get this long (counted from the signal) to finish, and the tasks
+//!   still under way then are released; then it exits. `/healthz` and `/readyz` are its
+//!   health routes;
+//! * `DRAIN_DELAY_MS` (default 0): how long it keeps accepting after `SIGTERM`, answering
+//!   `Connection: close`, while the load balancer's health check takes it out
+//!   (`HttpConfig::drain_delay`).
 //!
 //! Tools: `whoami` (the replica and its key fingerprints), `confirm_order` (asks the user
 //! first: a 2026-07-28 multi round-trip request, whose retry may land on another replica),
@@ -257,9 +261,13 @@ async fn main() -> std::io::Result<()> {
     let drain_ms: u64 = env_or("DRAIN_TIMEOUT_MS", "30000")
         .parse()
         .map_err(|e| std::io::Error::other(format!("DRAIN_TIMEOUT_MS is not a number: {e}")))?;
+    let delay_ms: u64 = env_or("DRAIN_DELAY_MS", "0")
+        .parse()
+        .map_err(|e| std::io::Error::other(format!("DRAIN_DELAY_MS is not a number: {e}")))?;
     let shutdown = Shutdown::new();
     let mut config = HttpConfig::default()
         .shutdown(shutdown.clone())
+        .drain_delay(Duration::from_millis(delay_ms))
         .drain_timeout(Duration::from_millis(drain_ms));
     // The state shared through Redis: tasks any replica answers, list changes heard by every
     // replica's streams, and legacy sessions any replica serves.

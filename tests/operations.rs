@@ -272,3 +272,96 @@ async fn a_drain_releases_the_tasks_still_under_way_at_its_bound() {
     tokio::task::yield_now().await;
     assert!(dropped.load(Ordering::SeqCst), "the task's run was stopped");
 }
+
+/// `GET path` on `stream` (HTTP/1.1, kept alive unless the server says otherwise): the
+/// status line and headers (lower-cased), and the body.
+async fn get_on(stream: &mut tokio::net::TcpStream, path: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut read = Vec::new();
+    let head_end = loop {
+        if let Some(at) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let mut chunk = [0; 1024];
+        let n = tokio::time::timeout(BOUND, stream.read(&mut chunk))
+            .await
+            .expect("an answer within the bound")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before answering: {:?}",
+            String::from_utf8_lossy(&read)
+        );
+        read.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&read[..head_end]).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .expect("a content-length")
+        .trim()
+        .parse()
+        .unwrap();
+    let mut body = read[head_end..].to_vec();
+    body.resize(length, 0);
+    let already = read.len() - head_end;
+    tokio::time::timeout(BOUND, stream.read_exact(&mut body[already..]))
+        .await
+        .expect("the body within the bound")
+        .unwrap();
+    (head, String::from_utf8(body).unwrap())
+}
+
+/// Regression (issue 39): `serve` stopped accepting, and closed its idle connections, the
+/// moment its shutdown began, before a load balancer could see readiness fail (a request sent
+/// meanwhile met a refused or closed connection). With a drain delay it goes on serving, new
+/// connections and kept-alive ones, while readiness says `503` `"draining"`.
+#[tokio::test]
+async fn serve_keeps_serving_through_the_drain_delay() {
+    let shutdown = Shutdown::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = HttpConfig::default()
+        .shutdown(shutdown.clone())
+        .drain_delay(Duration::from_secs(600));
+    let registry = Registry::from_servers([math_server()]);
+    let served = tokio::spawn(serve_listener(listener, registry, "math", config));
+    let mut kept = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (head, _) = get_on(&mut kept, "/readyz").await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    shutdown.trigger();
+    // A new connection is accepted, and told the replica drains.
+    let mut new = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (head, body) = get_on(&mut new, "/readyz").await;
+    assert!(head.starts_with("http/1.1 503"), "{head}");
+    assert!(body.contains("draining"), "{body}");
+    // The connection idle through the trigger is still served, and kept alive.
+    for _ in 0..2 {
+        let (head, body) = get_on(&mut kept, "/healthz").await;
+        assert!(head.starts_with("http/1.1 200"), "{head}: {body}");
+        assert!(!head.contains("connection: close"), "{head}");
+    }
+    served.abort();
+}
+
+/// With a drain delay, `serve` stops accepting once it has passed, and returns once drained.
+#[tokio::test]
+async fn serve_stops_accepting_once_the_drain_delay_has_passed() {
+    let shutdown = Shutdown::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = HttpConfig::default()
+        .shutdown(shutdown.clone())
+        .drain_delay(Duration::from_millis(300));
+    let registry = Registry::from_servers([math_server()]);
+    let served = tokio::spawn(serve_listener(listener, registry, "math", config));
+    shutdown.trigger();
+    let result = tokio::time::timeout(BOUND, served).await;
+    assert!(
+        matches!(result, Ok(Ok(Ok(())))),
+        "serve did not return: {result:?}"
+    );
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}

@@ -6,6 +6,8 @@
 //! * a multi round-trip request whose retry lands on another replica ([`retry_elsewhere`]);
 //! * a request-state key rotated on every replica while such requests are in flight, with no
 //!   failure ([`rotation`]);
+//! * each replica restarted in turn (`SIGTERM`: it drains) under 50 clients' calls, with no
+//!   failure ([`rolling::rolling_restart`]);
 //! * Redis restarted mid-run: stateless calls never fail, the tool that needs Redis fails
 //!   clearly while it is down and works once it is back ([`redis_restart`]).
 //!
@@ -22,6 +24,8 @@ mod cluster;
 mod common;
 #[path = "replicas_lb/peers.rs"]
 mod peers;
+#[path = "replicas_lb/rolling.rs"]
+mod rolling;
 
 use std::time::Duration;
 
@@ -343,6 +347,7 @@ async fn run(peer: Peer, scenario: &str) {
         "list_change_across" => list_change_across(&cluster).await,
         "tasks_across" => tasks_across(&cluster).await,
         "replica_killed_mid_task" => replica_killed_mid_task(&mut cluster).await,
+        "rolling_restart" => rolling::rolling_restart(&mut cluster).await,
         other => panic!("no scenario {other}"),
     }
     eprintln!("{scenario}: done in {:?}", started.elapsed());
@@ -422,4 +427,9 @@ async fn a_task_started_on_one_replica_is_followed_through_the_others() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_task_leaves_the_task_failed_within_its_lease() {
     run(Peer::Ours, "replica_killed_mid_task").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_restart_under_50_clients_fails_no_call() {
+    run(Peer::Ours, "rolling_restart").await;
 }

@@ -26,11 +26,23 @@ pub const HAPROXY_CFG: &str = concat!(
     "/tests/e2e/replicas/haproxy.cfg"
 );
 
-/// A request-state key of 32 bytes `byte`, as base64.
 /// The lease of the replicas' running tasks: a killed replica's tasks fail this long after
 /// its last renewal.
 pub const TASK_LEASE: Duration = Duration::from_secs(2);
 
+/// The replicas' drain bound (`DRAIN_TIMEOUT_MS`): longer than any call or task the tests
+/// make, shorter than [`WAIT`].
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The replicas' drain delay (`DRAIN_DELAY_MS`): none, HAProxy's retries (`retry-on
+/// conn-failure`, `option redispatch`) send what a stopping replica refuses elsewhere. (With
+/// 3 s, longer than HAProxy takes to see a replica's readiness fail, no call failed either
+/// without those retries; but a task started on a replica during its delay was now and then
+/// failed by its lease of [`TASK_LEASE`] while it still ran: to look into before the tests
+/// use a delay.)
+pub const DRAIN_DELAY: Duration = Duration::ZERO;
+
+/// A request-state key of 32 bytes `byte`, as base64.
 pub fn key(byte: u8) -> String {
     base64::engine::general_purpose::STANDARD.encode([byte; 32])
 }
@@ -73,7 +85,7 @@ impl Cluster {
             dir,
         };
         for i in 1..=3 {
-            let replica = cluster.spawn_replica(&REPLICA_BINARY, &format!("r{i}"));
+            let replica = cluster.spawn_replica(&format!("r{i}"), free_port());
             cluster.replicas.push(replica);
         }
         for replica in &cluster.replicas {
@@ -88,16 +100,24 @@ impl Cluster {
         Some(cluster)
     }
 
-    fn spawn_replica(&self, binary: &Path, name: &str) -> Replica {
-        let port = free_port();
-        let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).expect("a log file");
-        let child = Command::new(binary)
+    /// Starts replica `name` on `port` (its log appended to `NAME.log`).
+    fn spawn_replica(&self, name: &str, port: u16) -> Replica {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("{name}.log")))
+            .expect("a log file");
+        let child = Command::new(&*REPLICA_BINARY)
             .env("PORT", port.to_string())
             .env("REPLICA_NAME", name)
             .env("MCP_REQUEST_STATE_KEYS_FILE", self.dir.join("keys"))
             .env("REDIS_URL", self.redis.url())
             // A killed replica's tasks are failed once their lease runs out: 2 s here.
             .env("TASK_LEASE_MS", TASK_LEASE.as_millis().to_string())
+            // On SIGTERM, calls in flight and tasks under way get this long to finish.
+            .env("DRAIN_TIMEOUT_MS", DRAIN_TIMEOUT.as_millis().to_string())
+            // ... and it keeps accepting this long (none here) once readiness says 503.
+            .env("DRAIN_DELAY_MS", DRAIN_DELAY.as_millis().to_string())
             .env_remove("MCP_REQUEST_STATE_KEYS")
             .stdout(Stdio::null())
             .stderr(log)
@@ -183,6 +203,56 @@ impl Cluster {
         }
     }
 
+    /// Restarts replica `i` as an orchestrator's rolling deploy does: `SIGTERM` (it drains),
+    /// its exit awaited, a new process on the same port, and its readiness route answering
+    /// `200` (each wait bounded). Returns how the old process exited.
+    pub async fn restart_replica(&mut self, i: usize) -> std::process::ExitStatus {
+        let (name, port) = (self.replicas[i].name.clone(), self.replicas[i].port);
+        let mut child = self.replicas[i].child.take().expect("the replica runs");
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "SIGTERM to {name}");
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let exited = loop {
+            if let Some(exited) = child.try_wait().expect("the replica's status reads") {
+                break exited;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "{name} did not exit within {WAIT:?} of SIGTERM (logs: {})",
+                    self.dir.display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        self.replicas[i] = self.spawn_replica(&name, port);
+        self.wait_ready(i).await;
+        exited
+    }
+
+    /// Until replica `i`'s readiness route (`GET /readyz`, asked directly) answers `200` (a
+    /// bounded wait).
+    pub async fn wait_ready(&self, i: usize) {
+        let replica = &self.replicas[i];
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            if ready(replica.port).await {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} is not ready after {WAIT:?} (logs: {})",
+                replica.name,
+                self.dir.display()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Kills replica `i` (SIGKILL: as a crash would).
     pub fn kill_replica(&mut self, i: usize) {
         if let Some(mut child) = self.replicas[i].child.take() {
@@ -241,6 +311,24 @@ fn scratch_dir() -> PathBuf {
 /// examples/replica, built once per test run (cargo does nothing when it is up to date).
 static REPLICA_BINARY: LazyLock<PathBuf> =
     LazyLock::new(|| crate::common::examples::example("replica"));
+
+/// Whether `GET /readyz` on 127.0.0.1:`port` answers `200`.
+async fn ready(port: u16) -> bool {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+        stream
+            .write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        std::io::Result::Ok(answer.starts_with(b"HTTP/1.1 200"))
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(10), probe).await,
+        Ok(Ok(true))
+    )
+}
 
 /// Until 127.0.0.1:`port` accepts connections (a bounded wait); the log is shown otherwise.
 async fn wait_listening(port: u16, log: &Path) {

@@ -124,9 +124,9 @@ pub async fn connect_version(url: &str, version: ProtocolVersion) -> Client {
 }
 
 /// Who asked which item, from the elicitation messages (`rN asks: order ITEM?`).
-type Askers = Arc<Mutex<HashMap<String, String>>>;
+pub type Askers = Arc<Mutex<HashMap<String, String>>>;
 
-async fn connect_asking(url: &str, askers: Askers, version: Option<ProtocolVersion>) -> Client {
+pub async fn connect_asking(url: &str, askers: Askers, version: Option<ProtocolVersion>) -> Client {
     let mut builder = Client::builder();
     if let Some(version) = version {
         builder = builder.protocol_version(version);
@@ -165,7 +165,7 @@ pub async fn whoami(client: &Client) -> String {
 
 /// One call of `work` (`i` makes the order's item unique); the replica that served it, and
 /// whether a multi round-trip request finished elsewhere than it was asked.
-async fn one_call(
+pub async fn one_call(
     client: &Client,
     askers: &Askers,
     work: Work,

@@ -37,10 +37,12 @@
 //! ## Graceful shutdown
 //!
 //! Give every router of the process one [`Shutdown`] ([`HttpConfig::shutdown`]) and trigger
-//! it on `SIGTERM`. At once, [`serve`] stops accepting (a router of your own: axum's
-//! `with_graceful_shutdown(shutdown.draining())`), readiness answers `503` `"draining"`, and
-//! each legacy `GET` stream ends with an SSE `retry:` hint ([`DRAIN_RETRY`]) so its client
-//! reconnects, through the load balancer, to another replica. Legacy sessions are saved to
+//! it on `SIGTERM`. At once, readiness answers `503` `"draining"` and each legacy `GET`
+//! stream ends with an SSE `retry:` hint ([`DRAIN_RETRY`]) so its client reconnects, through
+//! the load balancer, to another replica. [`serve`] goes on serving for
+//! [`HttpConfig::drain_delay`] (none by default: give the load balancer time to take the
+//! replica out), then stops accepting (a router of your own: axum's
+//! `with_graceful_shutdown(shutdown.draining())`, with your own delay after it). Legacy sessions are saved to
 //! the session store when there is one ([`Shutdown::hand_over`], which [`serve`] calls), so
 //! another replica serves them. Calls in flight, and the registry's tasks, get
 //! [`HttpConfig::drain_timeout`] (30 s) to finish; past it each call still running is

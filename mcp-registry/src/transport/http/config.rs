@@ -38,6 +38,7 @@ pub struct HttpConfig {
     pub(super) shutdown: Shutdown,
     pub(super) drain_timeout: Duration,
     pub(super) resume_buffer: usize,
+    pub(super) drain_delay: Duration,
 }
 
 impl Default for HttpConfig {
@@ -64,6 +65,7 @@ impl Default for HttpConfig {
             shutdown: Shutdown::new(),
             drain_timeout: Duration::from_secs(30),
             resume_buffer: 100,
+            drain_delay: Duration::ZERO,
         }
     }
 }
@@ -275,6 +277,31 @@ impl HttpConfig {
     /// down (call again: another replica answers).
     pub fn drain_timeout(mut self, limit: Duration) -> Self {
         self.drain_timeout = limit;
+        self
+    }
+
+    /// How long [`serve`](super::serve) keeps accepting once a [`Shutdown`] is triggered
+    /// (default none): readiness answers `503` `"draining"` at once, so the load balancer's
+    /// health check takes the replica out while it still serves whatever the balancer sends
+    /// meanwhile, on new connections and kept-alive ones alike; only then does it stop
+    /// accepting and close its idle connections (those busy close after their response), as
+    /// a Kubernetes `preStop` sleep does. Make it longer than the balancer needs to notice
+    /// (HAProxy: `inter` times `fall`): a balancer that retries a refused connection
+    /// elsewhere (HAProxy's `retry-on conn-failure` with `option redispatch`) loses no request
+    /// either way, one that does not fails those it sends in the gap.
+    ///
+    /// The delay is part of the drain: [`drain_timeout`](Self::drain_timeout) still counts
+    /// from the trigger, so make it longer than the delay and the calls it lets in.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_registry::transport::http::HttpConfig;
+    /// let config = HttpConfig::default()
+    ///     .drain_delay(Duration::from_secs(3))
+    ///     .drain_timeout(Duration::from_secs(30));
+    /// ```
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.drain_delay = delay;
         self
     }
 

@@ -19,9 +19,10 @@ pub const DRAIN_RETRY: Duration = Duration::from_secs(1);
 /// Drains an HTTP transport: trigger it once, and every router whose
 /// [`HttpConfig`](super::HttpConfig) holds it (and [`serve`](super::serve), which returns
 /// once drained) at once:
-/// - stops accepting connections ([`serve`](super::serve); a router of your own stops
-///   with axum's `with_graceful_shutdown(shutdown.draining())`), and answers its readiness
-///   route with `503` `"draining"`;
+/// - answers its readiness route with `503` `"draining"`, and stops accepting connections
+///   ([`serve`](super::serve), once [`HttpConfig::drain_delay`](super::HttpConfig::drain_delay)
+///   has passed: the load balancer takes the replica out meanwhile; a router of your own
+///   stops with axum's `with_graceful_shutdown(shutdown.draining())`);
 /// - ends every legacy `GET` stream with an SSE `retry:` hint ([`DRAIN_RETRY`]), so that
 ///   its client reconnects, to another replica;
 /// - saves every legacy session to the session store, when there is one
@@ -94,8 +95,9 @@ impl Shutdown {
     }
 
     /// Starts draining (a second call does nothing): readiness turns false, `GET` streams
-    /// end with a retry hint, [`serve`](super::serve) stops accepting, and the bound of
-    /// calls in flight starts.
+    /// end with a retry hint, [`serve`](super::serve) stops accepting (after
+    /// [`HttpConfig::drain_delay`](super::HttpConfig::drain_delay)), and the bound of calls
+    /// in flight starts.
     pub fn trigger(&self) {
         self.inner.since.get_or_init(Instant::now);
         self.inner.draining.cancel();

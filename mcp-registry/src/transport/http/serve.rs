@@ -81,6 +81,8 @@ struct Limits {
     header_read: Duration,
     idle: Duration,
     write: Duration,
+    /// [`HttpConfig::drain_delay`]: idle connections close once it has passed.
+    drain_delay: Duration,
 }
 
 /// A request being answered: the connection is `Busy` until its response body is dropped
@@ -204,16 +206,19 @@ const MIN_STEP: Duration = Duration::from_millis(1);
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `app` on `listener` under `config`'s connection limits until `config`'s
-/// [`Shutdown`](super::Shutdown) is triggered, then drains: stops accepting, hands over
+/// [`Shutdown`](super::Shutdown) is triggered and [`HttpConfig::drain_delay`] has passed,
+/// then drains: stops accepting, hands over
 /// ([`Shutdown::hand_over`]: legacy sessions saved, tasks released), and waits for the
 /// connections to close (at most [`HttpConfig::drain_timeout`] and [`DRAIN_GRACE`]). Accepting failures are logged and
 /// retried.
 pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &HttpConfig) {
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let shutdown = config.shutdown.clone();
+    // Readiness turns false at the trigger; accepting goes on for the drain delay, while the
+    // load balancer takes this replica out.
     tokio::select! {
         () = accept_all(&listener, app, config, &slots) => {}
-        () = shutdown.draining() => {}
+        () = shutdown.expired(config.drain_delay) => {}
     }
     drop(listener);
     tracing::info!(
@@ -245,6 +250,7 @@ async fn accept_all(
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,
         write: config.write_timeout,
+        drain_delay: config.drain_delay,
     };
     let mut warned: Option<Instant> = None;
     loop {
@@ -286,8 +292,11 @@ async fn accept_all(
 }
 
 /// Serves one connection until it ends or breaks a limit (then it is dropped: closed).
-/// Once `shutdown` is triggered, the connection closes after the response it is writing
-/// (an idle one at once).
+/// Once `shutdown` is triggered and the drain delay has passed, the connection closes after
+/// the response it is writing (an idle one at once).
+/// During the delay it stays open: a load balancer keeps its connections to this replica
+/// until its health check takes the replica out, and reconnecting on every request (had
+/// each response said `Connection: close`) would only load the replica it leaves.
 async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdown: Shutdown) {
     // Replies are written whole; small SSE events must not wait for an ACK.
     let _ = stream.set_nodelay(true);
@@ -330,7 +339,7 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
                 }
                 return;
             }
-            () = shutdown.draining(), if !closing => {
+            () = shutdown.expired(limits.drain_delay), if !closing => {
                 closing = true;
                 connection.as_mut().graceful_shutdown();
             }
