@@ -293,12 +293,12 @@ done
 step "the MCP client against @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio, Streamable HTTP)"
 run "client vs server-everything (tests/client_everything.rs)" \
     env MCP_E2E_NODE="$NODE" MCP_E2E_EVERYTHING="$EVERYTHING" \
-    cargo test --all-features --quiet --test client_everything -- --ignored
+    cargo test --all-features --quiet --test e2e -- --ignored client_everything::
 
 # ---------------------------------------------------------------------------------------------
 step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
 run "client vs FastMCP (tests/client_fastmcp.rs)" \
-    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --all-features --quiet --test client_fastmcp -- --ignored
+    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --all-features --quiet --test e2e -- --ignored client_fastmcp::
 
 # ---------------------------------------------------------------------------------------------
 # The Python SDK (mcp 2.x: it drives multi round-trip requests itself) through HAProxy in front
@@ -306,7 +306,7 @@ run "client vs FastMCP (tests/client_fastmcp.rs)" \
 # calls spread, a retry finished on another replica, a key rotated under load, Redis restarted.
 step "Python SDK client behind HAProxy and three replicas (tests/replicas_lb.rs, ${PYTHONS[0]})"
 run "Python SDK behind a load balancer (tests/replicas_lb.rs)" \
-    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --all-features --quiet --test replicas_lb -- --ignored
+    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --all-features --quiet --test replicas -- --ignored replicas_lb::
 
 # ---------------------------------------------------------------------------------------------
 step "MCP conformance suite: requirement sets ${CONFORMANCE_REVISIONS[*]}, server leg (examples/conformance_server)"

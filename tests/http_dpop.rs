@@ -1,7 +1,7 @@
 //! DPoP-bound access tokens on the Streamable HTTP server (RFC 9449, feature `http-dpop`),
 //! driven through the axum router in-process with proofs signed here, on a fixed clock.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

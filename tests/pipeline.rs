@@ -1,7 +1,7 @@
 //! One request pipeline: every kind (tools, prompts, resources, completions) through the
 //! same scope, layer stack and guarded runner, in-process and over the wire.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,0 +1,10 @@
+//! Test binary `collected`: `server!` from another crate (tests/collect-fixture); alone, since it
+//! asserts the exact collected set.
+//!
+//! Tests are grouped into a few binaries by area (ARCHITECTURE.md, "Tests"): each test binary links
+//! the whole crate, and linking was most of the test build's time. A member is a file of `tests/`,
+//! one `#[path]` module per file in alphabetical order; `.ci/run` checks that every `tests/*.rs` is
+//! a member of exactly one binary.
+
+#[path = "../collected.rs"]
+mod collected;
