@@ -2,7 +2,7 @@
 //! operator sees. Alone in its test binary: it installs a scoped `tracing` subscriber, and a
 //! test without one running beside it could leave the call sites it checks cached as unwanted.
 
-use crate::common;
+mod common;
 
 use axum::http::StatusCode;
 use common::http::{INIT, app, send};

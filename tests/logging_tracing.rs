@@ -4,7 +4,7 @@
 //! interest of the log call sites (a call site first hit under no subscriber on another
 //! thread can be cached as uninteresting).
 
-use crate::common;
+mod common;
 
 use std::sync::{Arc, Mutex};
 

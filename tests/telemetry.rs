@@ -3,7 +3,7 @@
 //! OpenTelemetry's MCP conventions name. Exported with the OpenTelemetry SDK's in-memory
 //! exporter through `tracing-opentelemetry`.
 
-use crate::common;
+mod common;
 
 use common::math_server;
 use mcp_registry::Registry;

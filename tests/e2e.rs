@@ -1,15 +1,14 @@
 //! Test binary `e2e`: the client against third-party servers (server-everything, FastMCP);
 //! `#[ignore]`d unless `.ci/e2e.sh` installed them.
 //!
-//! Tests are grouped into a few binaries by area (ARCHITECTURE.md, "Tests"): each test binary links
+//! Tests are grouped into a few binaries by area (ARCHITECTURE.md, Tests): each test binary links
 //! the whole crate, and linking was most of the test build's time. A member is a file of `tests/`,
 //! one `#[path]` module per file in alphabetical order; `.ci/run` checks that every `tests/*.rs` is
-//! a member of exactly one binary.
+//! a binary or a member of exactly one.
 
-#[path = "../common/mod.rs"]
 mod common;
 
-#[path = "../client_everything.rs"]
+#[path = "client_everything.rs"]
 mod client_everything;
-#[path = "../client_fastmcp.rs"]
+#[path = "client_fastmcp.rs"]
 mod client_fastmcp;
