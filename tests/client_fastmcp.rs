@@ -3,7 +3,8 @@
 //! wrote, with its own ideas of structured output, progress, elicitation and sampling.
 //!
 //! Ignored by `cargo test` (it needs Python with `fastmcp`); `.ci/e2e.sh` installs it and runs
-//! `MCP_E2E_PYTHON=<venv python> cargo test --all-features --test e2e -- --ignored client_fastmcp::`.
+//! `MCP_E2E_PYTHON=<venv python> cargo test --all-features --test e2e -- --ignored
+//! client_fastmcp::`.
 
 use crate::common;
 
