@@ -20,7 +20,6 @@
 
 #[path = "replicas_lb/cluster.rs"]
 mod cluster;
-use crate::common;
 #[path = "replicas_lb/peers.rs"]
 mod peers;
 
