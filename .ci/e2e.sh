@@ -30,7 +30,9 @@
 #   6. the TypeScript MCP SDK's client (npm `@modelcontextprotocol/sdk`, pinned) over stdio
 #      against examples/stdio_server: every listed schema compiled by the SDK's own validator
 #      (Ajv with ajv-formats, as Claude Code and the Inspector run it) without a word logged,
-#      so no "unknown format" (tests/e2e/sdk_schemas.cjs);
+#      so no "unknown format" (tests/e2e/sdk_schemas.cjs); and over Streamable HTTP, resuming a
+#      legacy session's GET stream and a call's stream with Last-Event-ID on another replica
+#      (tests/resume_client.rs, ignored by `cargo test`, run here);
 #   7. MCP Apps in a real browser: headless Chromium (Debian package `chromium`, installed with
 #      apt-get when missing) renders examples/apps' `ui://` app in a small web host
 #      (tests/e2e/apps_host.html, served and proxied by tests/e2e/apps_host.py, with the sandbox
@@ -299,6 +301,12 @@ run "client vs server-everything (tests/client_everything.rs)" \
 step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
 run "client vs FastMCP (tests/client_fastmcp.rs)" \
     env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --all-features --quiet --test e2e -- --ignored client_fastmcp::
+
+# ---------------------------------------------------------------------------------------------
+step "the TypeScript SDK's client resuming its streams on another replica (tests/resume_client.rs)"
+run "TypeScript SDK resumes with Last-Event-ID (tests/resume_client.rs)" \
+    env CI=1 MCP_E2E_NODE="$NODE" MCP_E2E_TS_SDK="$TS_SDK_DIR" \
+    cargo test --all-features --quiet --test clients -- --ignored resume_client::
 
 # ---------------------------------------------------------------------------------------------
 # The Python SDK (mcp 2.x: it drives multi round-trip requests itself) through HAProxy in front

@@ -28,5 +28,7 @@ mod client_policy;
 mod client_tasks;
 #[path = "mount.rs"]
 mod mount;
+#[path = "resume_client.rs"]
+mod resume_client;
 #[path = "stubs.rs"]
 mod stubs;

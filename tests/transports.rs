@@ -20,6 +20,8 @@ mod http_envelope;
 mod operations;
 #[path = "pipeline_transports.rs"]
 mod pipeline_transports;
+#[path = "resume_streams.rs"]
+mod resume_streams;
 #[path = "serve_all.rs"]
 mod serve_all;
 #[path = "serve_all_state.rs"]

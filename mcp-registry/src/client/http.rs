@@ -21,7 +21,7 @@ use tokio::task::AbortHandle;
 use tokio_util::io::StreamReader;
 
 use super::ClientError;
-use super::sse::{EventReader, Sse};
+use super::sse::EventReader;
 use super::transport::{
     DEFAULT_MAX_MESSAGE_BYTES, Inbound, Outbound, OutboundKind, Transport, TransportError,
 };
@@ -31,6 +31,9 @@ use crate::protocol::{
     RequestId,
 };
 use crate::tool::BoxFuture;
+use resume::read_reply;
+
+mod resume;
 
 const SESSION: &str = "mcp-session-id";
 const VERSION: &str = "mcp-protocol-version";
@@ -472,30 +475,7 @@ impl Transport for HttpTransport {
                 return; // 405: the server offers no standalone stream.
             }
             let reader = Arc::clone(shared);
-            let task = tokio::spawn(async move {
-                let mut events = events(&reader, response);
-                loop {
-                    match events.next_event().await {
-                        Ok(Some(Sse::Event(event))) => {
-                            if let Some(message) = event
-                                .data
-                                .filter(|d| !d.trim().is_empty())
-                                .and_then(|d| serde_json::from_str::<Value>(&d).ok())
-                            {
-                                reader.deliver(message);
-                            }
-                        }
-                        Ok(Some(skipped)) => {
-                            tracing::warn!(
-                                ?skipped,
-                                limit = events.max(),
-                                "MCP event on the standalone stream skipped"
-                            );
-                        }
-                        Ok(None) | Err(_) => break,
-                    }
-                }
-            });
+            let task = tokio::spawn(resume::standalone(reader, response, version));
             shared
                 .streams
                 .lock()
@@ -553,133 +533,6 @@ impl Drop for HttpTransport {
             .drain()
         {
             stream.abort();
-        }
-    }
-}
-
-/// Reads the reply to request `id`: a JSON body, or an SSE stream resumed (legacy) until the
-/// reply comes. A request left without one is failed, so its caller does not wait forever.
-async fn read_reply(
-    shared: &Shared,
-    id: &RequestId,
-    response: Response,
-    version: Option<String>,
-    legacy: bool,
-) {
-    let status = response.status();
-    let is_sse = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_sse {
-        let retry_after = retry_after(response.headers());
-        match read_body(response, shared.settings.max_message_bytes).await {
-            Ok(body) => json_reply(shared, id, status, retry_after, &body),
-            Err(error) => shared.fail_transport(id, error),
-        }
-        return;
-    }
-    let mut last_event_id: Option<String> = None;
-    let mut retry: Option<Duration> = None;
-    let mut answered = read_events(shared, id, response, &mut last_event_id, &mut retry).await;
-    let mut resumes = 0;
-    while !answered && legacy && resumes < MAX_RESUMES {
-        let Some(event_id) = last_event_id.clone() else {
-            break;
-        };
-        resumes += 1;
-        tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
-        let mut headers = shared.base_headers(version.as_deref());
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        if let Ok(v) = HeaderValue::try_from(event_id) {
-            headers.insert("last-event-id", v);
-        }
-        let resumed = shared
-            .http
-            .get(shared.url.clone())
-            .headers(headers)
-            .send()
-            .await;
-        match resumed {
-            Ok(r) if r.status().is_success() => {
-                answered = read_events(shared, id, r, &mut last_event_id, &mut retry).await;
-            }
-            Ok(r) => {
-                tracing::debug!(status = %r.status(), "MCP stream could not be resumed");
-                break;
-            }
-            Err(e) => {
-                tracing::debug!(error = %e, "MCP stream could not be resumed");
-            }
-        }
-    }
-    if !answered {
-        shared.fail(
-            id,
-            ErrorObject::new(
-                ErrorCode(-32000),
-                "the server's stream ended without a reply",
-            ),
-        );
-    }
-}
-
-/// Reads SSE events, passing each message on, until the reply to `id` (true) or the end of
-/// the stream (false). Keeps the last event id and the server's `retry`.
-async fn read_events(
-    shared: &Shared,
-    id: &RequestId,
-    response: Response,
-    last_event_id: &mut Option<String>,
-    retry: &mut Option<Duration>,
-) -> bool {
-    let mut events = events(shared, response);
-    loop {
-        let event = match events.next_event().await {
-            Ok(Some(Sse::Event(event))) => event,
-            Ok(Some(Sse::NotUtf8)) => {
-                tracing::warn!("an MCP event that is not UTF-8: skipped");
-                continue;
-            }
-            Ok(Some(Sse::TooLarge)) => {
-                // Whichever message it was, this request's stream can no longer be trusted
-                // to carry its reply whole: the request fails, by the limit.
-                let error = TransportError::TooLarge {
-                    what: "an SSE event",
-                    limit: events.max(),
-                };
-                tracing::warn!(%error, "MCP event skipped");
-                shared.fail_transport(id, error);
-                return true;
-            }
-            Ok(None) => return false,
-            Err(e) => {
-                tracing::debug!(error = %e, "MCP event stream broke off");
-                return false;
-            }
-        };
-        if let Some(event_id) = event.id {
-            *last_event_id = Some(event_id);
-        }
-        if let Some(ms) = event.retry {
-            *retry = Some(Duration::from_millis(ms));
-        }
-        let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else {
-            continue;
-        };
-        let Ok(message) = serde_json::from_str::<Value>(&data) else {
-            tracing::debug!("an MCP event that is not JSON");
-            continue;
-        };
-        let is_reply = message.get("method").is_none()
-            && message
-                .get("id")
-                .and_then(RequestId::from_value)
-                .is_some_and(|r| r == *id);
-        shared.deliver(message);
-        if is_reply {
-            return true;
         }
     }
 }

@@ -2,7 +2,10 @@
 //!
 //! - `POST /mcp` takes one JSON-RPC message. A request gets a JSON reply, or an SSE stream
 //!   when the call sends notifications (progress) before its reply; a notification or response
-//!   gets `202 Accepted`. Closing the stream cancels the call.
+//!   gets `202 Accepted`. Closing the stream cancels the call, except in a legacy session,
+//!   whose SSE streams are resumable: every event carries an id, is kept in a bounded buffer
+//!   ([`HttpConfig::resume_buffer`]), and a `GET` with `Last-Event-ID` replays what followed
+//!   it (`410 Gone` when those events are no longer kept); the call runs on meanwhile.
 //! - Legacy clients (2025-03-26 … 2025-11-25) `initialize` and get an `Mcp-Session-Id`; later
 //!   requests must carry it (`404` for an unknown one, `400` when missing), `GET` opens the
 //!   session's stream of `notifications/tools/list_changed`, `DELETE` ends the session.
@@ -92,7 +95,9 @@ mod config;
 pub mod dpop;
 mod drain;
 pub mod health;
+mod kept;
 mod post;
+mod resume;
 mod serve;
 mod sessions;
 mod shared;
@@ -102,7 +107,8 @@ pub use all::{router_all, serve_all, serve_all_listener};
 pub use config::HttpConfig;
 pub use drain::{DRAIN_RETRY, Shutdown};
 pub use shared::{
-    Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore, SessionStoreError,
+    KeptEvent, KeptEvents, Presence, SessionEvent, SessionEvents, SessionRecord, SessionStore,
+    SessionStoreError,
 };
 
 use checks::check_host;

@@ -37,6 +37,7 @@ pub struct HttpConfig {
     pub(super) readiness_path: Option<String>,
     pub(super) shutdown: Shutdown,
     pub(super) drain_timeout: Duration,
+    pub(super) resume_buffer: usize,
 }
 
 impl Default for HttpConfig {
@@ -62,6 +63,7 @@ impl Default for HttpConfig {
             readiness_path: Some("/readyz".to_owned()),
             shutdown: Shutdown::new(),
             drain_timeout: Duration::from_secs(30),
+            resume_buffer: 100,
         }
     }
 }
@@ -244,6 +246,27 @@ impl HttpConfig {
     /// trigger it on `SIGTERM`; see [`Shutdown`].
     pub fn shutdown(mut self, shutdown: Shutdown) -> Self {
         self.shutdown = shutdown;
+        self
+    }
+
+    /// How many events of each SSE stream of a legacy session are kept for resumption
+    /// (default 100; `0` turns resumption off, and events carry no id).
+    ///
+    /// Every event of a legacy session's POST and GET streams carries an id naming its
+    /// stream, and is kept (before it is sent) among the last `events` of its stream: in
+    /// memory (at most 16 streams per session, the oldest forgotten first), or in the
+    /// [`session_store`](Self::session_store) when it keeps events (Redis), for the
+    /// session's idle limit, so that a stream resumes on another replica. A `GET` with
+    /// `Last-Event-ID` replays what followed that event on its stream, then goes on live
+    /// (a POST stream: up to its reply). An id older than the events kept, or of a stream no
+    /// longer kept (or another session's), is refused with `410 Gone` and a JSON-RPC error
+    /// saying the events are lost: nothing is skipped silently. An id of no event the
+    /// stream sent is `400`.
+    ///
+    /// Memory, in the worst case, is `16 × events` messages per session in memory (none
+    /// with a store that keeps events); lower it for many sessions with chatty calls.
+    pub fn resume_buffer(mut self, events: usize) -> Self {
+        self.resume_buffer = events;
         self
     }
 

@@ -2,7 +2,7 @@
 //! body's text, checked against the headers, and routed to a stateless 2026-07-28 answer, a
 //! new legacy session (`initialize`) or the session it names.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
@@ -236,9 +236,13 @@ async fn post_modern(
     // Unknown versions get -32022 (`400`); a legacy version in `_meta` is answered
     // statelessly.
     let mode = if modern { Mode::Modern } else { Mode::Strict };
-    respond(state, mode, call_options(caller, None), |mut options| {
-        stateless(state, request, &mut options)
-    })
+    respond(
+        state,
+        mode,
+        call_options(caller, None),
+        None,
+        |mut options| stateless(state, request, &mut options),
+    )
     .await
 }
 
@@ -310,12 +314,7 @@ async fn post_initialize(
     if failed {
         return text_response(StatusCode::OK, reply);
     }
-    let slot = SessionSlot {
-        session,
-        owner: caller.map(|c| c.subject),
-        pushed,
-        stream: Mutex::new(None),
-    };
+    let slot = SessionSlot::new(session, caller.map(|c| c.subject), pushed);
     let Some((session_id, slot)) = state.open_session(slot) else {
         return too_many_sessions(Some(&id), state.config.max_sessions);
     };
@@ -365,7 +364,9 @@ async fn post_in_session(
     let request_id = message.id().cloned();
     let message = message.into_owned();
     let options = call_options(caller, Some(session_id));
-    respond(state, Mode::Session, options, move |options| {
+    let memory = slot.events.clone();
+    let resume = Some((session_id, &memory));
+    respond(state, Mode::Session, options, resume, move |options| {
         Pending::Later(request_id, Box::pin(async move {
             let (answered, changed) = slot.session.answer_noting_change(message, options).await;
             if let Some((state, session_id)) = share.filter(|_| changed)

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::auth::AccessClaims;
+use super::kept::MemoryStreams;
 use super::shared::{
     EventSink, Presence, SessionEvent, SessionRecord, SessionStore, SessionStoreError,
 };
@@ -32,9 +33,27 @@ pub(super) struct SessionSlot {
     pub(super) pushed: Outgoing,
     /// Ends the open `GET` stream, when there is one.
     pub(super) stream: Mutex<Option<CancellationToken>>,
+    /// The events of its SSE streams kept in memory, for resumption.
+    pub(super) events: Arc<MemoryStreams>,
+    /// Held by a `GET` stream while it takes a message from [`pushed`](Self::pushed) and
+    /// keeps it, and by a resumed `GET` while it reads what was kept: nothing taken by the
+    /// stream it replaces is missed.
+    pub(super) pen: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl SessionSlot {
+    /// The slot of `session`, opened by `owner`, sending `pushed` on its `GET` stream.
+    pub(super) fn new(session: ServerSession, owner: Option<String>, pushed: Outgoing) -> Self {
+        SessionSlot {
+            session,
+            owner,
+            pushed,
+            stream: Mutex::new(None),
+            events: Arc::default(),
+            pen: Arc::default(),
+        }
+    }
+
     /// Ends the session: its calls are cancelled and its `GET` stream, if open, ends.
     fn end(&self) {
         self.session.shutdown();
@@ -254,12 +273,7 @@ impl AppState {
         else {
             return Err(unknown_session(request, id));
         };
-        let slot = SessionSlot {
-            session,
-            owner: record.owner,
-            pushed,
-            stream: Mutex::new(None),
-        };
+        let slot = SessionSlot::new(session, record.owner, pushed);
         self.keep_session(id, slot)
             .ok_or_else(|| too_many_sessions(request, self.config.max_sessions))
     }

@@ -79,6 +79,43 @@ pub enum SessionEvent {
     },
 }
 
+/// One SSE event kept for resumption ([`SessionStore::read_events`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeptEvent {
+    /// Its sequence number in its stream (1, 2, ...).
+    pub seq: u64,
+    /// The JSON-RPC message it carries.
+    pub data: String,
+    /// Whether it ends its stream (a POST stream's reply).
+    pub last: bool,
+}
+
+impl KeptEvent {
+    /// Event `seq` carrying `data`, ending its stream when `last`.
+    pub fn new(seq: u64, data: String, last: bool) -> Self {
+        KeptEvent { seq, data, last }
+    }
+}
+
+/// The events a [`SessionStore`] keeps of one stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KeptEvents {
+    /// The most recent events, oldest first (at most the cap given to
+    /// [`SessionStore::append_event`]).
+    pub events: Vec<KeptEvent>,
+    /// The sequence number of the stream's latest event (0 before the first).
+    pub latest: u64,
+}
+
+impl KeptEvents {
+    /// The kept `events` of a stream whose latest event is number `latest`.
+    pub fn new(events: Vec<KeptEvent>, latest: u64) -> Self {
+        KeptEvents { events, latest }
+    }
+}
+
 /// What [`SessionStore::touch`] found of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Presence {
@@ -144,6 +181,50 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Starts handing the other replicas' events to `events` (called once per router built
     /// with the store).
     fn attach(&self, events: SessionEvents);
+
+    /// Whether this store keeps the SSE events of legacy streams
+    /// ([`append_event`](Self::append_event), [`read_events`](Self::read_events)), so that
+    /// a stream resumes on another replica. The default says no: each replica keeps its
+    /// streams' events in memory.
+    fn keeps_events(&self) -> bool {
+        false
+    }
+
+    /// Appends an event (`data`, the JSON-RPC message; `last` when it ends the stream) to
+    /// stream `stream` of session `session`, keeping at most the last `cap` events of the
+    /// stream, for `ttl` after this append: its sequence number in the stream (1, 2, ...).
+    /// Only called when [`keeps_events`](Self::keeps_events) says yes.
+    fn append_event<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        event: (&'a str, bool),
+        cap: usize,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<u64, SessionStoreError>> {
+        let _ = (session, stream, event, cap, ttl);
+        Box::pin(async {
+            Err(SessionStoreError(
+                "this session store keeps no events".into(),
+            ))
+        })
+    }
+
+    /// The events kept of stream `stream` of session `session`, oldest first; `None` when
+    /// it keeps none (expired, never opened, another session's). Only called when
+    /// [`keeps_events`](Self::keeps_events) says yes.
+    fn read_events<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+    ) -> BoxFuture<'a, Result<Option<KeptEvents>, SessionStoreError>> {
+        let _ = (session, stream);
+        Box::pin(async {
+            Err(SessionStoreError(
+                "this session store keeps no events".into(),
+            ))
+        })
+    }
 
     /// Whether the store answers, cheaply (a ping): the readiness route's check
     /// `session_store`. The default says yes.

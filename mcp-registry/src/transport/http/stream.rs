@@ -8,14 +8,20 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
+use futures_util::{FutureExt as _, StreamExt as _};
 use serde_json::Value;
+use tokio::sync::{OwnedMutexGuard, mpsc};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::checks::{accepts, admit};
-use super::drain::{DRAIN_RETRY, cut_off};
-use super::sessions::{AppState, unknown_session};
+use super::drain::{Shutdown, cut_off};
+use super::kept::MemoryStreams;
+use super::resume::{
+    self, StreamLog, drain_hint, new_stream, parse_event_id, replay_events, resume_post, sse_of,
+};
+use super::sessions::{AppState, SessionSlot, unknown_session};
+use super::shared::KeptEvent;
 use super::{SESSION_NAME, error_response, header_str, text_response};
 use crate::dispatch::outbox::{self, Class};
 use crate::dispatch::{Answer, Step, reply_text};
@@ -23,6 +29,9 @@ use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
 use crate::registry::quota::{self, RATE_LIMITED};
 use crate::tool::{BoxFuture, NotificationSink};
+
+/// The header naming the last SSE event a client received, to resume its stream after.
+static LAST_EVENT_ID: axum::http::HeaderName = axum::http::HeaderName::from_static("last-event-id");
 
 /// A request's typed answer (`None`: nothing to send), and the id it goes under.
 type Answered = Option<(Option<RequestId>, Answer)>;
@@ -101,6 +110,7 @@ pub(super) async fn respond<F>(
     state: &AppState,
     mode: Mode,
     options: CallOptions,
+    resume: Option<(&str, &Arc<MemoryStreams>)>,
     start: F,
 ) -> Response
 where
@@ -151,10 +161,57 @@ where
                 None => StatusCode::ACCEPTED.into_response(),
             }
         }
-        Some(Flow::Notification(first)) => Sse::new(sse_stream(first, rx, guard))
-            .keep_alive(KeepAlive::default())
-            .into_response(),
+        Some(Flow::Notification(first)) => {
+            match resume.and_then(|(session, memory)| StreamLog::of(state, session, memory)) {
+                Some(log) => resumable_sse(first, rx, guard, log),
+                None => Sse::new(sse_stream(first, rx, guard))
+                    .keep_alive(KeepAlive::default())
+                    .into_response(),
+            }
+        }
     }
+}
+
+/// A legacy session's POST stream: each event kept (under its id) before it is sent, by a
+/// task that goes on when the client goes away (a disconnection is no cancellation), up to
+/// the reply, so that the client resumes it, here or on another replica.
+fn resumable_sse(
+    first: Value,
+    rx: outbox::Receiver<Flow>,
+    guard: DropGuard,
+    log: StreamLog,
+) -> Response {
+    drop(guard.disarm());
+    let stream = new_stream('p');
+    let (tx, body) = resume::channel();
+    tokio::spawn(async move {
+        let mut next = Some(Flow::Notification(first));
+        let mut open = true;
+        loop {
+            let flow = match next.take() {
+                Some(flow) => flow,
+                None => match rx.next().await {
+                    Some(flow) => flow,
+                    None => return,
+                },
+            };
+            let (text, last) = match flow {
+                Flow::Notification(n) => (n.to_string(), false),
+                Flow::Reply(answered) => {
+                    match answered.and_then(|(id, answer)| reply_text(id, answer)) {
+                        Some(reply) => (reply, true),
+                        None => return,
+                    }
+                }
+            };
+            let event = log.event(&stream, text, last).await;
+            open = open && tx.send(event).await.is_ok();
+            if last {
+                return;
+            }
+        }
+    });
+    sse_of(body)
 }
 
 /// `response` with `Retry-After: seconds`, when there are some.
@@ -227,8 +284,63 @@ pub(super) async fn handle_get(
         Ok(slot) => slot,
         Err(refused) => return refused,
     };
-    // The newest GET gets the stream: a client that lost its stream (maybe without the
-    // server noticing yet) opens it again, and the one it lost ends.
+    let log = StreamLog::of(&state, session_id, &slot.events);
+    match (log, header_str(&headers, &LAST_EVENT_ID)) {
+        (Some(log), Some(id)) => resume(&state, slot, session_id, log, id).await,
+        (log, _) => {
+            let token = take_stream(&slot, session_id);
+            let log = log.map(|log| (log, new_stream('g')));
+            open_get(&state, slot, token, log, Vec::new(), None)
+        }
+    }
+}
+
+/// A `GET` with `Last-Event-ID`: the stream its event belongs to, resumed (a POST's, or the
+/// session's `GET` stream), or the refusal saying why not.
+async fn resume(
+    state: &AppState,
+    slot: Arc<SessionSlot>,
+    session_id: &str,
+    log: StreamLog,
+    id: &str,
+) -> Response {
+    let Some((stream, seq)) = parse_event_id(id) else {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "Last-Event-ID {id:?} is no event id this server sent; open a GET stream without it"
+            ),
+        );
+    };
+    if stream.starts_with('p') {
+        return match log.after(stream, seq, id).await {
+            Ok(replay) => resume_post(
+                log,
+                stream.to_owned(),
+                seq,
+                replay,
+                state.config.shutdown.clone(),
+            ),
+            Err(refused) => refused,
+        };
+    }
+    let token = take_stream(&slot, session_id);
+    // What the stream it replaces took is kept before this reads it.
+    let pen = slot.pen.clone().lock_owned().await;
+    match log.after(stream, seq, id).await {
+        Ok(replay) => {
+            let log = Some((log, stream.to_owned()));
+            open_get(state, slot, token, log, replay, Some(pen))
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// The newest GET gets the session's stream: a client that lost its stream (maybe without
+/// the server noticing yet) opens it again, and the one it lost ends.
+fn take_stream(slot: &SessionSlot, session_id: &str) -> CancellationToken {
     let token = CancellationToken::new();
     let previous = slot
         .stream
@@ -242,30 +354,88 @@ pub(super) async fn handle_get(
         );
         previous.cancel();
     }
+    token
+}
+
+/// The session's `GET` stream: `replay` (kept events of `log`'s stream), then what the
+/// session sends on its own, each event kept first when `log` is given; until `token` is
+/// cancelled, or the server drains (then it ends with a retry hint).
+fn open_get(
+    state: &AppState,
+    slot: Arc<SessionSlot>,
+    token: CancellationToken,
+    log: Option<(StreamLog, String)>,
+    replay: Vec<KeptEvent>,
+    pen: Option<OwnedMutexGuard<()>>,
+) -> Response {
+    let (tx, rx) = resume::channel();
     let shutdown = state.config.shutdown.clone();
-    let events = stream::unfold(Some((slot, token)), move |open| {
-        let shutdown = shutdown.clone();
-        async move {
-            let (slot, token) = open?;
-            let n = tokio::select! {
-                biased;
-                () = token.cancelled() => None,
-                // Draining: the stream ends with a hint to reconnect (to another replica).
-                () = shutdown.draining() => {
-                    let hint = Event::default().retry(DRAIN_RETRY).comment("draining");
-                    return Some((Ok(hint), None));
+    tokio::spawn(async move {
+        if let Some((_, stream)) = &log {
+            for event in replay_events(stream, replay) {
+                if !send(&tx, &token, event).await {
+                    return;
                 }
-                n = slot.pushed.next() => n,
-            }?;
-            Some((
-                Ok::<_, Infallible>(Event::default().event("message").data(n.to_string())),
-                Some((slot, token)),
-            ))
+            }
         }
+        drop(pen);
+        pump_get(&slot, &token, &shutdown, log.as_ref(), &tx).await;
     });
-    Sse::new(events)
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    sse_of(rx)
+}
+
+/// `event` sent on `tx`, unless the stream ends first: whether it was.
+async fn send(tx: &mpsc::Sender<Event>, token: &CancellationToken, event: Event) -> bool {
+    tokio::select! {
+        () = token.cancelled() => false,
+        sent = tx.send(event) => sent.is_ok(),
+    }
+}
+
+/// What the session sends on its own, to its `GET` stream `tx`, each kept first in `log`.
+async fn pump_get(
+    slot: &SessionSlot,
+    token: &CancellationToken,
+    shutdown: &Shutdown,
+    log: Option<&(StreamLog, String)>,
+    tx: &mpsc::Sender<Event>,
+) {
+    loop {
+        let pen = slot.pen.lock().await;
+        let pushed = tokio::select! {
+            biased;
+            () = token.cancelled() => return,
+            // Draining: what is queued goes out (kept) first, then the stream ends with a
+            // hint to reconnect (to another replica, which resumes it).
+            () = shutdown.draining() => {
+                while let Some(Some(n)) = slot.pushed.next().now_or_never() {
+                    if tx.send(pushed_event(log, &n).await).await.is_err() {
+                        return;
+                    }
+                }
+                let _ = tx.send(drain_hint()).await;
+                return;
+            }
+            () = tx.closed() => return,
+            pushed = slot.pushed.next() => pushed,
+        };
+        let Some(n) = pushed else {
+            return;
+        };
+        let event = pushed_event(log, &n).await;
+        drop(pen);
+        if !send(tx, token, event).await {
+            return;
+        }
+    }
+}
+
+/// A message of the session's own, as the event of its `GET` stream (kept first).
+async fn pushed_event(log: Option<&(StreamLog, String)>, n: &Value) -> Event {
+    match log {
+        Some((log, stream)) => log.event(stream, n.to_string(), false).await,
+        None => Event::default().event("message").data(n.to_string()),
+    }
 }
 
 pub(super) async fn handle_delete(
