@@ -295,18 +295,18 @@ done
 step "the MCP client against @modelcontextprotocol/server-everything@$EVERYTHING_VERSION (stdio, Streamable HTTP)"
 run "client vs server-everything (tests/client_everything.rs)" \
     env MCP_E2E_NODE="$NODE" MCP_E2E_EVERYTHING="$EVERYTHING" \
-    cargo test --all-features --quiet --test client_everything -- --ignored
+    cargo test --all-features --quiet --test e2e -- --ignored client_everything::
 
 # ---------------------------------------------------------------------------------------------
 step "the MCP client against FastMCP $FASTMCP_VERSION (stdio, Streamable HTTP, mounted in a registry)"
 run "client vs FastMCP (tests/client_fastmcp.rs)" \
-    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --all-features --quiet --test client_fastmcp -- --ignored
+    env MCP_E2E_PYTHON="$FASTMCP_PY" cargo test --all-features --quiet --test e2e -- --ignored client_fastmcp::
 
 # ---------------------------------------------------------------------------------------------
 step "the TypeScript SDK's client resuming its streams on another replica (tests/resume_client.rs)"
 run "TypeScript SDK resumes with Last-Event-ID (tests/resume_client.rs)" \
     env CI=1 MCP_E2E_NODE="$NODE" MCP_E2E_TS_SDK="$TS_SDK_DIR" \
-    cargo test --all-features --quiet --test resume_client -- --ignored
+    cargo test --all-features --quiet --test clients -- --ignored resume_client::
 
 # ---------------------------------------------------------------------------------------------
 # The Python SDK (mcp 2.x: it drives multi round-trip requests itself) through HAProxy in front
@@ -314,7 +314,7 @@ run "TypeScript SDK resumes with Last-Event-ID (tests/resume_client.rs)" \
 # calls spread, a retry finished on another replica, a key rotated under load, Redis restarted.
 step "Python SDK client behind HAProxy and three replicas (tests/replicas_lb.rs, ${PYTHONS[0]})"
 run "Python SDK behind a load balancer (tests/replicas_lb.rs)" \
-    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --all-features --quiet --test replicas_lb -- --ignored
+    env CI=1 MCP_E2E_PYTHON="${PYTHONS[0]}" cargo test --all-features --quiet --test replicas -- --ignored replicas_lb::
 
 # ---------------------------------------------------------------------------------------------
 step "MCP conformance suite: requirement sets ${CONFORMANCE_REVISIONS[*]}, server leg (examples/conformance_server)"

@@ -6,7 +6,7 @@ use mcp_registry::agent::{
 use mcp_registry::{NotificationSink, Registry, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 
 use common::control_mcp_message as mcp_message;
 

@@ -7,7 +7,7 @@ use mcp_registry::agent::{ModelApi, ToolUseError};
 use mcp_registry::catalog::{FilteredRegistry, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name};
 use serde_json::json;
 
-mod common;
+use crate::common;
 
 use common::labelled_server as server;
 

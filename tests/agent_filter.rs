@@ -5,7 +5,7 @@ use mcp_registry::catalog::{FilterDecision, FilteredCallError, FilteredRegistry,
 use mcp_registry::{CallError, Registry};
 use serde_json::json;
 
-mod common;
+use crate::common;
 
 use common::{control_mcp_message, labelled_server as server};
 

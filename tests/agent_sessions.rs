@@ -7,7 +7,7 @@ use mcp_registry::Registry;
 use mcp_registry::agent::{GlobalServers, SessionError, SessionRegistries};
 use serde_json::json;
 
-mod common;
+use crate::common;
 
 use common::labelled_server as server;
 

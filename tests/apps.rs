@@ -3,7 +3,7 @@
 //! server's declaration, and the tool's app listed only to clients that declare the
 //! extension (legacy sessions and 2026-07-28 requests alike).
 
-mod common;
+use crate::common;
 
 use common::modern_meta;
 use common::session::legacy_session;

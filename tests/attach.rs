@@ -23,7 +23,7 @@ mod ops {
     use super::*;
 
     /// Multiply two numbers.
-    #[mcp_tool(server = crate::math, idempotent)]
+    #[mcp_tool(server = super::math, idempotent)]
     pub async fn mul(a: i64, b: i64) -> String {
         (a * b).to_string()
     }
@@ -35,18 +35,18 @@ mod ops {
     }
 
     /// The constants.
-    #[mcp_resource(server = crate::math, uri = "math://constants", mime_type = "text/plain")]
+    #[mcp_resource(server = super::math, uri = "math://constants", mime_type = "text/plain")]
     async fn constants() -> &'static str {
         "pi e"
     }
 
     /// A number's square.
-    #[mcp_resource(server = crate::math, template = "math://square/{n}")]
+    #[mcp_resource(server = super::math, template = "math://square/{n}")]
     async fn square(n: i64) -> String {
         (n * n).to_string()
     }
 
-    #[mcp_tool(server = crate::empty)]
+    #[mcp_tool(server = super::empty)]
     fn ping() -> &'static str {
         "pong"
     }

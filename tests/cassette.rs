@@ -3,12 +3,12 @@
 //! - `everything_replays_without_node`: tests/cassettes/everything.json, recorded once against
 //!   `@modelcontextprotocol/server-everything` over stdio, replays with no Node and no network.
 //!   Re-record it with `MCP_CASSETTE_RECORD=1 MCP_E2E_NODE=<node>
-//!   MCP_E2E_EVERYTHING=<dist/index.js> cargo test --test cassette everything` (`.ci/e2e.sh`
-//!   shows how the package is installed).
+//!   MCP_E2E_EVERYTHING=<dist/index.js> cargo test --all-features --test clients cassette::everything`
+//!   (`.ci/e2e.sh` shows how the package is installed).
 //! - the round trips record fresh on every run against this project's own servers (stdio:
 //!   examples/stdio_server; Streamable HTTP: a registry served on loopback), then replay.
 
-mod common;
+use crate::common;
 
 use common::everything;
 

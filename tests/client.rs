@@ -1,10 +1,8 @@
 //! The MCP client against this project's own servers: in-process, over stdio
 //! (examples/stdio_server) and over Streamable HTTP, in both protocol eras.
 
-#[path = "common/examples.rs"]
-mod examples;
-#[path = "common/job.rs"]
-mod job;
+use crate::common::examples;
+use crate::common::job;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -4,10 +4,10 @@
 //! client's handlers.
 //!
 //! Ignored by `cargo test` (it needs Node and the npm package); `.ci/e2e.sh` installs them and
-//! runs `MCP_E2E_NODE=<node> MCP_E2E_EVERYTHING=<dist/index.js> cargo test --test
-//! client_everything -- --ignored`.
+//! runs `MCP_E2E_NODE=<node> MCP_E2E_EVERYTHING=<dist/index.js> cargo test --all-features
+//! --test e2e -- --ignored client_everything::`.
 
-mod common;
+use crate::common;
 
 use common::everything::{
     canned_sampling, echo_and_sum, everything, long_running, prompt_and_first_resource,

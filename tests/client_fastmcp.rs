@@ -3,9 +3,10 @@
 //! wrote, with its own ideas of structured output, progress, elicitation and sampling.
 //!
 //! Ignored by `cargo test` (it needs Python with `fastmcp`); `.ci/e2e.sh` installs it and runs
-//! `MCP_E2E_PYTHON=<venv python> cargo test --test client_fastmcp -- --ignored`.
+//! `MCP_E2E_PYTHON=<venv python> cargo test --all-features --test e2e -- --ignored
+//! client_fastmcp::`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

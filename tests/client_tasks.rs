@@ -4,8 +4,7 @@
 //! explicitly is polled and cancelled, and a task's input request is answered by the
 //! client's elicitation handler.
 
-#[path = "common/examples.rs"]
-mod examples;
+use crate::common::examples;
 
 use std::future::IntoFuture;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! complete, the 100-value cap, errors; every reply validated against the official JSON
 //! Schema of its version.
 
-mod common;
+use crate::common;
 
 use common::{LEGACY, MODERN, assert_complete_from, assert_reply, modern_meta};
 use mcp_registry::completion::Completions;

@@ -2,8 +2,6 @@
 //! result, on a thread with an ordinary stack: serializing it used to overflow the stack and
 //! abort the process (15,000 levels of `Json<Value>`).
 
-mod common;
-
 use mcp_registry::protocol::MAX_DEPTH;
 use mcp_registry::{Json, Registry, Server, Tool};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! `handle_mcp_message`: both protocol eras, every error path, each reply validated against
 //! the official JSON Schema of the version in play.
 
-mod common;
+use crate::common;
 
 use common::dispatch::{ask, registry};
 use common::{LEGACY, assert_reply, assert_valid, math_server, small_server};

@@ -1,7 +1,7 @@
 //! `handle_mcp_message` in the 2026-07-28 era: stateless requests that carry their version
 //! and capabilities in `_meta`, unsupported versions, and the cached `tools/list`.
 
-mod common;
+use crate::common;
 
 use common::dispatch::{ask, registry};
 use common::{MODERN, assert_complete_from, assert_valid, math_server, modern_meta};

@@ -2,7 +2,7 @@
 //! are refused on every path, and a `tools/call` read in place from text answers as its
 //! parsed value does.
 
-mod common;
+use crate::common;
 
 use common::dispatch::ask;
 use mcp_registry::protocol::MAX_DEPTH;

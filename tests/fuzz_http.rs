@@ -8,7 +8,7 @@
 //! `MCP_FUZZ_SEED` the base seed; a failure names its case's seed, which
 //! `MCP_FUZZ_REPLAY=<seed>` runs alone.
 
-mod common;
+use crate::common;
 
 use common::fuzz::{
     Case, DEFAULT_CASES, DEFAULT_SEED, Rng, SERVER, STRINGS, env_u64, generate, harness, reply_id,

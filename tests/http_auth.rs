@@ -1,7 +1,7 @@
 //! MCP authorization on the Streamable HTTP transport (the server as an OAuth 2.1 resource
 //! server), driven through the axum router in-process.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

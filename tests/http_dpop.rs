@@ -1,7 +1,7 @@
 //! DPoP-bound access tokens on the Streamable HTTP server (RFC 9449, feature `http-dpop`),
 //! driven through the axum router in-process with proofs signed here, on a fixed clock.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -135,7 +135,7 @@ fn registry() -> Registry {
 }
 
 impl Reply {
-    fn challenge(&self) -> String {
+    fn challenges(&self) -> String {
         self.headers
             .get_all("www-authenticate")
             .iter()
@@ -152,7 +152,7 @@ impl Reply {
     /// A 401 whose DPoP challenge carries `error`.
     fn assert_refused(&self, error: &str) {
         assert_eq!(self.status, StatusCode::UNAUTHORIZED, "{}", self.body);
-        let challenge = self.challenge();
+        let challenge = self.challenges();
         assert!(
             challenge.starts_with(&format!("DPoP error=\"{error}\"")),
             "{challenge}"
@@ -344,9 +344,9 @@ async fn bound_tokens_are_not_bearer_tokens_and_required_means_required() {
     let reply = call(&strict, &format!("Bearer {PLAIN}"), &[]).await;
     assert_eq!(reply.status, StatusCode::UNAUTHORIZED);
     assert!(
-        reply.challenge().starts_with("DPoP algs="),
+        reply.challenges().starts_with("DPoP algs="),
         "{}",
-        reply.challenge()
+        reply.challenges()
     );
     let proof = prover.proof(&Prover::claims(BOUND, "r-1"));
     assert_eq!(

@@ -2,7 +2,7 @@
 //! (`protocol::decode`): what it checks (mirrored headers, scopes, the session) and what it
 //! answers come from that decoded message, and the status from the typed answer.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::math_server;

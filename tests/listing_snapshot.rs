@@ -3,7 +3,7 @@
 //! update switch rewrites it. The committed snapshot of the tests' math server guards its
 //! schemas like a user's CI would.
 
-mod common;
+use crate::common;
 
 use common::math_server;
 use mcp_registry::testing::{assert_listings_snapshot, listings};

@@ -3,7 +3,7 @@
 //! nothing without one) and the `logging` capability (the same messages as `tracing` events:
 //! `logging_tracing.rs`); replies and notifications validated against the official schema of each version.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

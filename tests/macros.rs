@@ -1,7 +1,7 @@
 //! `#[mcp_tool]` and `server!` as a user sees them: the schemas they derive and the metadata
 //! they carry. Calls are in `macros_calls.rs`.
 
-mod macro_tools;
+use crate::macro_tools;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! arguments read by name (from a value or from text), the errors that name a field, every
 //! kind of return value, and blocking tools.
 
-mod macro_tools;
+use crate::macro_tools;
 
 use macro_tools::{
     Greeting, Point, answer, distance, greet, misc, ops, registry, schema_of, search, sum16, whoami,

@@ -4,7 +4,7 @@
 //! retry hint, and `serve` stops accepting and returns. The in-process tests run on a paused
 //! clock; the one over a real socket waits at most [`BOUND`] for the server.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,7 @@
 //! One request pipeline: every kind (tools, prompts, resources, completions) through the
 //! same scope, layer stack and guarded runner, in-process and over the wire.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -414,7 +414,8 @@ async fn missing_host_state_is_an_error_naming_its_type() {
         .call_tool_by_name("housed", json!({}))
         .await
         .unwrap_err();
-    let expected = "no host state of type `pipeline::House`: attach one with RegistryBuilder::extension(..) (every call), ServerBuilder::extension(..) (one server's calls) or CallOptions::extension(..) (one call)";
+    // The type's full path: this file is module `pipeline` of the test binary `core`.
+    let expected = "no host state of type `core::pipeline::House`: attach one with RegistryBuilder::extension(..) (every call), ServerBuilder::extension(..) (one server's calls) or CallOptions::extension(..) (one call)";
     assert_eq!(
         tool.to_string(),
         format!("tool \"housed\" failed: {expected}")

@@ -1,7 +1,7 @@
 //! The registry's layers see every request kind over stdio and Streamable HTTP too, and a
 //! layer's refusal reaches the peer.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! `handle_mcp_message` in both eras (each reply validated against the official JSON Schema
 //! of its version), and in-process through the registry.
 
-mod common;
+use crate::common;
 
 use std::future::IntoFuture as _;
 

@@ -2,7 +2,7 @@
 //! isolation, anonymous callers sharing one bucket), the -32029 error and its retry hint on
 //! the wire in both eras, and buckets in a real Redis failing open or closed while it is down.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

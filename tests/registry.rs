@@ -1,6 +1,6 @@
 //! Registry behaviour: management operations, lookup, and every way a call can end.
 
-mod common;
+use crate::common;
 
 use std::future::IntoFuture as _;
 use std::sync::Arc;

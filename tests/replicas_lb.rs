@@ -15,13 +15,13 @@
 //! replicas, a replica killed mid-task, list changes across replicas, legacy sessions across
 //! replicas). The Python SDK's runs are ignored by `cargo test` (they need a venv with
 //! `mcp` >= 2) and run by .ci/e2e.sh:
-//! `MCP_E2E_PYTHON=<venv python> cargo test --test replicas_lb -- --ignored`.
+//! `MCP_E2E_PYTHON=<venv python> cargo test --all-features --test replicas -- --ignored
+//! replicas_lb::`.
 //! Without haproxy or redis-server the tests skip, except under CI (`CI` set), where they
 //! fail. No assertion depends on timing: every wait is bounded and generous.
 
 #[path = "replicas_lb/cluster.rs"]
 mod cluster;
-mod common;
 #[path = "replicas_lb/peers.rs"]
 mod peers;
 #[path = "replicas_lb/rolling.rs"]

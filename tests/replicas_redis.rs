@@ -2,7 +2,7 @@
 //! `redis-server`: it answers, a stopped Redis gives a clear error, a restarted one is used
 //! again without a new `Redis`.
 
-mod common;
+use crate::common;
 
 use common::redis::RedisServer;
 use mcp_registry::replicas::Redis;

@@ -4,7 +4,7 @@
 //! reaches the streams held by the other, `DELETE` on one ends the session on both, and
 //! everything comes back after Redis restarts.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //!
 //! Real time (Redis keeps its own clock): every wait is bounded, with generous limits.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! through the registry. Sessions are in `resources_sessions.rs`, `#[mcp_resource]` in
 //! `resources_macros.rs`.
 
-mod common;
+use crate::common;
 
 use common::resources::{ask, cached, data_template, request, server, static_text, uris};
 use common::{LEGACY, MODERN, assert_cached, assert_complete_from, assert_reply, modern_meta};

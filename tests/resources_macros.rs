@@ -1,7 +1,7 @@
 //! `#[mcp_resource]`: functions that stay functions, the metadata and reads they give, and
 //! the request's context handed to them.
 
-mod common;
+use crate::common;
 
 use common::resources::{ask, request};
 use common::{assert_reply, modern_meta};

@@ -1,7 +1,7 @@
 //! Resources in sessions: subscriptions and their update notifications, and announcements
 //! of resource list changes.
 
-mod common;
+use crate::common;
 
 use common::resources::{ask, request, server, static_text};
 use common::{assert_reply, modern_meta};

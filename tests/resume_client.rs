@@ -6,7 +6,7 @@
 //! exactly once. The same with the TypeScript SDK's client (ignored: `.ci/e2e.sh` runs it
 //! with the pinned SDK, through `tests/e2e/ts_resume_client.cjs`).
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 //! memory on one server; through a real `redis-server` on another replica (skipped without
 //! one outside CI); the bound of the buffer, forged ids and other sessions' ids refused.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

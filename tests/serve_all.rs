@@ -2,7 +2,7 @@
 //! on a clash), calls by either, the registry's changes followed live, host state and layers
 //! kept, and the HTTP router with the union and every server at its own path.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

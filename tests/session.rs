@@ -1,6 +1,6 @@
 //! ToolContext, progress, cancellation, host state and the stateful ServerSession.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

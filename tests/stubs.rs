@@ -2,8 +2,7 @@
 //! registry in-process, and through a connected client in-process, over stdio
 //! (examples/stdio_server) and over Streamable HTTP; each failure kind typed.
 
-#[path = "common/examples.rs"]
-mod examples;
+use crate::common::examples;
 
 use mcp_registry::client::{Client, ClientError};
 use mcp_registry::registry::CallError;

@@ -3,7 +3,7 @@
 //! goes away (a graceful result); in-process and in a session. Every message validated against
 //! the official 2026-07-28 schema.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! also drops expired records when asked (freeing the slots of live ones); a record's
 //! serialized form; how often the task methods read the store (a counting store).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! tool's future dropped), its result kept until its time to live and gone after; a task
 //! that asks for input in both eras.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

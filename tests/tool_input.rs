@@ -2,10 +2,8 @@
 //! scripted handler, and over a legacy session where the client's reply comes back as a
 //! message.
 
-#[path = "common/session.rs"]
-mod session;
-#[path = "common/stdio.rs"]
-mod stdio;
+use crate::common::session;
+use crate::common::stdio;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! The Streamable HTTP transport's checks on each request, driven through the axum router
 //! in-process: Origin and Host, body size, media types, and refusals that say what to change.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

@@ -2,7 +2,7 @@
 //! sockets. The limits are configured short (hundreds of milliseconds) and every wait for the
 //! server is bounded generously (10 s): a loaded machine makes the tests slower, never wrong.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! router in-process: the mirrored headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) checked
 //! against the body, and the required `_meta`.
 
-mod common;
+use crate::common;
 
 use axum::http::StatusCode;
 use common::assert_valid;

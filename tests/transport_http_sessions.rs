@@ -1,7 +1,7 @@
 //! The Streamable HTTP transport's legacy sessions, driven through the axum router
 //! in-process: their lifecycle, the GET stream, idle expiry, the session cap and batches.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

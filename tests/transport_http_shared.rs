@@ -3,7 +3,7 @@
 //! message is, `DELETE` ends a session another replica holds without rebuilding it, and a
 //! session is saved only when a message changed it.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! The stdio transport over an in-memory pipe: lifecycle, concurrency, progress before the
 //! reply, cancellation, malformed lines, clean exit at end of input.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -12,7 +12,7 @@
 //! - 10⁵ generated requests through the HTTP entry reach nothing their caller may not use
 //!   (`fuzz`).
 
-mod common;
+use crate::common;
 #[path = "trust/fuzz.rs"]
 mod fuzz;
 #[path = "trust/table.rs"]

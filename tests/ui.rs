@@ -1,6 +1,6 @@
 //! Compile-time errors of `#[mcp_tool]`, `#[mcp_prompt]`, `#[mcp_resource]`, `#[mcp_server]` and `server!`: each case in
 //! `tests/ui/` must fail with exactly the message (and the span) in its `.stderr` file. After
-//! a deliberate change of wording, regenerate them with `TRYBUILD=overwrite cargo test --test ui`.
+//! a deliberate change of wording, regenerate them with `TRYBUILD=overwrite cargo test --all-features --test ui`.
 
 #[test]
 fn macro_errors_point_at_the_offending_token() {

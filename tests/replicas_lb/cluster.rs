@@ -184,10 +184,10 @@ impl Cluster {
             if replica.child.is_none() {
                 continue;
             }
-            let client = crate::peers::connect(&self.replica_url(i)).await;
+            let client = super::peers::connect(&self.replica_url(i)).await;
             let deadline = tokio::time::Instant::now() + WAIT;
             loop {
-                let said = crate::peers::whoami(&client).await;
+                let said = super::peers::whoami(&client).await;
                 if said.ends_with(&format!(" {expected}")) {
                     break;
                 }

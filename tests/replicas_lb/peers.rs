@@ -14,7 +14,7 @@ use serde_json::{Map, json};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::task::JoinHandle;
 
-use crate::cluster::WAIT;
+use super::cluster::WAIT;
 
 /// What a load calls.
 #[derive(Debug, Clone, Copy)]
