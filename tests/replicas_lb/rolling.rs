@@ -28,8 +28,8 @@ use mcp_registry::client::{Client, ToolTask};
 use mcp_registry::protocol::ProtocolVersion;
 use serde_json::json;
 
-use crate::cluster::{Cluster, WAIT};
-use crate::peers::{self, Askers, Work};
+use super::cluster::{Cluster, WAIT};
+use super::peers::{self, Askers, Work};
 
 /// Clients calling without a session, 2026-07-28.
 pub const STATELESS: usize = 20;

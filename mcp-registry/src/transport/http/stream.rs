@@ -130,20 +130,27 @@ where
         Pending::Ready(answered) => {
             tx.reply(Flow::Reply(answered));
         }
-        Pending::Later(id, answer) => {
-            let shutdown = state.config.shutdown.clone();
-            let limit = state.config.drain_timeout;
-            tokio::spawn(async move {
-                let answered = tokio::select! {
-                    answered = answer => answered,
-                    () = shutdown.expired(limit) => {
-                        token.cancel();
-                        Some((id, Answer::Error(cut_off(limit))))
-                    }
-                };
+        // Most calls finish on their first poll: answered here, without a task of their own
+        // (a spawn, its wake-ups and the hop through the outbox cost more than the call).
+        Pending::Later(id, mut answer) => match (&mut answer).now_or_never() {
+            Some(answered) => {
                 tx.reply(Flow::Reply(answered));
-            });
-        }
+            }
+            None => {
+                let shutdown = state.config.shutdown.clone();
+                let limit = state.config.drain_timeout;
+                tokio::spawn(async move {
+                    let answered = tokio::select! {
+                        answered = answer => answered,
+                        () = shutdown.expired(limit) => {
+                            token.cancel();
+                            Some((id, Answer::Error(cut_off(limit))))
+                        }
+                    };
+                    tx.reply(Flow::Reply(answered));
+                });
+            }
+        },
     }
     match rx.next().await {
         None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
