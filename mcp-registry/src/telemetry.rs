@@ -6,6 +6,11 @@
 //! client's trace, and the client writes its span's context into every request it sends,
 //! through the process's OpenTelemetry propagator
 //! (`opentelemetry::global::set_text_map_propagator`).
+//!
+//! Metrics (feature `otel`, [`metrics`]): the conventions' histograms
+//! `mcp.server.operation.duration`, `mcp.client.operation.duration`,
+//! `mcp.server.session.duration` and `mcp.client.session.duration`, through the global meter
+//! provider.
 
 use std::fmt;
 
@@ -15,6 +20,69 @@ use tracing::field::Empty;
 
 use crate::protocol::decode::IncomingRequest;
 use crate::protocol::{ErrorObject, method};
+
+#[cfg(feature = "otel")]
+pub mod metrics;
+
+/// A server request's span and (feature `otel`) its timing: what records its outcome.
+pub(crate) struct Observed {
+    pub(crate) span: Span,
+    #[cfg(feature = "otel")]
+    pub(crate) operation: metrics::Operation,
+}
+
+impl Observed {
+    /// Opens the span and (feature `otel`) starts the timing of `request`.
+    pub(crate) fn start(server: Option<&str>, request: &IncomingRequest<'_>) -> Self {
+        Self {
+            span: server_span(server, request),
+            #[cfg(feature = "otel")]
+            operation: metrics::Operation::start(
+                &request.method,
+                request.name(),
+                request
+                    .era
+                    .as_ref()
+                    .ok()
+                    .and_then(|era| era.version())
+                    .map(|v| v.as_str()),
+            ),
+        }
+    }
+
+    /// Whether nothing is observed: no span wanted, and no metrics (without `otel`).
+    #[inline]
+    pub(crate) fn is_disabled(&self) -> bool {
+        cfg!(not(feature = "otel")) && self.span.is_disabled()
+    }
+}
+
+/// Times a session (feature `otel`: `mcp.server.session.duration` or
+/// `mcp.client.session.duration`, recorded when it is dropped; nothing without the feature).
+pub(crate) struct SessionTimer {
+    #[cfg(feature = "otel")]
+    _session: metrics::Session,
+}
+
+impl SessionTimer {
+    /// A server session starting now.
+    #[inline]
+    pub(crate) fn server() -> Self {
+        Self {
+            #[cfg(feature = "otel")]
+            _session: metrics::Session::server(),
+        }
+    }
+
+    /// A client session starting now.
+    #[inline]
+    pub(crate) fn client() -> Self {
+        Self {
+            #[cfg(feature = "otel")]
+            _session: metrics::Session::client(),
+        }
+    }
+}
 
 /// The target of the server's request spans (filter on it to keep or drop them).
 pub const SERVER_TARGET: &str = "mcp_registry::server";
