@@ -1,6 +1,7 @@
 //! Traces: one `tracing` span per request on each side, named and attributed as
 //! OpenTelemetry's semantic conventions for MCP say (`{method} {target}`, `mcp.method.name`,
-//! `gen_ai.tool.name`, `jsonrpc.request.id`, `error.type`), so a `tracing-opentelemetry`
+//! `mcp.protocol.version`, `gen_ai.operation.name`, `gen_ai.tool.name`, `jsonrpc.request.id`,
+//! `error.type`), so a `tracing-opentelemetry`
 //! layer exports them as they are. With the `otel` feature, W3C trace context travels in
 //! `_meta` (`traceparent`, `tracestate`, `baggage`: SEP-414): the server's span continues the
 //! client's trace, and the client writes its span's context into every request it sends,
@@ -125,6 +126,8 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
+        mcp.protocol.version = Empty,
+        gen_ai.operation.name = Empty,
         mcp.server.name = Empty,
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
@@ -137,6 +140,12 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
     }
     if let Some(server) = server {
         span.record("mcp.server.name", server);
+    }
+    if let Some(version) = request.era.as_ref().ok().and_then(|era| era.version()) {
+        span.record("mcp.protocol.version", version.as_str());
+    }
+    if method == method::TOOLS_CALL {
+        span.record("gen_ai.operation.name", "execute_tool");
     }
     if let Some(target) = request.name() {
         match method {
