@@ -100,6 +100,10 @@ async fn a_call_is_one_trace_from_client_to_server() {
         attribute(server_span, "mcp.server.name"),
         Some(OtelValue::from("math"))
     );
+    assert_eq!(
+        attribute(server_span, "gen_ai.operation.name"),
+        Some(OtelValue::from("execute_tool"))
+    );
     assert_eq!(server_span.status, Status::Unset);
 
     // A tool's error result marks both spans failed.

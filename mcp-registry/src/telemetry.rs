@@ -100,6 +100,15 @@ impl fmt::Display for SpanName<'_> {
     }
 }
 
+/// The `{target}` of a span's name: a tool's or prompt's name, never a resource's URI (the
+/// conventions keep span names low in cardinality).
+fn span_target<'a>(method: &str, name: Option<&'a str>) -> Option<&'a str> {
+    match method {
+        method::TOOLS_CALL | method::PROMPTS_GET => name,
+        _ => None,
+    }
+}
+
 /// Records on the current request span the server and name (`field`: `gen_ai.tool.name` or
 /// `gen_ai.prompt.name`) of the item a request to a registry's union of servers reached: the
 /// span was opened without them.
@@ -122,7 +131,7 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
     let span = tracing::info_span!(
         target: SERVER_TARGET,
         "mcp.server.request",
-        otel.name = %SpanName(method, request.name()),
+        otel.name = %SpanName(method, span_target(method, request.name())),
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
@@ -134,6 +143,7 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
         mcp.resource.uri = Empty,
         jsonrpc.request.id = %id,
         error.type = Empty,
+        rpc.response.status_code = Empty,
     );
     if span.is_disabled() {
         return span;
@@ -169,7 +179,10 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
 /// Marks `span` failed with a JSON-RPC error (`error.type` is its code).
 pub(crate) fn record_error(span: &Span, error: &ErrorObject) {
     if !span.is_disabled() {
-        span.record("error.type", error.code.0);
+        // Strings, as the conventions ask: `-32602`.
+        let code = tracing::field::display(error.code.0);
+        span.record("error.type", &code);
+        span.record("rpc.response.status_code", &code);
         span.record("otel.status_code", "ERROR");
     }
 }
