@@ -97,12 +97,17 @@ async fn the_conventions_histograms_are_recorded() {
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
         .build();
     opentelemetry::global::set_meter_provider(provider.clone());
-    let (p, e) = (&provider, &exporter);
-    let server_op = "mcp.server.operation.duration";
-    let client_op = "mcp.client.operation.duration";
-
-    // Server side, in process: a call, a failing tool, an unknown tool, a prompt.
     let registry = registry();
+    server_side(&provider, &exporter, &registry).await;
+    client_side(&provider, &exporter, &registry).await;
+}
+
+const SERVER_OP: &str = "mcp.server.operation.duration";
+const CLIENT_OP: &str = "mcp.client.operation.duration";
+
+/// Server side, in process: a call, a failing tool, an unknown tool, a prompt.
+async fn server_side(p: &SdkMeterProvider, e: &InMemoryMetricExporter, registry: &Registry) {
+    let server_op = SERVER_OP;
     let ask = |server: &'static str, id: i64, method: &'static str, params: Value| {
         let registry = registry.clone();
         async move {
@@ -163,8 +168,11 @@ async fn the_conventions_histograms_are_recorded() {
     let bounds: Vec<f64> = point.bounds().collect();
     assert_eq!(bounds.first(), Some(&0.01));
     assert_eq!(bounds.last(), Some(&300.0));
+}
 
-    // Client side, against a real HTTP server: client and server operations, then sessions.
+/// Client side, against a real HTTP server: client and server operations, then sessions.
+async fn client_side(p: &SdkMeterProvider, e: &InMemoryMetricExporter, registry: &Registry) {
+    let (server_op, client_op) = (SERVER_OP, CLIENT_OP);
     let client = Client::http(&http_url(registry.clone()).await)
         .await
         .unwrap();
