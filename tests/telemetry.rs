@@ -1,9 +1,18 @@
 //! Traces across the wire: the client's span context travels in `_meta` (`traceparent`,
 //! SEP-414) and the server's request span continues it; both carry the attributes
 //! OpenTelemetry's MCP conventions name. Exported with the OpenTelemetry SDK's in-memory
-//! exporter through `tracing-opentelemetry`.
+//! exporter through `tracing-opentelemetry`. The binary also holds the metrics tests
+//! (`otel_metrics.rs`), run one after the other with the trace test.
 
 mod common;
+#[path = "otel_metrics.rs"]
+mod otel_metrics;
+
+/// The tests of this binary run one at a time: `set_default` is per thread, and a test
+/// without a subscriber running beside the trace test could leave the spans' call sites cached
+/// as unwanted (a new subscriber rebuilds that cache once registered, so one after the other
+/// is safe).
+static ALONE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 use common::math_server;
 use mcp_registry::Registry;
@@ -52,8 +61,7 @@ async fn finished(exporter: &InMemorySpanExporter, count: usize) -> Vec<SpanData
 
 #[tokio::test]
 async fn a_call_is_one_trace_from_client_to_server() {
-    // One test in this binary: `set_default` is per thread, and a test without a subscriber
-    // running beside it could leave the spans' call sites cached as unwanted.
+    let _alone = ALONE.lock().await;
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
@@ -99,6 +107,10 @@ async fn a_call_is_one_trace_from_client_to_server() {
     assert_eq!(
         attribute(server_span, "mcp.server.name"),
         Some(OtelValue::from("math"))
+    );
+    assert_eq!(
+        attribute(server_span, "gen_ai.operation.name"),
+        Some(OtelValue::from("execute_tool"))
     );
     assert_eq!(server_span.status, Status::Unset);
 

@@ -78,7 +78,7 @@
 //! | `client-http` | [`client::Client`] over Streamable HTTP (reqwest, rustls) |
 //! | `client-auth` | OAuth 2.1 for the HTTP client: discovery, registration, PKCE, refresh, client credentials, DPoP |
 //! | `testing` | `testing`: listing snapshots that fail when a schema changes, and cassettes that record and replay a session |
-//! | `otel` | W3C trace context in `_meta`, so client and server spans join one OpenTelemetry trace ([`telemetry`]) |
+//! | `otel` | W3C trace context in `_meta`, so client and server spans join one OpenTelemetry trace, and the MCP conventions' duration histograms ([`telemetry`]) |
 //! | `redis` | `replicas`: tasks, change notifications and legacy sessions shared by replicas through Redis |
 //!
 //! How each MCP error reaches the wire is tabled in the

@@ -1,11 +1,17 @@
 //! Traces: one `tracing` span per request on each side, named and attributed as
 //! OpenTelemetry's semantic conventions for MCP say (`{method} {target}`, `mcp.method.name`,
-//! `gen_ai.tool.name`, `jsonrpc.request.id`, `error.type`), so a `tracing-opentelemetry`
+//! `mcp.protocol.version`, `gen_ai.operation.name`, `gen_ai.tool.name`, `jsonrpc.request.id`,
+//! `error.type`), so a `tracing-opentelemetry`
 //! layer exports them as they are. With the `otel` feature, W3C trace context travels in
 //! `_meta` (`traceparent`, `tracestate`, `baggage`: SEP-414): the server's span continues the
 //! client's trace, and the client writes its span's context into every request it sends,
 //! through the process's OpenTelemetry propagator
 //! (`opentelemetry::global::set_text_map_propagator`).
+//!
+//! Metrics (feature `otel`, [`metrics`]): the conventions' histograms
+//! `mcp.server.operation.duration`, `mcp.client.operation.duration`,
+//! `mcp.server.session.duration` and `mcp.client.session.duration`, through the global meter
+//! provider.
 
 use std::fmt;
 
@@ -15,6 +21,69 @@ use tracing::field::Empty;
 
 use crate::protocol::decode::IncomingRequest;
 use crate::protocol::{ErrorObject, method};
+
+#[cfg(feature = "otel")]
+pub mod metrics;
+
+/// A server request's span and (feature `otel`) its timing: what records its outcome.
+pub(crate) struct Observed {
+    pub(crate) span: Span,
+    #[cfg(feature = "otel")]
+    pub(crate) operation: metrics::Operation,
+}
+
+impl Observed {
+    /// Opens the span and (feature `otel`) starts the timing of `request`.
+    pub(crate) fn start(server: Option<&str>, request: &IncomingRequest<'_>) -> Self {
+        Self {
+            span: server_span(server, request),
+            #[cfg(feature = "otel")]
+            operation: metrics::Operation::start(
+                &request.method,
+                request.name(),
+                request
+                    .era
+                    .as_ref()
+                    .ok()
+                    .and_then(|era| era.version())
+                    .map(|v| v.as_str()),
+            ),
+        }
+    }
+
+    /// Whether nothing is observed: no span wanted, and no metrics (without `otel`).
+    #[inline]
+    pub(crate) fn is_disabled(&self) -> bool {
+        cfg!(not(feature = "otel")) && self.span.is_disabled()
+    }
+}
+
+/// Times a session (feature `otel`: `mcp.server.session.duration` or
+/// `mcp.client.session.duration`, recorded when it is dropped; nothing without the feature).
+pub(crate) struct SessionTimer {
+    #[cfg(feature = "otel")]
+    _session: metrics::Session,
+}
+
+impl SessionTimer {
+    /// A server session starting now.
+    #[inline]
+    pub(crate) fn server() -> Self {
+        Self {
+            #[cfg(feature = "otel")]
+            _session: metrics::Session::server(),
+        }
+    }
+
+    /// A client session starting now.
+    #[inline]
+    pub(crate) fn client() -> Self {
+        Self {
+            #[cfg(feature = "otel")]
+            _session: metrics::Session::client(),
+        }
+    }
+}
 
 /// The target of the server's request spans (filter on it to keep or drop them).
 pub const SERVER_TARGET: &str = "mcp_registry::server";
@@ -28,6 +97,15 @@ impl fmt::Display for SpanName<'_> {
             Some(target) => write!(f, "{} {target}", self.0),
             None => f.write_str(self.0),
         }
+    }
+}
+
+/// The `{target}` of a span's name: a tool's or prompt's name, never a resource's URI (the
+/// conventions keep span names low in cardinality).
+fn span_target<'a>(method: &str, name: Option<&'a str>) -> Option<&'a str> {
+    match method {
+        method::TOOLS_CALL | method::PROMPTS_GET => name,
+        _ => None,
     }
 }
 
@@ -53,22 +131,31 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
     let span = tracing::info_span!(
         target: SERVER_TARGET,
         "mcp.server.request",
-        otel.name = %SpanName(method, request.name()),
+        otel.name = %SpanName(method, span_target(method, request.name())),
         otel.kind = "server",
         otel.status_code = Empty,
         mcp.method.name = method,
+        mcp.protocol.version = Empty,
+        gen_ai.operation.name = Empty,
         mcp.server.name = Empty,
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
         mcp.resource.uri = Empty,
         jsonrpc.request.id = %id,
         error.type = Empty,
+        rpc.response.status_code = Empty,
     );
     if span.is_disabled() {
         return span;
     }
     if let Some(server) = server {
         span.record("mcp.server.name", server);
+    }
+    if let Some(version) = request.era.as_ref().ok().and_then(|era| era.version()) {
+        span.record("mcp.protocol.version", version.as_str());
+    }
+    if method == method::TOOLS_CALL {
+        span.record("gen_ai.operation.name", "execute_tool");
     }
     if let Some(target) = request.name() {
         match method {
@@ -92,7 +179,10 @@ pub(crate) fn server_span(server: Option<&str>, request: &IncomingRequest<'_>) -
 /// Marks `span` failed with a JSON-RPC error (`error.type` is its code).
 pub(crate) fn record_error(span: &Span, error: &ErrorObject) {
     if !span.is_disabled() {
-        span.record("error.type", error.code.0);
+        // Strings, as the conventions ask: `-32602`.
+        let code = tracing::field::display(error.code.0);
+        span.record("error.type", &code);
+        span.record("rpc.response.status_code", &code);
         span.record("otel.status_code", "ERROR");
     }
 }

@@ -87,6 +87,8 @@ pub(super) enum Reply {
 
 pub(super) struct Inner {
     machine: Mutex<ClientMachine>,
+    /// `mcp.client.session.duration` (feature `otel`), recorded when the client is dropped.
+    _timer: crate::telemetry::SessionTimer,
     /// The oneshot of each request the machine has pending.
     waiters: Mutex<HashMap<crate::protocol::RequestId, oneshot::Sender<Reply>>>,
     pub(super) transport: Box<dyn Transport>,
@@ -176,6 +178,7 @@ impl Client {
         let timer = Arc::new(Notify::new());
         let inner = Arc::new(Inner {
             machine: Mutex::new(ClientMachine::new(config)),
+            _timer: crate::telemetry::SessionTimer::client(),
             waiters: Mutex::new(HashMap::new()),
             transport,
             settings,

@@ -428,5 +428,25 @@ where
             }
         }
     };
-    tracing::Instrument::instrument(attempts, span).await
+    #[cfg(feature = "otel")]
+    let operation = crate::telemetry::metrics::Operation::start(method, Some(request.name), None);
+    let result = tracing::Instrument::instrument(attempts, span).await;
+    #[cfg(feature = "otel")]
+    {
+        use crate::telemetry::metrics::Ending;
+        let other;
+        operation.client(match &result {
+            Ok(result) => match result.outcome() {
+                "success" => Ending::Success,
+                "tool_error" => Ending::ToolError,
+                outcome => Ending::Other(outcome),
+            },
+            Err(ClientError::Server { error, .. }) => Ending::Code(error.code.0.into()),
+            Err(error) => {
+                other = error_type(error);
+                Ending::Other(&other)
+            }
+        });
+    }
+    result
 }

@@ -243,15 +243,16 @@ impl<'r> Dispatcher<'r> {
         connection: Connection,
     ) -> Step {
         // A request to the union names the server it reaches once it is resolved.
-        let span = telemetry::server_span(
+        let observed = telemetry::Observed::start(
             (server_name != crate::registry::ALL_SERVERS).then_some(server_name),
             &request,
         );
-        if span.is_disabled() {
+        if observed.is_disabled() {
             return self.route(server_name, request, options, connection);
         }
-        let step = span.in_scope(|| self.route(server_name, request, options, connection));
-        traced(step, span)
+        let step =
+            (observed.span).in_scope(|| self.route(server_name, request, options, connection));
+        traced(step, observed)
     }
 
     /// [`start`](Self::start) without the span.
@@ -307,33 +308,35 @@ impl<'r> Dispatcher<'r> {
     }
 }
 
-/// `step` with `span` kept until it is answered, and its outcome recorded on it.
+/// `step` with its span (and timing) kept until it is answered, and its outcome recorded.
 #[cold]
-fn traced(step: Step, span: tracing::Span) -> Step {
+fn traced(step: Step, observed: telemetry::Observed) -> Step {
     use tracing::Instrument as _;
     match step {
         Step::Answered(answer) => {
-            record_outcome(&span, &answer);
+            record_outcome(&observed, &answer);
             Step::Answered(answer)
         }
         Step::Changed(answer, effect) => {
-            record_outcome(&span, &answer);
+            record_outcome(&observed, &answer);
             Step::Changed(answer, effect)
         }
         Step::Calling(mut call) => {
-            call.span = Some(Box::new(span));
+            call.span = Some(Box::new(observed));
             Step::Calling(call)
         }
         Step::Waiting(answer) => Step::Waiting(Box::pin(async move {
-            let answer = answer.instrument(span.clone()).await;
-            record_outcome(&span, &answer);
+            let answer = answer.instrument(observed.span.clone()).await;
+            record_outcome(&observed, &answer);
             answer
         })),
     }
 }
 
-/// Records on `span` how the request ended: a JSON-RPC error, or a tool's error result.
-pub(crate) fn record_outcome(span: &tracing::Span, answer: &Answer) {
+/// Records how the request ended, a JSON-RPC error or a tool's error result, on its span
+/// and (feature `otel`) its duration.
+pub(crate) fn record_outcome(observed: &telemetry::Observed, answer: &Answer) {
+    let span = &observed.span;
     match answer {
         Answer::Error(error) => telemetry::record_error(span, error),
         Answer::Result(Outcome {
@@ -342,6 +345,16 @@ pub(crate) fn record_outcome(span: &tracing::Span, answer: &Answer) {
         }) if result.is_error == Some(true) => telemetry::record_tool_error(span),
         _ => {}
     }
+    #[cfg(feature = "otel")]
+    observed.operation.server(match answer {
+        Answer::Error(error) => telemetry::metrics::Ending::Code(error.code.0.into()),
+        Answer::Result(Outcome {
+            body: Body::Call(result),
+            ..
+        }) if result.is_error == Some(true) => telemetry::metrics::Ending::ToolError,
+        Answer::Result(_) => telemetry::metrics::Ending::Success,
+        Answer::Suppressed => telemetry::metrics::Ending::Other("cancelled"),
+    });
 }
 
 /// The level log messages are sent at: per request in 2026-07-28 (`_meta`), per session

@@ -91,6 +91,8 @@ struct State {
 struct Inner {
     registry: Registry,
     server: String,
+    /// `mcp.server.session.duration` (feature `otel`), recorded when the session ends.
+    _timer: crate::telemetry::SessionTimer,
     /// Who the session's requests come from when the transport names no one else: the
     /// session itself, by an id of its own.
     caller: Caller,
@@ -212,6 +214,7 @@ impl ServerSession {
             Inner {
                 registry,
                 server,
+                _timer: crate::telemetry::SessionTimer::server(),
                 // Without randomness the session cannot be told apart: anonymous (its tasks
                 // reachable by id only, never listed), never a guessable id.
                 caller: crate::random::token().map_or(Caller::Anonymous, Caller::session_of),

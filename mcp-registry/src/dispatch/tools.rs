@@ -281,9 +281,10 @@ pub(crate) struct PendingCall {
     version: Option<ProtocolVersion>,
     /// 2026-07-28: the call's asks, when they end it with `input_required`.
     round: Option<Arc<Round>>,
-    /// The request's span, entered while the call is polled (`None` when nobody traces:
-    /// boxed, so that a call nobody traces moves no more than it did).
-    pub(crate) span: Option<Box<tracing::Span>>,
+    /// The request's span (and timing, feature `otel`), the span entered while the call is
+    /// polled (`None` when nobody traces: boxed, so that a call nobody traces moves no more
+    /// than it did).
+    pub(crate) span: Option<Box<crate::telemetry::Observed>>,
 }
 
 impl PendingCall {
@@ -296,7 +297,7 @@ impl PendingCall {
         use futures_util::FutureExt as _;
         match &self.span {
             None => self.call.poll_unpin(cx),
-            Some(span) => span.in_scope(|| self.call.poll_unpin(cx)),
+            Some(observed) => observed.span.in_scope(|| self.call.poll_unpin(cx)),
         }
     }
 
