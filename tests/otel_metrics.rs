@@ -5,7 +5,8 @@
 
 use crate::common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use common::math_server;
@@ -52,21 +53,48 @@ fn attribute(point: &HistogramDataPoint<f64>, key: &str) -> Option<OtelValue> {
         .map(|kv| kv.value.clone())
 }
 
-/// The number of `name` recordings whose attributes include all of `with`.
+/// The number of `name` recordings whose attributes include all of `with`, since the test
+/// began (the histograms are cumulative, and the trace test of this binary may have run first).
 fn count(
     provider: &SdkMeterProvider,
     exporter: &InMemoryMetricExporter,
     name: &str,
     with: &[(&str, &str)],
 ) -> u64 {
-    points(provider, exporter, name)
-        .iter()
-        .filter(|p| {
-            with.iter()
-                .all(|(k, v)| attribute(p, k) == Some(OtelValue::from(v.to_string())))
-        })
-        .map(HistogramDataPoint::count)
-        .sum()
+    let matching = |points: &[HistogramDataPoint<f64>]| -> u64 {
+        points
+            .iter()
+            .filter(|p| {
+                with.iter()
+                    .all(|(k, v)| attribute(p, k) == Some(OtelValue::from(v.to_string())))
+            })
+            .map(HistogramDataPoint::count)
+            .sum()
+    };
+    let before = BASELINE
+        .lock()
+        .unwrap()
+        .get(name)
+        .map_or(0, |points| matching(points));
+    matching(&points(provider, exporter, name)) - before
+}
+
+/// Each histogram's points when the test began.
+static BASELINE: Mutex<BTreeMap<String, Vec<HistogramDataPoint<f64>>>> =
+    Mutex::new(BTreeMap::new());
+
+/// The process's meter provider, exporting to memory: set once, before the first request of
+/// this binary, since the crate creates its instruments once, from the global provider.
+pub(crate) fn meter() -> &'static (SdkMeterProvider, InMemoryMetricExporter) {
+    static METER: OnceLock<(SdkMeterProvider, InMemoryMetricExporter)> = OnceLock::new();
+    METER.get_or_init(|| {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        opentelemetry::global::set_meter_provider(provider.clone());
+        (provider, exporter)
+    })
 }
 
 fn registry() -> Registry {
@@ -93,19 +121,21 @@ async fn http_url(registry: Registry) -> String {
 async fn the_conventions_histograms_are_recorded() {
     // Never beside the trace test of this binary (see `crate::ALONE`).
     let _alone = crate::ALONE.lock().await;
-    // One test in this binary: the instruments are created once, from the global provider.
-    let exporter = InMemoryMetricExporter::default();
-    let provider = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(exporter.clone()).build())
-        .build();
-    opentelemetry::global::set_meter_provider(provider.clone());
+    let (provider, exporter) = meter();
+    let mut baseline = BASELINE.lock().unwrap();
+    for name in [SERVER_OP, CLIENT_OP, SERVER_SESSION, CLIENT_SESSION] {
+        baseline.insert(name.to_owned(), points(provider, exporter, name));
+    }
+    drop(baseline);
     let registry = registry();
-    server_side(&provider, &exporter, &registry).await;
-    client_side(&provider, &exporter, &registry).await;
+    server_side(provider, exporter, &registry).await;
+    client_side(provider, exporter, &registry).await;
 }
 
 const SERVER_OP: &str = "mcp.server.operation.duration";
 const CLIENT_OP: &str = "mcp.client.operation.duration";
+const SERVER_SESSION: &str = "mcp.server.session.duration";
+const CLIENT_SESSION: &str = "mcp.client.session.duration";
 
 /// Server side, in process: a call, a failing tool, an unknown tool, a prompt.
 async fn server_side(p: &SdkMeterProvider, e: &InMemoryMetricExporter, registry: &Registry) {
@@ -198,22 +228,20 @@ async fn client_side(p: &SdkMeterProvider, e: &InMemoryMetricExporter, registry:
     assert_eq!(count(p, e, server_op, &call), 2, "the HTTP server's too");
 
     let sessions = |name| count(p, e, name, &[]);
-    assert_eq!(sessions("mcp.client.session.duration"), 0);
+    assert_eq!(sessions(CLIENT_SESSION), 0);
     client.close().await;
     drop(client);
     let in_process = Client::in_process(registry.clone(), "math").await.unwrap();
     in_process.close().await;
     drop(in_process);
     for _ in 0..1000 {
-        if sessions("mcp.client.session.duration") >= 2
-            && sessions("mcp.server.session.duration") >= 1
-        {
+        if sessions(CLIENT_SESSION) >= 2 && sessions(SERVER_SESSION) >= 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(sessions("mcp.client.session.duration"), 2);
-    assert!(sessions("mcp.server.session.duration") >= 1);
+    assert_eq!(sessions(CLIENT_SESSION), 2);
+    assert!(sessions(SERVER_SESSION) >= 1);
 }
 
 /// The attributes we record whose Prometheus label names start like a metric's.

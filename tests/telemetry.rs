@@ -62,6 +62,8 @@ async fn finished(exporter: &InMemorySpanExporter, count: usize) -> Vec<SpanData
 #[tokio::test]
 async fn a_call_is_one_trace_from_client_to_server() {
     let _alone = ALONE.lock().await;
+    // The metrics test's meter provider, set before this binary's first request.
+    otel_metrics::meter();
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
@@ -125,6 +127,8 @@ async fn a_call_is_one_trace_from_client_to_server() {
     assert!(matches!(client_failed.status, Status::Error { .. }));
 
     a_foreign_trace_is_continued(&exporter).await;
+    // Its session ends here, under the lock, not during the metrics test.
+    client.close().await;
 }
 
 /// A request from another process's trace (`_meta.traceparent`) continues that trace.

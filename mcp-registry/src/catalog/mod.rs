@@ -17,7 +17,7 @@ mod qualify;
 mod view;
 
 pub use filter::{FilterDecision, FilterPatternError, ToolFilter, ToolFilterBuilder, ToolPattern};
-pub use pin_store::{FilePinStore, MemoryPinStore, Pin, PinError, PinStore, StoredPin};
+pub use pin_store::{FilePinStore, MemoryPinStore, PinError, PinStore, StoredPin, ToolPin};
 pub use pins::{PinDecision, Pins, PinsBuilder, Quarantine};
 pub use qualify::{
     CatalogTool, DuplicateToolName, MAX_TOOL_NAME_LENGTH, ToolCatalog, model_tool_name,

@@ -1,4 +1,4 @@
-//! A tool's [`Pin`] (its canonical definition and digest), and where pins are kept: the
+//! A tool's [`ToolPin`] (its canonical definition and digest), and where pins are kept: the
 //! [`PinStore`] trait, an in-memory store and a JSON file store.
 
 use std::collections::BTreeMap;
@@ -19,12 +19,12 @@ use crate::tool::BoxFuture;
 /// pinned. The digest is `sha256:` and the hex SHA-256 of the definition as canonical JSON
 /// (object keys sorted, no whitespace), so key order does not matter.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pin {
+pub struct ToolPin {
     digest: String,
     definition: Value,
 }
 
-impl Pin {
+impl ToolPin {
     /// The pin of `tool` as it is described now.
     ///
     /// ```
@@ -34,8 +34,8 @@ impl Pin {
     ///     r#"{"name":"rm","inputSchema":{"type":"object","properties":{"p":{"type":"string"}}}}"#).unwrap();
     /// let b: ToolDescriptor = serde_json::from_str(
     ///     r#"{"inputSchema":{"properties":{"p":{"type":"string"}},"type":"object"},"name":"rm"}"#).unwrap();
-    /// assert_eq!(Pin::of(&a), Pin::of(&b));
-    /// assert!(Pin::of(&a).digest().starts_with("sha256:"));
+    /// assert_eq!(ToolPin::of(&a), ToolPin::of(&b));
+    /// assert!(ToolPin::of(&a).digest().starts_with("sha256:"));
     /// ```
     pub fn of(tool: &ToolDescriptor) -> Self {
         let mut definition = Map::new();
@@ -53,7 +53,7 @@ impl Pin {
             put("annotations", serde_json::to_value(&tool.annotations).ok());
         }
         let definition = Value::Object(definition);
-        Pin {
+        ToolPin {
             digest: digest_of(&definition),
             definition,
         }
@@ -61,7 +61,7 @@ impl Pin {
 
     /// A pin as a store recorded it; [`Pins`](super::Pins) checks the digest against the definition.
     pub fn recorded(digest: String, definition: Value) -> Self {
-        Pin { digest, definition }
+        ToolPin { digest, definition }
     }
 
     /// `sha256:<hex>` of the canonical definition.
@@ -69,7 +69,7 @@ impl Pin {
         &self.digest
     }
 
-    /// The pinned definition (the fields listed on [`Pin`]).
+    /// The pinned definition (the fields listed on [`ToolPin`]).
     pub fn definition(&self) -> &Value {
         &self.definition
     }
@@ -181,12 +181,12 @@ pub struct StoredPin {
     /// The tool's name.
     pub tool: String,
     /// The pinned definition and its digest.
-    pub pin: Pin,
+    pub pin: ToolPin,
 }
 
 impl StoredPin {
     /// The pin of `tool` of `server`.
-    pub fn new(server: impl Into<String>, tool: impl Into<String>, pin: Pin) -> Self {
+    pub fn new(server: impl Into<String>, tool: impl Into<String>, pin: ToolPin) -> Self {
         StoredPin {
             server: server.into(),
             tool: tool.into(),
@@ -211,7 +211,7 @@ pub trait PinStore: Send + Sync + 'static {
 /// Pins kept in memory: trust lasts as long as the process.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryPinStore {
-    pins: Arc<Mutex<BTreeMap<(String, String), Pin>>>,
+    pins: Arc<Mutex<BTreeMap<(String, String), ToolPin>>>,
 }
 
 impl MemoryPinStore {
@@ -314,7 +314,7 @@ async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|e| Err(PinError::Store(Box::new(e))))
 }
 
-type Held = BTreeMap<(String, String), Pin>;
+type Held = BTreeMap<(String, String), ToolPin>;
 
 fn read_file(path: &Path) -> Result<Held, PinError> {
     let text = match std::fs::read_to_string(path) {
@@ -353,7 +353,7 @@ fn read_file(path: &Path) -> Result<Held, PinError> {
                     "the pin of tool {tool:?} of server {server:?} needs a \"digest\" string and a \"definition\" object"
                 )));
             };
-            let pin = Pin::recorded(digest.to_owned(), definition.clone());
+            let pin = ToolPin::recorded(digest.to_owned(), definition.clone());
             held.insert((server.clone(), tool.clone()), pin);
         }
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::pin_store::{MemoryPinStore, Pin, PinError, PinStore, StoredPin};
+use super::pin_store::{MemoryPinStore, PinError, PinStore, StoredPin, ToolPin};
 use crate::protocol::ToolDescriptor;
 use crate::tool::BoxFuture;
 
@@ -37,9 +37,9 @@ pub struct Quarantine {
     /// The tool.
     pub tool: String,
     /// The definition the host trusted.
-    pub pinned: Pin,
+    pub pinned: ToolPin,
     /// The definition the server offers now.
-    pub offered: Pin,
+    pub offered: ToolPin,
     /// The top-level fields that differ (`description`, `inputSchema`, `annotations`, ..).
     pub changed: Vec<&'static str>,
 }
@@ -100,7 +100,7 @@ struct Inner {
 
 #[derive(Default)]
 struct State {
-    pins: HashMap<(String, String), Pin>,
+    pins: HashMap<(String, String), ToolPin>,
     quarantined: HashMap<(String, String), Quarantine>,
     /// The offered digests the host was last asked about, per tool (at most
     /// [`ASKED_PER_TOOL`]: a server that keeps changing a tool cannot grow it).
@@ -165,7 +165,7 @@ impl PinsBuilder {
         Ok(self.assemble(pins))
     }
 
-    fn assemble(self, pins: HashMap<(String, String), Pin>) -> Pins {
+    fn assemble(self, pins: HashMap<(String, String), ToolPin>) -> Pins {
         Pins {
             inner: Arc::new(Inner {
                 store: self.store,
@@ -206,7 +206,7 @@ impl Pins {
     /// is new), or the [`Quarantine`] when its definition differs from the pinned one. A new
     /// quarantine asks the host ([`PinsBuilder::on_change`]) in a task of its own.
     pub fn check(&self, server: &str, tool: &ToolDescriptor) -> Result<(), Box<Quarantine>> {
-        let offered = Pin::of(tool);
+        let offered = ToolPin::of(tool);
         let key = (server.to_owned(), tool.name.clone());
         let mut state = self.state();
         let Some(pinned) = state.pins.get(&key) else {
@@ -268,7 +268,7 @@ impl Pins {
     }
 
     /// The pin of `tool` of `server`, if it has one.
-    pub fn pin(&self, server: &str, tool: &str) -> Option<Pin> {
+    pub fn pin(&self, server: &str, tool: &str) -> Option<ToolPin> {
         let key = (server.to_owned(), tool.to_owned());
         self.state().pins.get(&key).cloned()
     }
@@ -394,8 +394,8 @@ mod tests {
 
     #[test]
     fn a_tampered_pin_is_detected() {
-        let pin = Pin::of(&tool("a"));
-        let forged = Pin::recorded(
+        let pin = ToolPin::of(&tool("a"));
+        let forged = ToolPin::recorded(
             pin.digest().to_owned(),
             json!({"name": "t", "description": "b"}),
         );
