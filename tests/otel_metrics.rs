@@ -122,11 +122,10 @@ async fn the_conventions_histograms_are_recorded() {
     // Never beside the trace test of this binary (see `crate::ALONE`).
     let _alone = crate::ALONE.lock().await;
     let (provider, exporter) = meter();
-    let mut baseline = BASELINE.lock().unwrap();
     for name in [SERVER_OP, CLIENT_OP, SERVER_SESSION, CLIENT_SESSION] {
-        baseline.insert(name.to_owned(), points(provider, exporter, name));
+        let before = points(provider, exporter, name);
+        BASELINE.lock().unwrap().insert(name.to_owned(), before);
     }
-    drop(baseline);
     let registry = registry();
     server_side(provider, exporter, &registry).await;
     client_side(provider, exporter, &registry).await;
