@@ -8,7 +8,7 @@
 //! through the process's OpenTelemetry propagator
 //! (`opentelemetry::global::set_text_map_propagator`).
 //!
-//! Metrics (feature `otel`, [`metrics`]): the conventions' histograms
+//! Metrics (feature `otel`, `telemetry::metrics`): the conventions' histograms
 //! `mcp.server.operation.duration`, `mcp.client.operation.duration`,
 //! `mcp.server.session.duration` and `mcp.client.session.duration`, through the global meter
 //! provider.
