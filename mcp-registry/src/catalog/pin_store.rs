@@ -28,7 +28,7 @@ impl ToolPin {
     /// The pin of `tool` as it is described now.
     ///
     /// ```
-    /// use mcp_registry::catalog::Pin;
+    /// use mcp_registry::catalog::ToolPin;
     /// use mcp_registry::protocol::ToolDescriptor;
     /// let a: ToolDescriptor = serde_json::from_str(
     ///     r#"{"name":"rm","inputSchema":{"type":"object","properties":{"p":{"type":"string"}}}}"#).unwrap();
