@@ -432,21 +432,29 @@ where
     let operation = crate::telemetry::metrics::Operation::start(method, Some(request.name), None);
     let result = tracing::Instrument::instrument(attempts, span).await;
     #[cfg(feature = "otel")]
-    {
-        use crate::telemetry::metrics::Ending;
-        let other;
-        operation.client(match &result {
-            Ok(result) => match result.outcome() {
-                "success" => Ending::Success,
-                "tool_error" => Ending::ToolError,
-                outcome => Ending::Other(outcome),
-            },
-            Err(ClientError::Server { error, .. }) => Ending::Code(error.code.0.into()),
-            Err(error) => {
-                other = error_type(error);
-                Ending::Other(&other)
-            }
-        });
-    }
+    record(operation, &result);
     result
+}
+
+/// The client operation's duration, recorded by how `result` ended (OpenTelemetry's MCP
+/// conventions: `error.type` is the JSON-RPC code, `tool_error`, or the failure's kind).
+#[cfg(feature = "otel")]
+fn record<T: Outcome>(
+    operation: crate::telemetry::metrics::Operation,
+    result: &Result<T, ClientError>,
+) {
+    use crate::telemetry::metrics::Ending;
+    let other;
+    operation.client(match result {
+        Ok(result) => match result.outcome() {
+            "success" => Ending::Success,
+            "tool_error" => Ending::ToolError,
+            outcome => Ending::Other(outcome),
+        },
+        Err(ClientError::Server { error, .. }) => Ending::Code(error.code.0.into()),
+        Err(error) => {
+            other = error_type(error);
+            Ending::Other(&other)
+        }
+    });
 }
