@@ -108,7 +108,7 @@ fn demo(with_mul: bool) -> Server {
             tool(
                 Tool::builder("slow")
                     .description("Counts to three, reporting progress")
-                    .typed_with_context(|ctx: ToolContext, _: NoArguments| async move {
+                    .typed(|ctx: ToolContext, _: NoArguments| async move {
                         for step in 1..=3 {
                             let _ = ctx.progress(f64::from(step), Some(3.0), Some("counting"));
                             tokio::time::sleep(Duration::from_millis(150)).await;

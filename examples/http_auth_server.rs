@@ -39,7 +39,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, SystemTime};
 
 use mcp_registry::transport::http::HttpConfig;
-use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
 use mcp_registry::{Registry, ToolContext, mcp_tool, server};
 
 /// Who is calling, as the validated access token says.
@@ -66,7 +66,7 @@ server!(name = "secured", version = "0.1.0", tools = [whoami, reset]);
 /// tokens are issued for.
 fn validator(
     resource: String,
-) -> impl Fn(BearerToken) -> std::future::Ready<Result<AccessClaims, AuthError>> + Send + Sync {
+) -> impl Fn(BearerToken) -> std::future::Ready<Result<AccessClaims, TokenError>> + Send + Sync {
     move |token: BearerToken| {
         let hour = Duration::from_secs(3600);
         let claims = |subject: &str, scopes: &[&str]| {
@@ -83,7 +83,7 @@ fn validator(
             }
             "demo-foreign-token" => Ok(claims("alice", &["mcp:tools"])
                 .with_audience(["https://elsewhere.example.com/mcp"])),
-            _ => Err(AuthError::InvalidToken("not a demo token".into())),
+            _ => Err(TokenError::InvalidToken("not a demo token".into())),
         })
     }
 }

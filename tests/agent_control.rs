@@ -150,7 +150,7 @@ struct NoArguments {}
 fn progress_server() -> Server {
     let count = Tool::builder("count")
         .description("Counts to two")
-        .typed_with_context(|ctx: ToolContext, _: NoArguments| async move {
+        .typed(|ctx: ToolContext, _: NoArguments| async move {
             ctx.progress(1.0, Some(2.0), Some("one")).unwrap();
             ctx.progress(2.0, Some(2.0), Some("two")).unwrap();
             "done"
@@ -316,7 +316,7 @@ fn confirming_server() -> Server {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     struct NoArgs {}
     let wipe = Tool::builder("wipe")
-        .typed_with_context(|ctx: ToolContext, _: NoArgs| async move {
+        .typed(|ctx: ToolContext, _: NoArgs| async move {
             match ctx.elicit::<Confirm>("Really wipe?").await {
                 Ok(mcp_registry::Elicitation::Accept(Confirm { ok: true })) => "wiped".to_owned(),
                 Ok(_) => "kept".to_owned(),

@@ -109,11 +109,8 @@ async fn progress_comes_before_the_reply(client: &Client) {
     // Progress, before the reply.
     let mut notes = client.notifications();
     let done = client
-        .call_tool_with(
-            "job",
-            json!({"steps": 3}),
-            RequestOptions::new().progress_token("p1"),
-        )
+        .call_tool("job", json!({"steps": 3}))
+        .options(RequestOptions::new().progress_token("p1"))
         .await
         .unwrap();
     assert_eq!(done.first_text(), Some("finished"));
@@ -133,11 +130,8 @@ async fn progress_comes_before_the_reply(client: &Client) {
 async fn timeouts_and_cancellations_forget_the_request(client: &Client) {
     // A timeout gives up on the request and forgets it.
     let late = client
-        .call_tool_with(
-            "slow",
-            json!({}),
-            RequestOptions::new().timeout(Duration::from_millis(100)),
-        )
+        .call_tool("slow", json!({}))
+        .options(RequestOptions::new().timeout(Duration::from_millis(100)))
         .await
         .unwrap_err();
     assert!(matches!(late, ClientError::Timeout { .. }), "{late}");
@@ -149,7 +143,8 @@ async fn timeouts_and_cancellations_forget_the_request(client: &Client) {
         cancel.cancel();
     });
     let cancelled = client
-        .call_tool_with("slow", json!({}), RequestOptions::new().cancellation(token))
+        .call_tool("slow", json!({}))
+        .options(RequestOptions::new().cancellation(token))
         .await
         .unwrap_err();
     assert!(

@@ -196,7 +196,7 @@ async fn start(dpop: bool) -> (String, Shared) {
                 Some(Some(jkt)) => Ok(claims.with_dpop_jkt(jkt)),
                 Some(None) => Ok(claims),
                 None => Err(
-                    mcp_registry::transport::http::auth::AuthError::InvalidToken(
+                    mcp_registry::transport::http::auth::TokenError::InvalidToken(
                         "not issued".into(),
                     ),
                 ),

@@ -118,11 +118,8 @@ async fn tools_answer_and_fail(client: &Client) {
 async fn progress_and_server_requests(client: &Client) {
     let mut notes = client.notifications();
     let counted = client
-        .call_tool_with(
-            "count",
-            json!({"to": 3}),
-            RequestOptions::new().progress_token("p1"),
-        )
+        .call_tool("count", json!({"to": 3}))
+        .options(RequestOptions::new().progress_token("p1"))
         .await
         .unwrap();
     assert_eq!(counted.first_text(), Some("counted to 3"));

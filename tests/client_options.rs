@@ -142,7 +142,7 @@ async fn connect_with_server_side(
     };
     let client = builder
         .protocol_version(ProtocolVersion::V2025_11_25)
-        .connect_with(transport, rx)
+        .connect_transport(transport, rx)
         .await
         .unwrap();
     (client, seen, server_side)
@@ -225,7 +225,8 @@ async fn a_timeout_cancels_on_the_wire_and_is_retried() {
     let (client, seen) = connect(Client::builder().call_policy(policy), [Step::Hang, ok()]).await;
     let options = RequestOptions::new().timeout(Duration::from_secs(2));
     let result = client
-        .call_tool_with("t", json!({}), options)
+        .call_tool("t", json!({}))
+        .options(options)
         .await
         .unwrap();
     assert_eq!(result.first_text(), Some("ok"));
@@ -257,7 +258,8 @@ async fn every_attempt_timing_out_ends_in_a_timeout_error() {
     .await;
     let options = RequestOptions::new().timeout(Duration::from_secs(1));
     let error = client
-        .call_tool_with("t", json!({}), options)
+        .call_tool("t", json!({}))
+        .options(options)
         .await
         .unwrap_err();
     assert!(matches!(error, ClientError::Timeout { .. }), "{error}");
@@ -310,7 +312,8 @@ async fn a_per_call_policy_overrides_the_clients() {
     let options = RequestOptions::new().policy(CallPolicy::new().retries(0));
     assert!(
         client
-            .call_tool_with("t", json!({}), options)
+            .call_tool("t", json!({}))
+            .options(options)
             .await
             .is_err()
     );
@@ -326,7 +329,7 @@ async fn cancelling_during_the_backoff_ends_the_call() {
         tokio::time::sleep(Duration::from_millis(50)).await;
         token.cancel();
     };
-    let (result, ()) = tokio::join!(client.call_tool_with("t", json!({}), options), cancel);
+    let (result, ()) = tokio::join!(client.call_tool("t", json!({})).options(options), cancel);
     assert!(
         matches!(result, Err(ClientError::Cancelled { .. })),
         "{result:?}"

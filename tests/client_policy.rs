@@ -69,7 +69,8 @@ async fn without_a_policy_get_prompt_runs_once_and_a_request_option_policy_wraps
     let asked = Arc::new(AtomicUsize::new(0));
     let options = RequestOptions::new().policy(denying(Arc::clone(&asked)));
     let error = client
-        .request("prompts/list", None, options)
+        .request("prompts/list", None)
+        .options(options)
         .await
         .unwrap_err();
     assert!(matches!(error, ClientError::Denied { .. }), "{error}");
@@ -85,7 +86,8 @@ async fn a_request_times_out_by_the_machines_deadline_and_is_forgotten() {
         .unwrap();
     let options = RequestOptions::new().timeout(Duration::from_secs(5));
     let error = client
-        .call_tool_with("slow", json!({}), options)
+        .call_tool("slow", json!({}))
+        .options(options)
         .await
         .unwrap_err();
     assert!(

@@ -194,7 +194,7 @@ struct Echo {
 /// A server `s` whose tool `echo.it` answers `text` `times` times, then its progress token.
 fn echo_registry() -> Registry {
     let echo = Tool::builder("echo.it")
-        .typed_with_context(|ctx: ToolContext, args: Echo| async move {
+        .typed(|ctx: ToolContext, args: Echo| async move {
             let _ = ctx.progress(1.0, None, None);
             format!(
                 "{}|{}",

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use axum::http::StatusCode;
 use common::http::{Reply, send_to};
-use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
 use mcp_registry::transport::http::{HttpConfig, router};
 use mcp_registry::{Registry, Server, Tool, ToolContext};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ const ALL_TOKENS: [&str; 7] = [ALICE, BOB, FOREIGN, EXPIRED, NO_SCOPE, DOWN, UNK
 struct NoArgs {}
 
 /// The validator a user would write: a static table of tokens.
-async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
+async fn validate(token: BearerToken) -> Result<AccessClaims, TokenError> {
     let hour = Duration::from_secs(3600);
     let claims = |subject: &str| {
         AccessClaims::new(subject)
@@ -48,8 +48,10 @@ async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
         FOREIGN => Ok(claims("alice").with_audience(["https://other.example.com/mcp"])),
         EXPIRED => Ok(claims("alice").with_expiry(SystemTime::now() - hour)),
         NO_SCOPE => Ok(claims("carol").with_scopes(Vec::<String>::new())),
-        DOWN => Err(AuthError::Unavailable("introspection endpoint down".into())),
-        _ => Err(AuthError::InvalidToken("not in the table".into())),
+        DOWN => Err(TokenError::Unavailable(
+            "introspection endpoint down".into(),
+        )),
+        _ => Err(TokenError::InvalidToken("not in the table".into())),
     }
 }
 
@@ -64,7 +66,7 @@ fn auth() -> Auth {
 
 fn app() -> axum::Router {
     let whoami = Tool::builder("whoami")
-        .typed_with_context(|ctx: ToolContext, _: NoArgs| async move {
+        .typed(|ctx: ToolContext, _: NoArgs| async move {
             match ctx.get::<AccessClaims>() {
                 Some(c) => json!({
                     "subject": c.subject,
@@ -398,7 +400,7 @@ async fn a_validator_that_cannot_decide_gets_503() {
 #[tokio::test]
 async fn without_auth_tools_see_no_claims() {
     let whoami = Tool::builder("whoami")
-        .typed_with_context(|ctx: ToolContext, _: NoArgs| async move {
+        .typed(|ctx: ToolContext, _: NoArgs| async move {
             ctx.get::<AccessClaims>().is_none().to_string()
         })
         .unwrap();

@@ -14,7 +14,7 @@ use common::http::Reply;
 use http_body_util::BodyExt;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_registry::client::auth::SigningKey;
-use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
 use mcp_registry::transport::http::dpop::{Dpop, thumbprint};
 use mcp_registry::transport::http::{HttpConfig, router};
 use mcp_registry::{Registry, Server, Tool};
@@ -111,7 +111,7 @@ fn auth(
             }
             match bindings.iter().find(|(t, _)| *t == token.secret()) {
                 Some((_, jkt)) => Ok(claims.with_dpop_jkt(jkt.clone())),
-                None => Err(AuthError::InvalidToken("unknown".into())),
+                None => Err(TokenError::InvalidToken("unknown".into())),
             }
         }
     };

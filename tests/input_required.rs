@@ -22,7 +22,7 @@ struct Name {
 /// together, counting its runs.
 fn registry_with(builder: mcp_registry::RegistryBuilder, runs: Arc<AtomicUsize>) -> Registry {
     let greet = Tool::builder("greet")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             match ctx.elicit::<Name>("Who are you?").await? {
                 Elicitation::Accept(Name { name }) => {
                     Ok::<_, InputError>(format!("Hello, {name}!"))
@@ -32,7 +32,7 @@ fn registry_with(builder: mcp_registry::RegistryBuilder, runs: Arc<AtomicUsize>)
         })
         .unwrap();
     let survey = Tool::builder("survey")
-        .typed_with_context(move |ctx: ToolContext, args: Args| {
+        .typed(move |ctx: ToolContext, args: Args| {
             let runs = runs.clone();
             async move {
                 runs.fetch_add(1, Ordering::SeqCst);
@@ -52,7 +52,7 @@ fn registry_with(builder: mcp_registry::RegistryBuilder, runs: Arc<AtomicUsize>)
         })
         .unwrap();
     let needs_sampling = Tool::builder("needs_sampling")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             let reply = ctx.sample(SamplingRequest::new(10).user("hi")).await?;
             Ok::<_, InputError>(reply.model)
         })

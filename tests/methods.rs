@@ -221,7 +221,7 @@ async fn the_value_travels_with_the_server() {
 async fn a_server_s_own_state_comes_between_the_call_s_and_the_registry_s() {
     // What #[mcp_server] relies on, open to any server.
     let tool = mcp_registry::Tool::builder("prefix")
-        .typed_with_context(
+        .typed(
             |ctx: ToolContext, _: serde_json::Map<String, Value>| async move {
                 ctx.get::<Prefix>().map_or("none", |p| p.0).to_owned()
             },

@@ -28,7 +28,7 @@ fn upstream(cancelled: Arc<AtomicBool>) -> Registry {
     )
     .unwrap();
     let steps = Tool::builder("steps")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             for i in 1..=3 {
                 ctx.progress(f64::from(i), Some(3.0), Some("working"))
                     .unwrap();
@@ -38,7 +38,7 @@ fn upstream(cancelled: Arc<AtomicBool>) -> Registry {
         })
         .unwrap();
     let hang = Tool::builder("hang")
-        .typed_with_context(move |ctx: ToolContext, _: Args| {
+        .typed(move |ctx: ToolContext, _: Args| {
             let cancelled = cancelled.clone();
             async move {
                 ctx.cancelled().await;
@@ -100,7 +100,7 @@ impl Connections {
                 let (tx, rx) = mpsc::unbounded_channel();
                 *this.cut.lock().unwrap() = Some(tx.clone());
                 let transport = InProcessTransport::new(registry, "upstream", tx);
-                let client = Client::builder().connect_with(transport, rx).await?;
+                let client = Client::builder().connect_transport(transport, rx).await?;
                 this.clients.lock().unwrap().push(client.clone());
                 Ok::<_, ClientError>(client)
             }

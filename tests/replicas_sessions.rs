@@ -15,7 +15,7 @@ use common::math_server;
 use common::redis::RedisServer;
 use http_body_util::BodyExt;
 use mcp_registry::replicas::{Redis, RedisBus, RedisSessions};
-use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
 use mcp_registry::transport::http::{HttpConfig, router};
 use mcp_registry::{Elicitation, Registry, Resource, Server, Tool, ToolContext};
 use serde_json::{Map, Value, json};
@@ -42,7 +42,7 @@ fn server(extra: Option<Tool>) -> Server {
         .handler(|_| async { "buy milk" })
         .unwrap();
     let ask = Tool::builder("ask")
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+        .typed(|ctx: ToolContext, _: Map<String, Value>| async move {
             match ctx.elicit::<Confirm>("Go ahead?").await {
                 Ok(Elicitation::Accept(c)) => format!("confirmed: {}", c.confirm),
                 Ok(_) => "not confirmed".to_owned(),
@@ -367,11 +367,11 @@ async fn redis_down_refuses_shared_sessions_only_and_everything_recovers() {
 }
 
 /// Bearer tokens: two subjects.
-async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
+async fn validate(token: BearerToken) -> Result<AccessClaims, TokenError> {
     match token.secret() {
         "alice-token" => Ok(AccessClaims::new("alice").with_audience([RESOURCE])),
         "bob-token" => Ok(AccessClaims::new("bob").with_audience([RESOURCE])),
-        _ => Err(AuthError::InvalidToken("not in the table".into())),
+        _ => Err(TokenError::InvalidToken("not in the table".into())),
     }
 }
 

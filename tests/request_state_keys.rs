@@ -17,7 +17,7 @@ struct Name {
 /// A replica: `greet` asks a name, then greets.
 fn replica(keys: RequestStateKeys) -> Registry {
     let greet = Tool::builder("greet")
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+        .typed(|ctx: ToolContext, _: Map<String, Value>| async move {
             match ctx.elicit::<Name>("Who are you?").await? {
                 Elicitation::Accept(Name { name }) => {
                     Ok::<_, InputError>(format!("Hello, {name}!"))

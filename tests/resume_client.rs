@@ -36,7 +36,7 @@ const LATER: &str = "note://2";
 fn server(gate: &Arc<Semaphore>) -> Server {
     let gate = gate.clone();
     let gated = Tool::builder("gated")
-        .typed_with_context(move |ctx: ToolContext, _: Map<String, Value>| {
+        .typed(move |ctx: ToolContext, _: Map<String, Value>| {
             let gate = gate.clone();
             async move {
                 for i in 1..=2 {
@@ -183,7 +183,7 @@ async fn the_client_resumes_its_streams_on_another_replica_by_itself() {
     let calling = {
         let client = client.clone();
         let options = RequestOptions::new().progress_token("t");
-        tokio::spawn(async move { client.call_tool_with("gated", json!({}), options).await })
+        tokio::spawn(async move { client.call_tool("gated", json!({})).options(options).await })
     };
     for _ in 0..2 {
         seen.push(describe(&next(&mut notes).await));

@@ -35,7 +35,7 @@ fn note(i: usize) -> String {
 fn server(gate: &Arc<Semaphore>) -> Server {
     let gate = gate.clone();
     let gated = Tool::builder("gated")
-        .typed_with_context(move |ctx: ToolContext, _: Map<String, Value>| {
+        .typed(move |ctx: ToolContext, _: Map<String, Value>| {
             let gate = gate.clone();
             async move {
                 ctx.progress(1.0, Some(3.0), None).unwrap();

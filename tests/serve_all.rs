@@ -276,7 +276,7 @@ async fn host_state_and_layers_see_each_tool_as_its_own() {
         .build();
     // Registered after the registry was built, as a host adds servers at run time.
     let count = Tool::builder("count")
-        .typed_with_context(
+        .typed(
             |ctx: ToolContext, _: serde_json::Map<String, Value>| async move {
                 let store = State::<Store>::from_context(&ctx).expect("the registry's state");
                 format!(
@@ -518,13 +518,13 @@ async fn completion_through_the_union_reaches_the_named_servers_prompt() {
 /// wants the same token, and a missing server's 404 names nothing.
 #[tokio::test]
 async fn per_server_endpoints_share_the_unions_authorization() {
-    use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
-    async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
+    use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
+    async fn validate(token: BearerToken) -> Result<AccessClaims, TokenError> {
         match token.secret() {
             "good-token-5c1f" => Ok(AccessClaims::new("alice")
                 .with_audience(["http://localhost/mcp"])
                 .with_expiry(std::time::SystemTime::now() + Duration::from_secs(3600))),
-            _ => Err(AuthError::InvalidToken("not ours".into())),
+            _ => Err(TokenError::InvalidToken("not ours".into())),
         }
     }
     let auth = Auth::new("http://localhost/mcp", validate).unwrap();

@@ -27,7 +27,7 @@ struct RequestUser(&'static str);
 /// `late` keeps its context past completion, `hang` never ends (and flags its drop).
 fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>>) -> Server {
     let job = Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, args: Steps| async move {
+        .typed(|ctx: ToolContext, args: Steps| async move {
             for i in 1..=args.steps {
                 ctx.progress(
                     f64::from(i),
@@ -49,7 +49,7 @@ fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>
         })
         .unwrap();
     let who = Tool::builder("who")
-        .typed_with_context(
+        .typed(
             |ctx: ToolContext, _: serde_json::Map<String, Value>| async move {
                 json!({
                     "tool": ctx.tool_name(),
@@ -65,7 +65,7 @@ fn job_server(dropped: Arc<AtomicBool>, late_ctx: Arc<Mutex<Option<ToolContext>>
         )
         .unwrap();
     let late = Tool::builder("late")
-        .typed_with_context(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
+        .typed(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
             let slot = late_ctx.clone();
             async move {
                 *slot.lock().unwrap() = Some(ctx);

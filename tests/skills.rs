@@ -159,14 +159,11 @@ async fn skills_list_pages_and_the_client_follows_the_cursor() {
     let client = connect(registry.clone(), None).await;
     let entries = client.list_skills().await.expect("every page");
     assert_eq!(entries.len(), 2);
-    let first = client
-        .request("skills/list", None, Default::default())
-        .await
-        .expect("a page");
+    let first = client.request("skills/list", None).await.expect("a page");
     assert_eq!(first["skills"].as_array().map(Vec::len), Some(1));
     let cursor = first["nextCursor"].as_str().expect("a next page");
     let resources_cursor = client
-        .request("resources/list", None, Default::default())
+        .request("resources/list", None)
         .await
         .expect("a page")["nextCursor"]
         .clone();
@@ -174,11 +171,7 @@ async fn skills_list_pages_and_the_client_follows_the_cursor() {
     // A cursor of another listing is refused.
     let params = serde_json::json!({"cursor": resources_cursor});
     let refused = client
-        .request(
-            "skills/list",
-            params.as_object().cloned(),
-            Default::default(),
-        )
+        .request("skills/list", params.as_object().cloned())
         .await
         .unwrap_err();
     assert_eq!(

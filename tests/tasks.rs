@@ -362,7 +362,7 @@ async fn a_task_is_shown_only_to_its_requestor() {
 fn steps_registry() -> Registry {
     let steps = Tool::builder("steps")
         .task_support(TaskSupport::Optional)
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+        .typed(|ctx: ToolContext, _: Map<String, Value>| async move {
             for done in 1..=4_u32 {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 ctx.progress(f64::from(done), Some(4.0), Some("building"))
@@ -374,7 +374,7 @@ fn steps_registry() -> Registry {
     let first = |name: &str, work: u64| {
         Tool::builder(name)
             .task_support(TaskSupport::Optional)
-            .typed_with_context(move |ctx: ToolContext, _: Map<String, Value>| async move {
+            .typed(move |ctx: ToolContext, _: Map<String, Value>| async move {
                 let work = || async move {
                     if work > 0 {
                         tokio::time::sleep(Duration::from_secs(work)).await;

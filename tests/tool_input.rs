@@ -30,7 +30,7 @@ struct Confirm {
 
 fn registry() -> Registry {
     let wipe = Tool::builder("wipe")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             match ctx.elicit::<Confirm>("Really wipe the table?").await {
                 Ok(Elicitation::Accept(c)) if c.confirm => {
                     format!("wiped ({})", c.reason.unwrap_or_default())
@@ -43,7 +43,7 @@ fn registry() -> Registry {
         })
         .unwrap();
     let summarize = Tool::builder("summarize")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             let request = SamplingRequest::new(50)
                 .user("Summarize the log")
                 .system_prompt("Be terse.")
@@ -55,7 +55,7 @@ fn registry() -> Registry {
         })
         .unwrap();
     let workspace = Tool::builder("workspace")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             match ctx.roots().await {
                 Ok(roots) => roots
                     .iter()
@@ -402,7 +402,7 @@ async fn shutting_down_a_session_leaves_no_request_waiting() {
 /// A server whose one tool needs `sampling` and refuses with `?` when it is missing.
 fn needs_sampling() -> Registry {
     let tool = Tool::builder("needs_sampling")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             ctx.require_client_capability(ClientCapability::Sampling)?;
             Ok::<_, InputError>("Success")
         })

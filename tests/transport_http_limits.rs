@@ -249,7 +249,7 @@ async fn a_client_that_never_reads_its_stream_is_disconnected() {
     let endless = {
         let gone = gone.clone();
         Tool::builder("endless")
-            .typed_with_context(move |ctx: ToolContext, _: NoArgs| {
+            .typed(move |ctx: ToolContext, _: NoArgs| {
                 let dropped = Dropped(gone.clone());
                 async move {
                     let _dropped = dropped;

@@ -19,7 +19,7 @@ struct Steps {
 
 fn registry() -> Registry {
     let job = Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
+        .typed(|ctx: ToolContext, a: Steps| async move {
             for i in 1..=a.steps {
                 ctx.progress(f64::from(i), None, None).unwrap();
                 tokio::task::yield_now().await;

@@ -29,7 +29,7 @@ use common::http::{INIT, Reply};
 use common::tasks::{legacy, slow_tool};
 use mcp_registry::agent::ControlRouter;
 use mcp_registry::catalog::{FilteredRegistry, ToolFilter};
-use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
 use mcp_registry::transport::http::{HttpConfig, router, router_all};
 use mcp_registry::{CallOptions, Caller, Principal, Registry, Server, Tool};
 use serde_json::{Value, json};
@@ -145,7 +145,7 @@ async fn a_tool_the_keep_function_hides_cannot_be_called_through_mcp_messages() 
 const WRITER: &str = "token-writer-2b1c";
 const READER: &str = "token-reader-9f3e";
 
-async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
+async fn validate(token: BearerToken) -> Result<AccessClaims, TokenError> {
     let claims = |subject: &str, scopes: &[&str]| {
         AccessClaims::new(subject)
             .with_audience(["http://localhost/mcp"])
@@ -155,7 +155,7 @@ async fn validate(token: BearerToken) -> Result<AccessClaims, AuthError> {
     match token.secret() {
         WRITER => Ok(claims("wendy", &["files:read", "files:write"])),
         READER => Ok(claims("rita", &["files:read"])),
-        _ => Err(AuthError::InvalidToken("not ours".into())),
+        _ => Err(TokenError::InvalidToken("not ours".into())),
     }
 }
 
@@ -375,7 +375,7 @@ async fn an_anonymous_caller_lists_no_tasks_and_is_not_offered_the_list() {
 #[tokio::test]
 async fn a_function_reads_the_caller_the_transport_resolved() {
     let whoami = Tool::builder("whoami")
-        .typed_with_context(
+        .typed(
             |ctx: mcp_registry::ToolContext, _: serde_json::Map<String, Value>| async move {
                 let caller = ctx.caller();
                 match (caller.principal(), caller.session()) {
@@ -427,7 +427,7 @@ async fn a_request_state_is_refused_for_another_caller() {
         name: String,
     }
     let greet = Tool::builder("greet")
-        .typed_with_context(
+        .typed(
             |ctx: mcp_registry::ToolContext, _: serde_json::Map<String, Value>| async move {
                 match ctx.elicit::<Name>("Who are you?").await? {
                     Elicitation::Accept(Name { name }) => Ok::<_, InputError>(name),

@@ -13,7 +13,7 @@ type Args = Map<String, Value>;
 
 fn registry() -> Registry {
     let connect = Tool::builder("connect")
-        .typed_with_context(|ctx: ToolContext, _: Args| async move {
+        .typed(|ctx: ToolContext, _: Args| async move {
             let url = "https://example.com/connect?e=41";
             match ctx.elicit_url("Sign in to Example Co", url, "41").await {
                 Ok(action) => format!("{action:?}"),
@@ -22,7 +22,7 @@ fn registry() -> Registry {
         })
         .unwrap();
     let files = Tool::builder("files")
-        .typed_with_context(|_: ToolContext, _: Args| async move {
+        .typed(|_: ToolContext, _: Args| async move {
             Err::<String, _>(ToolError::url_elicitation_required(
                 "Example Co is not connected yet",
                 [ElicitParams::url(

@@ -155,7 +155,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::name::{Message, prompt_name_error, server_name_error, tool_name_error};
+    pub use crate::name::{NameMessage, prompt_name_error, server_name_error, tool_name_error};
     pub use crate::private::*;
     pub use crate::private_prompt::*;
     pub use crate::private_resource::*;

@@ -6,7 +6,7 @@
 //! is written in the generated constant rather than in these functions so that rustc
 //! reports it on the name alone, without a note pointing into this crate.
 //!
-//! Messages are assembled in a [`Message`] buffer because `format!` is not available in
+//! Messages are assembled in a [`NameMessage`] buffer because `format!` is not available in
 //! constant evaluation; the run-time `Display` impls use the same functions, so a name is
 //! refused with the same words at compile time and at run time.
 
@@ -93,8 +93,8 @@ const fn contains_double_underscore(bytes: &[u8]) -> bool {
 }
 
 /// The message refusing a tool name: `Empty`, `Character { ch, position }` or `TooLong`.
-pub(crate) const fn tool_name_message(name: &str, problem: ToolNameProblem<'_>) -> Message {
-    let m = Message::new();
+pub(crate) const fn tool_name_message(name: &str, problem: ToolNameProblem<'_>) -> NameMessage {
+    let m = NameMessage::new();
     match problem {
         ToolNameProblem::Empty => {
             m.push("tool name is empty; a name has 1 to 128 characters of [A-Za-z0-9_.-]")
@@ -117,8 +117,8 @@ pub(crate) const fn tool_name_message(name: &str, problem: ToolNameProblem<'_>) 
 }
 
 /// The message refusing a server name for `reason` (from [`server_name_problem`]).
-pub(crate) const fn server_name_message(name: &str, reason: &str) -> Message {
-    Message::new()
+pub(crate) const fn server_name_message(name: &str, reason: &str) -> NameMessage {
+    NameMessage::new()
         .push("server name ")
         .push_quoted(name, '"')
         .push(" is invalid: ")
@@ -135,7 +135,7 @@ pub(crate) enum ToolNameProblem<'a> {
 
 /// Why `name` is no valid tool name, or `None`. `#[mcp_tool]` evaluates it in a constant and
 /// panics there with the message, which makes it a compile error at the name.
-pub const fn tool_name_error(name: &str) -> Option<Message> {
+pub const fn tool_name_error(name: &str) -> Option<NameMessage> {
     let problem = match name_problem(name) {
         None => return None,
         Some(NameProblem::Empty) => ToolNameProblem::Empty,
@@ -149,7 +149,7 @@ pub const fn tool_name_error(name: &str) -> Option<Message> {
 }
 
 /// Why `name` is no valid server name, or `None` (for `server!`, as [`tool_name_error`]).
-pub const fn server_name_error(name: &str) -> Option<Message> {
+pub const fn server_name_error(name: &str) -> Option<NameMessage> {
     match server_name_problem(name) {
         Some(reason) => Some(server_name_message(name, reason)),
         None => None,
@@ -159,8 +159,8 @@ pub const fn server_name_error(name: &str) -> Option<Message> {
 /// Why `name` is no valid prompt name, or `None`. Prompts follow the tool rule (1 to 128
 /// characters of `A-Z a-z 0-9 _ - .`), so `mcp__<server>__<prompt>` splits one way too;
 /// `#[mcp_prompt]` evaluates it in a constant, as [`tool_name_error`].
-pub const fn prompt_name_error(name: &str) -> Option<Message> {
-    let m = Message::new();
+pub const fn prompt_name_error(name: &str) -> Option<NameMessage> {
+    let m = NameMessage::new();
     match name_problem(name) {
         None => None,
         Some(NameProblem::Empty) => {
@@ -193,14 +193,14 @@ const NAME_SHOWN: usize = 160;
 
 /// A short text assembled in constant evaluation. Text that does not fit is cut at a
 /// character boundary.
-pub struct Message {
+pub struct NameMessage {
     bytes: [u8; CAPACITY],
     len: usize,
 }
 
-impl Message {
+impl NameMessage {
     const fn new() -> Self {
-        Message {
+        NameMessage {
             bytes: [0; CAPACITY],
             len: 0,
         }

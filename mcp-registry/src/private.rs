@@ -146,7 +146,7 @@ pub type ParamDoc = (&'static str, Option<&'static str>);
 
 /// A tool function's parameter types, as a tuple `P`, with the function `#[mcp_tool]`
 /// generates to start a call once the arguments are read (`fn(A, B, ..) ->
-/// CallFuture`) and each parameter's [`ParamDoc`]. Its [`Signature`] impl is generic over
+/// HandlerFuture`) and each parameter's [`ParamDoc`]. Its [`Signature`] impl is generic over
 /// the parameter types only, so one instantiation serves every tool with the same
 /// signature.
 pub struct Params<P: ParamTuple> {
@@ -159,14 +159,14 @@ pub struct Params<P: ParamTuple> {
 /// A tuple of parameter types, the type of the function that starts a call with them,
 /// and an array of one [`ParamDoc`] each.
 pub trait ParamTuple {
-    /// `fn(A, B, ..) -> CallFuture`.
+    /// `fn(A, B, ..) -> HandlerFuture`.
     type Start: Copy + Send + Sync + 'static;
     /// `[ParamDoc; N]`.
     type Docs: Send + Sync + 'static;
 }
 
 impl ParamTuple for () {
-    type Start = fn() -> CallFuture;
+    type Start = fn() -> HandlerFuture;
     type Docs = [ParamDoc; 0];
 }
 
@@ -177,13 +177,13 @@ pub trait Signature: Sync {
     fn describe(&self, schema: &mut ObjectSchemaBuilder);
 
     /// Reads the parameters from `arguments` and `ctx` and starts the call.
-    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>) -> CallFuture;
+    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>) -> HandlerFuture;
 }
 
 impl Signature for Params<()> {
     fn describe(&self, _: &mut ObjectSchemaBuilder) {}
 
-    fn call(&self, _: ToolContext, _: Arguments<'_>) -> CallFuture {
+    fn call(&self, _: ToolContext, _: Arguments<'_>) -> HandlerFuture {
         (self.start)()
     }
 }
@@ -205,7 +205,7 @@ macro_rules! signatures {
         }
 
         impl<$($T: 'static),+> ParamTuple for ($($T,)+) {
-            type Start = fn($($T),+) -> CallFuture;
+            type Start = fn($($T),+) -> HandlerFuture;
             type Docs = [ParamDoc; $n];
         }
 
@@ -214,7 +214,7 @@ macro_rules! signatures {
                 $($T::describe(schema, self.docs[$i].0, self.docs[$i].1);)+
             }
 
-            fn call(&self, ctx: ToolContext, mut arguments: Arguments<'_>) -> CallFuture {
+            fn call(&self, ctx: ToolContext, mut arguments: Arguments<'_>) -> HandlerFuture {
                 let read = (|| -> Result<($($T,)+), ToolError> {
                     Ok(($($T::from_call(&ctx, &mut arguments, self.docs[$i].0)?,)+))
                 })();
@@ -247,7 +247,7 @@ signatures! {
 }
 
 /// The future of one call of a `#[mcp_tool]` tool.
-pub type CallFuture = BoxFuture<'static, HandlerResult>;
+pub type HandlerFuture = BoxFuture<'static, HandlerResult>;
 
 /// The handler of every `#[mcp_tool]` tool: `ToolBuilder::handler` is instantiated for
 /// this one type instead of once per tool, which keeps the compile time of many tools
@@ -255,7 +255,7 @@ pub type CallFuture = BoxFuture<'static, HandlerResult>;
 struct MacroHandler(&'static dyn Signature);
 
 impl ToolHandler for MacroHandler {
-    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>) -> CallFuture {
+    fn call(&self, ctx: ToolContext, arguments: Arguments<'_>) -> HandlerFuture {
         // Text is split into its members, each parameter read straight from its own.
         match arguments.into_members() {
             Ok(arguments) => self.0.call(ctx, arguments),
@@ -265,7 +265,7 @@ impl ToolHandler for MacroHandler {
 }
 
 /// The result of one call of a plain (non-`async`) function tool.
-pub fn call_sync<R>(output: R, convert: fn(R) -> HandlerResult) -> CallFuture {
+pub fn call_sync<R>(output: R, convert: fn(R) -> HandlerResult) -> HandlerFuture {
     ready(convert(output))
 }
 
@@ -274,16 +274,16 @@ pub fn call_sync<R>(output: R, convert: fn(R) -> HandlerResult) -> CallFuture {
 pub fn call_blocking<R: Send + 'static>(
     run: impl FnOnce() -> R + Send + 'static,
     convert: fn(R) -> HandlerResult,
-) -> CallFuture {
+) -> HandlerFuture {
     Box::pin(async move { convert(crate::tool::run_blocking(run).await) })
 }
 
 /// A call that ended before it began: the arguments could not be read.
-pub fn call_failed(error: ToolError) -> CallFuture {
+pub fn call_failed(error: ToolError) -> HandlerFuture {
     ready(Err(error))
 }
 
-fn ready(result: HandlerResult) -> CallFuture {
+fn ready(result: HandlerResult) -> HandlerFuture {
     Box::pin(std::future::ready(result))
 }
 
@@ -291,7 +291,7 @@ pin_project_lite::pin_project! {
     /// One call of an `async fn` tool: the function's future, its output converted to a
     /// result by `convert` (`IntoToolResult::into_tool_result`, named by the macro on
     /// the return type, so a type that cannot be returned is reported there and only
-    /// there). The macro boxes it as the call's [`CallFuture`] itself, so that a future
+    /// there). The macro boxes it as the call's [`HandlerFuture`] itself, so that a future
     /// that is not `Send` is reported on the function's name.
     ///
     /// A small future of its own rather than an `async` block or `FutureExt::map`: its

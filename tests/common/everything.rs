@@ -61,11 +61,11 @@ pub async fn echo_and_sum(client: &Client) {
 /// `op`: the result (the notifications are the caller's to read).
 pub async fn long_running(client: &Client) -> CallToolResult {
     client
-        .call_tool_with(
+        .call_tool(
             "trigger-long-running-operation",
             json!({"duration": 1, "steps": 2}),
-            RequestOptions::new().progress_token("op"),
         )
+        .options(RequestOptions::new().progress_token("op"))
         .await
         .unwrap()
 }

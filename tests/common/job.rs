@@ -11,7 +11,7 @@ struct Steps {
 /// `job`: reports `steps` progress notifications (yielding between them), then finishes.
 pub fn job_tool() -> Tool {
     Tool::builder("job")
-        .typed_with_context(|ctx: ToolContext, a: Steps| async move {
+        .typed(|ctx: ToolContext, a: Steps| async move {
             for i in 1..=a.steps {
                 ctx.progress(f64::from(i), Some(f64::from(a.steps)), None)
                     .unwrap();

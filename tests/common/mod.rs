@@ -207,7 +207,7 @@ pub fn math_server() -> Server {
         .unwrap();
     let sleep = Tool::builder("sleep")
         .description("Sleeps for ms milliseconds")
-        .typed_with_context(|ctx: ToolContext, args: SleepArgs| async move {
+        .typed(|ctx: ToolContext, args: SleepArgs| async move {
             tokio::time::sleep(std::time::Duration::from_millis(args.ms)).await;
             format!("{} slept {}", ctx.tool_name(), args.ms)
         })
@@ -312,7 +312,7 @@ pub const FLOOD: u32 = 100_000;
 /// that does not read), then says so through `done`.
 pub fn flooding_server(done: Arc<tokio::sync::Notify>) -> Server {
     let flood = Tool::builder("flood")
-        .typed_with_context(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
+        .typed(move |ctx: ToolContext, _: serde_json::Map<String, Value>| {
             let done = done.clone();
             async move {
                 for i in 1..=FLOOD {

@@ -63,7 +63,7 @@ pub fn slow_tool(dropped: Arc<AtomicBool>, secs: u64, answer: &'static str) -> T
 pub fn ask_tool() -> Tool {
     Tool::builder("ask")
         .task_support(TaskSupport::Optional)
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+        .typed(|ctx: ToolContext, _: Map<String, Value>| async move {
             tokio::time::sleep(Duration::from_millis(100)).await;
             let name = match ctx.elicit::<Name>("Who are you?").await? {
                 Elicitation::Accept(Name { name }) => name,

@@ -56,7 +56,7 @@ fn registry(breaches: Arc<Breaches>) -> Registry {
         .unwrap()
     };
     let wipe = Tool::builder("wipe")
-        .typed_with_context(move |ctx: ToolContext, _: Map<String, Value>| {
+        .typed(move |ctx: ToolContext, _: Map<String, Value>| {
             let breaches = breaches.clone();
             async move {
                 breaches.wiped.fetch_add(1, Ordering::SeqCst);
@@ -72,7 +72,7 @@ fn registry(breaches: Arc<Breaches>) -> Registry {
         answer: String,
     }
     let ask = Tool::builder("ask")
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+        .typed(|ctx: ToolContext, _: Map<String, Value>| async move {
             let who = ctx.caller().principal().map(|p| p.subject.clone());
             match ctx.elicit::<Answer>("Sure?").await? {
                 Elicitation::Accept(a) => Ok::<_, InputError>(format!(
@@ -86,7 +86,7 @@ fn registry(breaches: Arc<Breaches>) -> Registry {
         .unwrap();
     let secret = Tool::builder("secret")
         .task_support(TaskSupport::Optional)
-        .typed_with_context(|ctx: ToolContext, _: Map<String, Value>| async move {
+        .typed(|ctx: ToolContext, _: Map<String, Value>| async move {
             // Long enough to become a task, short enough to end before it is asked about.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             let who = ctx.caller().principal().map(|p| p.subject.clone());

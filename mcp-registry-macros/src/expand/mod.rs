@@ -225,7 +225,7 @@ pub(crate) fn tool(tool: &AnnotatedFn) -> TokenStream {
     let signature = hidden(&format!("signature{}", tool.params.len()));
     let body = quote! {
         // Starts a call once the arguments are read (by the shared code of `Params`).
-        fn #call(#(#values: #plain),*) -> #krate::__private::CallFuture {
+        fn #call(#(#values: #plain),*) -> #krate::__private::HandlerFuture {
             #start
         }
         #krate::__private::cached_tool(
@@ -362,7 +362,7 @@ fn tool_meta(tool: &AnnotatedFn, krate: &Path) -> TokenStream {
     }
 }
 
-/// The call of the function with its arguments, as a `CallFuture`: boxed for an `async fn`,
+/// The call of the function with its arguments, as a `HandlerFuture`: boxed for an `async fn`,
 /// on the blocking pool for `blocking`, else run at once. Spanned on the function's name, so
 /// a future that is not `Send` is reported there; the output's conversion is spanned on the
 /// return type.

@@ -262,7 +262,7 @@ impl ClientBuilder {
     }
 
     /// Wraps the transport every `connect_*` builds (stdio, Streamable HTTP, in-process, or
-    /// [`connect_with`](Self::connect_with)'s) before the handshake: `wrap` gets the transport
+    /// [`connect_transport`](Self::connect_transport)'s) before the handshake: `wrap` gets the transport
     /// and the receiver of what it receives, and returns the ones the client uses. For
     /// looking at or changing the messages as they pass, e.g. recording them
     /// (`testing::Cassette`, feature `testing`). A second call replaces the first.
@@ -331,7 +331,7 @@ impl ClientBuilder {
 
     /// Connects over `transport`, whose incoming messages arrive on `incoming`, and runs
     /// the handshake.
-    pub async fn connect_with(
+    pub async fn connect_transport(
         self,
         transport: impl Transport,
         incoming: mpsc::UnboundedReceiver<Inbound>,
@@ -346,6 +346,17 @@ impl ClientBuilder {
         Ok(client)
     }
 
+    /// Deprecated: renamed [`connect_transport`](Self::connect_transport).
+    #[deprecated(since = "0.1.0", note = "renamed `connect_transport`")]
+    #[doc(hidden)]
+    pub async fn connect_with(
+        self,
+        transport: impl Transport,
+        incoming: mpsc::UnboundedReceiver<Inbound>,
+    ) -> Result<Client, ClientError> {
+        self.connect_transport(transport, incoming).await
+    }
+
     /// Connects to `server` of `registry` in-process and runs the handshake.
     pub async fn connect_in_process(
         self,
@@ -354,7 +365,7 @@ impl ClientBuilder {
     ) -> Result<Client, ClientError> {
         let (tx, rx) = mpsc::unbounded_channel();
         let transport = InProcessTransport::new(registry, server, tx);
-        self.connect_with(transport, rx).await
+        self.connect_transport(transport, rx).await
     }
 
     /// Spawns `command` and speaks MCP over its stdin/stdout (stderr goes to `tracing`).
@@ -366,7 +377,7 @@ impl ClientBuilder {
         let (tx, rx) = mpsc::unbounded_channel();
         let transport =
             super::stdio::StdioTransport::spawn_with_limit(command, tx, self.max_message_bytes)?;
-        self.connect_with(transport, rx).await
+        self.connect_transport(transport, rx).await
     }
 
     /// Speaks MCP over Streamable HTTP to `url`.
@@ -383,6 +394,6 @@ impl ClientBuilder {
         #[cfg(not(feature = "client-auth"))]
         let oauth = None;
         let transport = HttpTransport::build(url, &self.headers, tx, oauth, settings)?;
-        self.connect_with(transport, rx).await
+        self.connect_transport(transport, rx).await
     }
 }

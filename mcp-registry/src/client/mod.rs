@@ -24,6 +24,7 @@ mod mount;
 mod operations;
 mod pages;
 mod policy;
+mod request;
 mod skills;
 #[cfg(feature = "client-http")]
 mod sse;
@@ -46,6 +47,10 @@ pub use machine::{
 };
 pub use mount::{MountError, RemoteServer};
 pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions};
+pub use request::{
+    AnyRequest, CallTool, CallToolAsTask, ClientRequest, Complete, GetPrompt, ReadResource,
+    RequestTarget, TaskResult,
+};
 pub use skills::LoadedSkill;
 #[cfg(feature = "client-stdio")]
 pub use stdio::StdioTransport;

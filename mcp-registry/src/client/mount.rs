@@ -588,7 +588,7 @@ async fn forward(
     let mut notes = token.as_ref().map(|_| client.notifications());
     let call = {
         let tool = tool.clone();
-        tokio::spawn(async move { client.call_tool_with(&tool, arguments, options).await })
+        tokio::spawn(async move { client.call_tool(&tool, arguments).options(options).await })
     };
     tokio::pin!(call);
     loop {

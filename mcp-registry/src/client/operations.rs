@@ -18,7 +18,8 @@ use super::driver::{Client, Reply, invalidate_tool_cache, lock, parse};
 use super::machine::{ClientLifecycle, ClientStateError, ServerNotification};
 use super::machine::{ClientMachine, RequestSettings};
 use super::pages::every_page;
-use super::policy::{self, Guarded, Outcome, RequestOptions};
+use super::policy::{self, Outcome, PolicyRequest, RequestOptions};
+use super::request::{AnyRequest, CallTool, ClientRequest, Complete, GetPrompt, ReadResource};
 use crate::protocol::headers::{param_headers, tool_param_headers};
 use crate::protocol::{
     CallToolParams, CallToolResult, CompleteParams, CompleteResult, GetPromptParams,
@@ -199,31 +200,47 @@ impl Client {
         Ok(page)
     }
 
-    /// Calls tool `name` with `arguments` (an object, or `null` for none).
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, ClientError> {
-        self.call_tool_with(name, arguments, RequestOptions::default())
-            .await
-    }
-
-    /// [`call_tool`](Self::call_tool) with a timeout, cancellation, progress token or
-    /// [`CallPolicy`](super::CallPolicy).
+    /// Calls tool `name` with `arguments` (an object, or `null` for none); set a timeout,
+    /// cancellation, progress token or [`CallPolicy`](super::CallPolicy) on the returned
+    /// [`ClientRequest`] before awaiting it.
     ///
-    /// The policy (the options' or else the client's) runs first: its approval callback,
+    /// The policy (the request's, else the client's) runs first: its approval callback,
     /// then up to its retry count of further attempts for retryable failures, waiting its
     /// backoff between them (a cancellation during the wait ends the call). The call is
-    /// traced as the policy describes.
+    /// traced as the policy describes. A task the server makes of the call is followed to
+    /// its end.
+    pub fn call_tool<'a>(&'a self, name: &'a str, arguments: Value) -> ClientRequest<CallTool<'a>> {
+        ClientRequest::new(CallTool {
+            client: self,
+            name,
+            arguments,
+        })
+    }
+
+    /// Deprecated: `call_tool(name, arguments).options(options)`.
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `call_tool(name, arguments).options(options)`"
+    )]
+    #[doc(hidden)]
     pub async fn call_tool_with(
         &self,
         name: &str,
         arguments: Value,
         options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
-        self.guarded(method::TOOLS_CALL, name, arguments, &options, |arguments| {
-            self.call_tool_once(name, arguments, &options)
+        self.run_call_tool(name, arguments, &options).await
+    }
+
+    /// What [`call_tool`](Self::call_tool) runs.
+    pub(super) async fn run_call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.guarded(method::TOOLS_CALL, name, arguments, options, |arguments| {
+            self.call_tool_once(name, arguments, options)
         })
         .await
     }
@@ -247,7 +264,7 @@ impl Client {
         let Some(policy) = self.inner.settings.policies.pick(method, options) else {
             return attempt(arguments).await;
         };
-        let request = Guarded {
+        let request = PolicyRequest {
             server: self.server_info().map(|i| i.name).unwrap_or_default(),
             method,
             name,
@@ -266,7 +283,7 @@ impl Client {
         let result = self.send_tool_call(name, arguments, options, false).await?;
         match self.read_tool_task(name, result)? {
             super::ToolTask::Finished(result) => Ok(result),
-            super::ToolTask::Started(task) => task.result_with(options).await,
+            super::ToolTask::Started(task) => task.run_result(options).await,
         }
     }
 
@@ -335,18 +352,31 @@ impl Client {
     }
 
     /// Gets prompt `name` with string `arguments`.
-    pub async fn get_prompt(
+    pub fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: BTreeMap<String, String>,
+    ) -> ClientRequest<GetPrompt<'a>> {
+        ClientRequest::new(GetPrompt {
+            client: self,
+            name,
+            arguments,
+        })
+    }
+
+    /// What [`get_prompt`](Self::get_prompt) runs.
+    pub(super) async fn run_get_prompt(
         &self,
         name: &str,
         arguments: BTreeMap<String, String>,
+        options: &RequestOptions,
     ) -> Result<GetPromptResult, ClientError> {
-        let options = RequestOptions::default();
         let args = serde_json::to_value(&arguments).unwrap_or_default();
         let typed = GetPromptParams {
             name: name.to_owned(),
             arguments: Some(arguments).filter(|a| !a.is_empty()),
         };
-        self.guarded(method::PROMPTS_GET, name, args, &options, |_| async {
+        self.guarded(method::PROMPTS_GET, name, args, options, |_| async {
             let build =
                 |m: &mut ClientMachine, o: &RequestSettings, now| m.get_prompt(&typed, o, now);
             let result = self
@@ -354,7 +384,7 @@ impl Client {
                     method::PROMPTS_GET,
                     || crate::protocol::params_of(&typed),
                     build,
-                    &options,
+                    options,
                     Vec::new(),
                 )
                 .await?;
@@ -394,19 +424,27 @@ impl Client {
     }
 
     /// Reads resource `uri`.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        let options = RequestOptions::default();
+    pub fn read_resource<'a>(&'a self, uri: &'a str) -> ClientRequest<ReadResource<'a>> {
+        ClientRequest::new(ReadResource { client: self, uri })
+    }
+
+    /// What [`read_resource`](Self::read_resource) runs.
+    pub(super) async fn run_read_resource(
+        &self,
+        uri: &str,
+        options: &RequestOptions,
+    ) -> Result<ReadResourceResult, ClientError> {
         self.guarded(
             method::RESOURCES_READ,
             uri,
             Value::Null,
-            &options,
+            options,
             |_| async {
                 let params = || Map::from_iter([("uri".into(), Value::String(uri.to_owned()))]);
                 let build =
                     |m: &mut ClientMachine, o: &RequestSettings, now| m.read_resource(uri, o, now);
                 let result = self
-                    .call_with_input(method::RESOURCES_READ, params, build, &options, Vec::new())
+                    .call_with_input(method::RESOURCES_READ, params, build, options, Vec::new())
                     .await?;
                 parse(method::RESOURCES_READ, result)
             },
@@ -433,11 +471,21 @@ impl Client {
     }
 
     /// `completion/complete`.
-    pub async fn complete(&self, params: CompleteParams) -> Result<CompleteResult, ClientError> {
+    pub fn complete(&self, params: CompleteParams) -> ClientRequest<Complete<'_>> {
+        ClientRequest::new(Complete {
+            client: self,
+            params,
+        })
+    }
+
+    /// What [`complete`](Self::complete) runs.
+    pub(super) async fn run_complete(
+        &self,
+        params: CompleteParams,
+        options: &RequestOptions,
+    ) -> Result<CompleteResult, ClientError> {
         let (method, result) = self
-            .call(&RequestOptions::default(), Vec::new(), |m, _, now| {
-                m.complete(&params, now)
-            })
+            .call(options, Vec::new(), |m, _, now| m.complete(&params, now))
             .await?;
         parse(&method, result)
     }
@@ -461,15 +509,28 @@ impl Client {
     }
 
     /// Any request by method and params; its raw result.
-    pub async fn request(
+    pub fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<Map<String, Value>>,
+    ) -> ClientRequest<AnyRequest<'a>> {
+        ClientRequest::new(AnyRequest {
+            client: self,
+            method,
+            params,
+        })
+    }
+
+    /// What [`request`](Self::request) runs.
+    pub(super) async fn run_request(
         &self,
         method_name: &str,
         params: Option<Map<String, Value>>,
-        options: RequestOptions,
+        options: &RequestOptions,
     ) -> Result<Value, ClientError> {
         let arguments = params.clone().map(Value::Object).unwrap_or_default();
-        self.guarded(method_name, "", arguments, &options, |_| async {
-            self.call(&options, Vec::new(), |m, o, now| {
+        self.guarded(method_name, "", arguments, options, |_| async {
+            self.call(options, Vec::new(), |m, o, now| {
                 m.request(method_name, params.clone(), o, now)
             })
             .await

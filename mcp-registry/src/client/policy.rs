@@ -237,8 +237,7 @@ pub struct RequestOptions {
     /// Asks for `notifications/progress` under this token (they arrive on
     /// [`Client::notifications`](super::Client::notifications)).
     pub progress_token: Option<Value>,
-    /// Overrides the client's [`CallPolicy`] for this request ([`Client::call_tool_with`](super::Client::call_tool_with),
-    /// [`Client::request`](super::Client::request)).
+    /// Overrides the client's [`CallPolicy`] for this request.
     pub policy: Option<CallPolicy>,
 }
 
@@ -302,7 +301,7 @@ impl Policies {
 
 /// One request as a policy sees it: for approval (`tool` is the request's name: a tool, a
 /// prompt, a resource URI) and telemetry.
-pub(crate) struct Guarded<'a> {
+pub(crate) struct PolicyRequest<'a> {
     pub(crate) server: String,
     pub(crate) method: &'a str,
     pub(crate) name: &'a str,
@@ -319,7 +318,7 @@ pub(crate) trait Outcome {
 /// The span of one request: `mcp.tool_call` or `mcp.request`, with the attributes
 /// OpenTelemetry's MCP conventions name (`otel.name` is `{method} {target}`); with the `otel`
 /// feature its context goes into the request's `_meta`.
-fn request_span(request: &Guarded<'_>) -> tracing::Span {
+fn request_span(request: &PolicyRequest<'_>) -> tracing::Span {
     use tracing::field::Empty;
     if request.method == method::TOOLS_CALL {
         tracing::info_span!(target: "mcp_registry::client", "mcp.tool_call", otel.name = %format_args!("{} {}", request.method, request.name), otel.kind = "client", otel.status_code = Empty, error.type = Empty, mcp.method.name = request.method, gen_ai.tool.name = %request.name, server = %request.server, tool = %request.name)
@@ -358,7 +357,7 @@ fn error_type(error: &ClientError) -> String {
 /// (`mcp.tool_call` with `server`, `tool`; `mcp.request` with `server`, `method`, `name`).
 pub(crate) async fn run<T, F, Fut>(
     policy: &CallPolicy,
-    request: Guarded<'_>,
+    request: PolicyRequest<'_>,
     cancellation: Option<&CancellationToken>,
     mut attempt: F,
 ) -> Result<T, ClientError>

@@ -47,7 +47,11 @@ impl Client {
         every_page(method::SKILLS_LIST, |cursor| async move {
             let params = params_of(&ListSkillsParams { cursor });
             let result = self
-                .request(method::SKILLS_LIST, Some(params), RequestOptions::default())
+                .run_request(
+                    method::SKILLS_LIST,
+                    Some(params),
+                    &RequestOptions::default(),
+                )
                 .await?;
             let page: ListSkillsResult = parse(method::SKILLS_LIST, result)?;
             Ok((page.skills, page.next_cursor))
@@ -59,7 +63,7 @@ impl Client {
     pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, ClientError> {
         let params = params_of(&GetSkillParams { uri: uri.into() });
         let result = self
-            .request(method::SKILLS_GET, Some(params), RequestOptions::default())
+            .run_request(method::SKILLS_GET, Some(params), &RequestOptions::default())
             .await?;
         let result: GetSkillResult = parse(method::SKILLS_GET, result)?;
         Ok(result.skill)
@@ -113,10 +117,10 @@ impl Client {
                 cursor,
             });
             let result = self
-                .request(
+                .run_request(
                     method::RESOURCES_DIRECTORY_READ,
                     Some(params),
-                    RequestOptions::default(),
+                    &RequestOptions::default(),
                 )
                 .await?;
             let page: DirectoryReadResult = parse(method::RESOURCES_DIRECTORY_READ, result)?;

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use super::ClientError;
 use super::driver::{Client, lock, parse};
 use super::policy::RequestOptions;
+use super::request::{CallToolAsTask, ClientRequest, TaskResult};
 use crate::protocol::{
     CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, ResultType,
     TaskIdParams, TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method,
@@ -83,13 +84,26 @@ pub struct ClientTask {
 impl Client {
     /// Calls tool `name` as a task: on 2026-07-28 the server decides (it may answer at
     /// once: [`ToolTask::Finished`]); on 2025-11-25 the call asks for one with `task`.
-    pub async fn call_tool_as_task(
+    pub fn call_tool_as_task<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+    ) -> ClientRequest<CallToolAsTask<'a>> {
+        ClientRequest::new(CallToolAsTask {
+            client: self,
+            name,
+            arguments,
+        })
+    }
+
+    /// What [`call_tool_as_task`](Self::call_tool_as_task) runs.
+    pub(super) async fn run_call_tool_as_task(
         &self,
         name: &str,
         arguments: Value,
+        options: &RequestOptions,
     ) -> Result<ToolTask, ClientError> {
-        let options = RequestOptions::default();
-        let result = self.send_tool_call(name, arguments, &options, true).await?;
+        let result = self.send_tool_call(name, arguments, options, true).await?;
         self.read_tool_task(name, result)
     }
 
@@ -203,10 +217,10 @@ impl ClientTask {
     async fn status_with(&self, options: &RequestOptions) -> Result<DetailedTask, ClientError> {
         let result = self
             .client
-            .request(
+            .run_request(
                 method::TASKS_GET,
                 self.params(),
-                RequestOptions {
+                &RequestOptions {
                     policy: None,
                     ..options.clone()
                 },
@@ -226,13 +240,25 @@ impl ClientTask {
     /// The call's result once the task ends, polling at the server's interval and
     /// answering its input requests with the client's handlers (2026-07-28; on 2025-11-25
     /// the server asks over the session as usual).
-    pub async fn result(&self) -> Result<CallToolResult, ClientError> {
-        self.result_with(&RequestOptions::default()).await
+    ///
+    /// A timeout set on the request applies to each poll; its cancellation cancels the task
+    /// too.
+    pub fn result(&self) -> ClientRequest<TaskResult<'_>> {
+        ClientRequest::new(TaskResult { task: self })
     }
 
-    /// [`result`](Self::result) under `options`: each poll's timeout, and a cancellation that
-    /// cancels the task too.
+    /// Deprecated: `result().options(options)`.
+    #[deprecated(since = "0.1.0", note = "use `result().options(options)`")]
+    #[doc(hidden)]
     pub async fn result_with(
+        &self,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        self.run_result(options).await
+    }
+
+    /// What [`result`](Self::result) runs.
+    pub(super) async fn run_result(
         &self,
         options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
@@ -287,10 +313,10 @@ impl ClientTask {
     async fn legacy_result(&self, options: &RequestOptions) -> Result<CallToolResult, ClientError> {
         let result = self
             .client
-            .request(
+            .run_request(
                 method::TASKS_RESULT,
                 self.params(),
-                RequestOptions {
+                &RequestOptions {
                     policy: None,
                     ..options.clone()
                 },
@@ -331,10 +357,10 @@ impl ClientTask {
             input_responses: answers,
         };
         self.client
-            .request(
+            .run_request(
                 method::TASKS_UPDATE,
                 Some(params_of(&params)),
-                RequestOptions::default(),
+                &RequestOptions::default(),
             )
             .await?;
         lock(&self.answered).extend(keys);
@@ -344,10 +370,10 @@ impl ClientTask {
     /// Cancels the task (`tasks/cancel`).
     pub async fn cancel(&self) -> Result<(), ClientError> {
         self.client
-            .request(
+            .run_request(
                 method::TASKS_CANCEL,
                 self.params(),
-                RequestOptions::default(),
+                &RequestOptions::default(),
             )
             .await
             .map(|_| ())

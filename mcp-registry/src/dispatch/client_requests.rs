@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use crate::protocol::decode::IncomingResponse;
 use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    ErrorCode, ErrorObject, ListRootsResult, Request, RequestId, method,
+    ErrorCode, ErrorObject, JsonRpcRequest, ListRootsResult, RequestId, method,
 };
 use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
 
@@ -139,7 +139,7 @@ impl SessionInput {
         };
         // Plain data with string keys: serializing it cannot fail.
         let mut request =
-            serde_json::to_value(Request::new(id, method, params)).unwrap_or_default();
+            serde_json::to_value(JsonRpcRequest::new(id, method, params)).unwrap_or_default();
         if let Some(task) = self.related_task.as_ref().and_then(|slot| slot.0.get()) {
             name_task(&mut request, task);
         }

@@ -64,7 +64,7 @@ pub(crate) use reply::{
     empty_batch, error_value, parse_error, refuse_too_deep, reply_text, reply_value,
 };
 pub(crate) use tools::{PendingCall, input_required};
-use tools::{ToolCall, finish_call};
+use tools::{ToolCallParts, finish_call};
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -72,7 +72,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::protocol::decode::{CallText, Incoming, IncomingRequest, Invalid};
+use crate::protocol::decode::{CallText, Decoded, IncomingRequest, Invalid};
 use crate::protocol::meta::RequestMeta;
 use crate::protocol::{
     CallToolResult, CompleteResult, DiscoverResult, Era, ErrorCode, ErrorObject, InitializeResult,
@@ -203,7 +203,7 @@ impl<'r> Dispatcher<'r> {
     pub(crate) async fn message(
         self,
         server: &str,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         mut options: CallOptions,
         connection: Connection,
     ) -> Option<(Option<RequestId>, Answer)> {
@@ -216,19 +216,19 @@ impl<'r> Dispatcher<'r> {
     pub(crate) fn start_message(
         self,
         server: &str,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: &mut CallOptions,
         connection: Connection,
     ) -> Option<(Option<RequestId>, Step)> {
         match message {
-            Incoming::Request(request) => {
+            Decoded::Request(request) => {
                 let id = request.id.clone();
                 Some((Some(id), self.start(server, request, options, connection)))
             }
-            Incoming::Invalid(Invalid { id, error }) => {
+            Decoded::Invalid(Invalid { id, error }) => {
                 Some((id, Step::Answered(Answer::Error(error))))
             }
-            Incoming::Notification(_) | Incoming::Silent | Incoming::Response(_) => None,
+            Decoded::Notification(_) | Decoded::Silent | Decoded::Response(_) => None,
         }
     }
 

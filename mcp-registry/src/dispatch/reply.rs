@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::page::Window;
 use super::{Answer, Body, Outcome, ResultMeta, ToolsPage};
-use crate::protocol::decode::{Incoming, Invalid, too_deep};
+use crate::protocol::decode::{Decoded, Invalid, too_deep};
 use crate::protocol::{
     ErrorCode, ErrorObject, ErrorResponse, RequestId, ResultResponse, ResultType,
 };
@@ -174,7 +174,7 @@ pub(crate) fn error_value(id: Option<RequestId>, error: ErrorObject) -> Value {
 /// refused whole, as its text would be (a single message is checked by `decode`).
 pub(crate) fn refuse_too_deep(message: Value) -> Option<Value> {
     match too_deep(message) {
-        Incoming::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
+        Decoded::Invalid(Invalid { id, error }) => Some(error_value(id, error)),
         _ => None,
     }
 }

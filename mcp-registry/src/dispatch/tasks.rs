@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{
-    Answer, Body, Dispatcher, Outcome, Routed, Step, ToolCall, finish_call, invalid_params,
+    Answer, Body, Dispatcher, Outcome, Routed, Step, ToolCallParts, finish_call, invalid_params,
     outcome, read_params,
 };
 use crate::protocol::meta::RequestMeta;
@@ -130,7 +130,7 @@ fn missing_extension(message: String) -> ErrorObject {
 pub(super) struct TaskCall<'a> {
     pub(super) dispatcher: Dispatcher<'a>,
     pub(super) server: Server,
-    pub(super) call: ToolCall<'a>,
+    pub(super) call: ToolCallParts<'a>,
     pub(super) mode: TaskMode,
     pub(super) version: Option<ProtocolVersion>,
     pub(super) info: RequestInfo,

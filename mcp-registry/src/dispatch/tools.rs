@@ -167,7 +167,7 @@ impl Dispatcher<'_> {
     pub(super) fn call_tool(
         &self,
         server: &Server,
-        call: ToolCall<'_>,
+        call: ToolCallParts<'_>,
         options: &mut CallOptions,
         mut info: RequestInfo,
         retry: Option<Retry>,
@@ -212,13 +212,13 @@ impl Dispatcher<'_> {
 }
 
 /// What a `tools/call` names: the tool and its arguments.
-pub(super) struct ToolCall<'a> {
+pub(super) struct ToolCallParts<'a> {
     pub(super) name: Cow<'a, str>,
     arguments: Arguments<'a>,
 }
 
 /// A `tools/call`'s params as parsed members.
-fn call_from_params(params: Map<String, Value>) -> Result<ToolCall<'static>, ErrorObject> {
+fn call_from_params(params: Map<String, Value>) -> Result<ToolCallParts<'static>, ErrorObject> {
     // One pass over the members (cheaper than looking each up and removing it).
     let (mut name, mut arguments) = (None, None);
     for (key, value) in params {
@@ -238,14 +238,14 @@ fn call_from_params(params: Map<String, Value>) -> Result<ToolCall<'static>, Err
         Some(Value::Object(a)) => a,
         Some(other) => return Err(arguments_not_an_object(&name, value_kind(&other))),
     };
-    Ok(ToolCall {
+    Ok(ToolCallParts {
         name: Cow::Owned(name),
         arguments: arguments.into(),
     })
 }
 
 /// A `tools/call`'s params as text: the arguments stay text for the tool to read.
-fn call_from_text<'a>(call: &'a CallText<'_>) -> Result<ToolCall<'a>, ErrorObject> {
+fn call_from_text<'a>(call: &'a CallText<'_>) -> Result<ToolCallParts<'a>, ErrorObject> {
     let Some(name) = call.name.as_deref() else {
         return Err(name_missing());
     };
@@ -256,7 +256,7 @@ fn call_from_text<'a>(call: &'a CallText<'_>) -> Result<ToolCall<'a>, ErrorObjec
         Some(raw) if raw.get().starts_with('{') => Arguments::text(raw.get()),
         Some(raw) => return Err(arguments_not_an_object(&name, raw_kind(raw))),
     };
-    Ok(ToolCall { name, arguments })
+    Ok(ToolCallParts { name, arguments })
 }
 
 fn name_missing() -> ErrorObject {

@@ -22,7 +22,7 @@ use super::{
 
 /// One decoded incoming message.
 #[derive(Debug)]
-pub(crate) enum Incoming<'a> {
+pub(crate) enum Decoded<'a> {
     Request(IncomingRequest<'a>),
     Notification(IncomingNotification),
     /// Nothing to answer: a response whose id cannot be read, or a notification that cannot
@@ -53,18 +53,18 @@ pub(crate) struct IncomingRequest<'a> {
     pub(crate) era: Result<Era, Box<ErrorObject>>,
 }
 
-impl Incoming<'_> {
+impl Decoded<'_> {
     /// The message with nothing borrowed from the text it was read from (a `tools/call`'s
     /// name and arguments copied as text, not parsed), for a caller that answers it after
     /// the text is gone.
     #[cfg(any(feature = "http", feature = "stdio"))]
-    pub(crate) fn into_owned(self) -> Incoming<'static> {
+    pub(crate) fn into_owned(self) -> Decoded<'static> {
         match self {
-            Incoming::Request(request) => Incoming::Request(request.into_owned()),
-            Incoming::Notification(n) => Incoming::Notification(n),
-            Incoming::Silent => Incoming::Silent,
-            Incoming::Response(r) => Incoming::Response(r),
-            Incoming::Invalid(i) => Incoming::Invalid(i),
+            Decoded::Request(request) => Decoded::Request(request.into_owned()),
+            Decoded::Notification(n) => Decoded::Notification(n),
+            Decoded::Silent => Decoded::Silent,
+            Decoded::Response(r) => Decoded::Response(r),
+            Decoded::Invalid(i) => Decoded::Invalid(i),
         }
     }
 
@@ -72,8 +72,8 @@ impl Incoming<'_> {
     #[cfg(feature = "http")]
     pub(crate) fn meta(&self) -> Option<MetaRef<'_>> {
         match self {
-            Incoming::Request(request) => request.meta.as_deref().map(MetaRef::Request),
-            Incoming::Notification(n) => n
+            Decoded::Request(request) => request.meta.as_deref().map(MetaRef::Request),
+            Decoded::Notification(n) => n
                 .params
                 .get("_meta")
                 .and_then(Value::as_object)
@@ -87,7 +87,7 @@ impl Incoming<'_> {
     #[cfg(feature = "http")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
         match self {
-            Incoming::Request(IncomingRequest { era: Ok(era), .. }) => {
+            Decoded::Request(IncomingRequest { era: Ok(era), .. }) => {
                 era.version().map(ProtocolVersion::as_str)
             }
             _ => self.meta()?.get(super::META_PROTOCOL_VERSION)?.as_str(),
@@ -100,7 +100,7 @@ impl Incoming<'_> {
     pub(crate) fn is_modern_request(&self) -> bool {
         matches!(
             self,
-            Incoming::Request(IncomingRequest {
+            Decoded::Request(IncomingRequest {
                 era: Ok(Era::Modern),
                 ..
             })
@@ -112,8 +112,8 @@ impl Incoming<'_> {
     #[cfg(feature = "http")]
     pub(crate) fn id(&self) -> Option<&RequestId> {
         match self {
-            Incoming::Request(request) => Some(&request.id),
-            Incoming::Invalid(invalid) => invalid.id.as_ref(),
+            Decoded::Request(request) => Some(&request.id),
+            Decoded::Invalid(invalid) => invalid.id.as_ref(),
             _ => None,
         }
     }
@@ -186,7 +186,7 @@ pub(crate) struct CallText<'a> {
     /// message take the value path, which says what is wrong with it.)
     pub(crate) name: Option<Cow<'a, str>>,
     /// Borrowed from the text, or owned once the message outlives it
-    /// ([`Incoming::into_owned`]).
+    /// ([`Decoded::into_owned`]).
     pub(crate) arguments: Option<Cow<'a, RawValue>>,
     /// `_meta`, read as the envelope is (one pass over its text).
     meta: Option<MetaMember>,
@@ -291,22 +291,22 @@ impl Invalid {
 /// split them first), moving its members out rather than copying them. A message nesting
 /// deeper than [`MAX_DEPTH`] is refused (see [`too_deep`]), its depth checked member by
 /// member as the members are taken apart.
-pub(crate) fn decode(message: Value) -> Incoming<'static> {
+pub(crate) fn decode(message: Value) -> Decoded<'static> {
     decode_members(message, true)
 }
 
 /// [`decode`] for a value `serde_json` parsed from text, which never nests deeper than
 /// [`MAX_DEPTH`]: the depth walk is skipped.
-pub(crate) fn decode_parsed(message: Value) -> Incoming<'static> {
+pub(crate) fn decode_parsed(message: Value) -> Decoded<'static> {
     decode_members(message, false)
 }
 
-fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
+fn decode_members(message: Value, check_depth: bool) -> Decoded<'static> {
     let map = match message {
         Value::Object(map) => map,
         Value::Array(_) if check_depth && exceeds_max_depth(&message) => return too_deep(message),
         _ => {
-            return Incoming::Invalid(Invalid::new(
+            return Decoded::Invalid(Invalid::new(
                 None,
                 ErrorCode::INVALID_REQUEST,
                 format!(
@@ -347,9 +347,9 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
     }
     let Some(raw_id) = id else {
         return match (method.is_some(), notification(jsonrpc, method, params)) {
-            (_, Some(n)) => Incoming::Notification(n),
-            (true, None) => Incoming::Silent,
-            (false, None) => Incoming::Invalid(Invalid::new(
+            (_, Some(n)) => Decoded::Notification(n),
+            (true, None) => Decoded::Silent,
+            (false, None) => Decoded::Invalid(Invalid::new(
                 None,
                 ErrorCode::INVALID_REQUEST,
                 "not a JSON-RPC message: it has no `method`, `result` or `error`",
@@ -357,7 +357,7 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
         };
     };
     let Some(id) = RequestId::from_value(&raw_id) else {
-        return Incoming::Invalid(Invalid::new(
+        return Decoded::Invalid(Invalid::new(
             None,
             ErrorCode::INVALID_REQUEST,
             format!(
@@ -367,7 +367,7 @@ fn decode_members(message: Value, check_depth: bool) -> Incoming<'static> {
         ));
     };
     match request(jsonrpc, method, params) {
-        Ok((method, params, meta, era)) => Incoming::Request(IncomingRequest {
+        Ok((method, params, meta, era)) => Decoded::Request(IncomingRequest {
             id,
             method,
             params,
@@ -386,22 +386,22 @@ fn response(
     id: Option<Value>,
     result: Option<Value>,
     error: Option<Value>,
-) -> Incoming<'static> {
+) -> Decoded<'static> {
     if !matches!(&jsonrpc, Some(Value::String(v)) if v == "2.0") {
-        return Incoming::Silent;
+        return Decoded::Silent;
     }
     match id.as_ref().and_then(RequestId::from_value) {
-        Some(id) => Incoming::Response(IncomingResponse {
+        Some(id) => Decoded::Response(IncomingResponse {
             id: Some(id),
             result,
             error,
         }),
-        None if error.is_some() => Incoming::Response(IncomingResponse {
+        None if error.is_some() => Decoded::Response(IncomingResponse {
             id: None,
             result: None,
             error,
         }),
-        None => Incoming::Silent,
+        None => Decoded::Silent,
     }
 }
 
@@ -480,7 +480,7 @@ fn notification(
 /// A message nesting deeper than [`MAX_DEPTH`]: a request (or a batch) is refused with
 /// -32600 under its id when readable; a notification or response is dropped unanswered.
 /// Dropped without recursion, before any recursive code can overflow the stack on it.
-pub(crate) fn too_deep(message: Value) -> Incoming<'static> {
+pub(crate) fn too_deep(message: Value) -> Decoded<'static> {
     let request =
         message.is_array() || (message.get("method").is_some() && message.get("id").is_some());
     let id = message.get("id").and_then(RequestId::from_value);
@@ -494,7 +494,7 @@ fn refuse_deep<const N: usize>(
     id: Option<Value>,
     has_method: bool,
     members: [Option<Value>; N],
-) -> Incoming<'static> {
+) -> Decoded<'static> {
     let request = has_method && id.is_some();
     let id = id.and_then(|id| {
         let read = RequestId::from_value(&id);
@@ -505,11 +505,11 @@ fn refuse_deep<const N: usize>(
     refused_as_too_deep(request, id)
 }
 
-fn refused_as_too_deep(request: bool, id: Option<RequestId>) -> Incoming<'static> {
+fn refused_as_too_deep(request: bool, id: Option<RequestId>) -> Decoded<'static> {
     if !request {
-        return Incoming::Silent;
+        return Decoded::Silent;
     }
-    Incoming::Invalid(Invalid::new(
+    Decoded::Invalid(Invalid::new(
         id,
         ErrorCode::INVALID_REQUEST,
         format!("the message nests arrays and objects deeper than {MAX_DEPTH} levels"),
@@ -535,7 +535,7 @@ pub(crate) fn decode_text(text: &str) -> Result<TextMessage<'_>, serde_json::Err
 /// A message read from text: one message, or a batch for the caller to serve (it knows
 /// whether its revision has batches).
 pub(crate) enum TextMessage<'a> {
-    One(Incoming<'a>),
+    One(Decoded<'a>),
     Batch(Vec<Value>),
 }
 
@@ -564,7 +564,7 @@ struct Envelope<'a> {
 /// and the arguments are kept as text. So that this path refuses exactly the messages a
 /// parse into a value refuses, a text long enough to nest deeper than [`MAX_DEPTH`] is
 /// scanned for its depth first.
-fn call_from_text(text: &str) -> Option<Incoming<'_>> {
+fn call_from_text(text: &str) -> Option<Decoded<'_>> {
     if !text.trim_ascii_start().starts_with('{')
         // Nesting `d` levels takes at least `2 * d` bytes.
         || (text.len() > 2 * MAX_DEPTH && nesting(text) > MAX_DEPTH)
@@ -586,7 +586,7 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
         Some(MetaMember::NotAnObject) => return Some(invalid_request(id, meta_not_an_object())),
     };
     let era = classify(method::TOOLS_CALL, meta.as_deref()).map_err(Box::new);
-    Some(Incoming::Request(IncomingRequest {
+    Some(Decoded::Request(IncomingRequest {
         id,
         method: Cow::Borrowed(method::TOOLS_CALL),
         params: Map::new(),
@@ -596,8 +596,8 @@ fn call_from_text(text: &str) -> Option<Incoming<'_>> {
     }))
 }
 
-fn invalid_request(id: RequestId, error: ErrorObject) -> Incoming<'static> {
-    Incoming::Invalid(Invalid {
+fn invalid_request(id: RequestId, error: ErrorObject) -> Decoded<'static> {
+    Decoded::Invalid(Invalid {
         id: Some(id),
         error,
     })
@@ -664,7 +664,7 @@ mod tests {
     #[test]
     fn only_plain_object_calls_take_the_text_path() {
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}"#;
-        assert!(matches!(call_from_text(call), Some(Incoming::Request(_))));
+        assert!(matches!(call_from_text(call), Some(Decoded::Request(_))));
         for text in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["a",{}]}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":null}"#,

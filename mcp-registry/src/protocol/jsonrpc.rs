@@ -280,16 +280,21 @@ impl<P> Notification<P> {
     }
 }
 
+/// Renamed [`JsonRpcRequest`] (`layer::Request` is the request a layer sees).
+#[deprecated(since = "0.1.0", note = "renamed `JsonRpcRequest`")]
+#[doc(hidden)]
+pub type Request<P> = JsonRpcRequest<P>;
+
 /// A request: `{"jsonrpc": "2.0", "id": .., "method": .., "params": ..}`, answered by a
 /// [`ResultResponse`] or an [`ErrorResponse`] with the same id.
 ///
 /// ```
-/// use mcp_registry::protocol::{Request, RequestId};
-/// let r = Request::new(RequestId::from(1_i64), "ping", None::<()>);
+/// use mcp_registry::protocol::{JsonRpcRequest, RequestId};
+/// let r = JsonRpcRequest::new(RequestId::from(1_i64), "ping", None::<()>);
 /// assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Request<P> {
+pub struct JsonRpcRequest<P> {
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
     /// The id the reply will carry.
@@ -301,14 +306,14 @@ pub struct Request<P> {
     pub params: Option<P>,
 }
 
-impl<P> Request<P> {
+impl<P> JsonRpcRequest<P> {
     /// A request `id` for `method` with `params`.
     pub fn new(
         id: RequestId,
         method: impl Into<std::borrow::Cow<'static, str>>,
         params: Option<P>,
     ) -> Self {
-        Request {
+        JsonRpcRequest {
             jsonrpc: JsonRpcVersion,
             id,
             method: method.into(),

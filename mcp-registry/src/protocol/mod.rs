@@ -32,8 +32,10 @@ pub use content::{
 };
 pub(crate) use depth::drop_flat;
 pub use depth::{MAX_DEPTH, exceeds_max_depth};
+#[allow(deprecated)]
+pub use jsonrpc::Request;
 pub use jsonrpc::{
-    ErrorCode, ErrorObject, ErrorResponse, JsonRpcVersion, Notification, Request, RequestId,
+    ErrorCode, ErrorObject, ErrorResponse, JsonRpcRequest, JsonRpcVersion, Notification, RequestId,
     ResultResponse,
 };
 pub(crate) use jsonrpc::{params_of, value_kind};

@@ -67,7 +67,7 @@ impl ToolContext {
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Confirm { confirm: bool }
     /// type Args = serde_json::Map<String, serde_json::Value>;
-    /// let wipe = Tool::builder("wipe").typed_with_context(|ctx: ToolContext, _: Args| async move {
+    /// let wipe = Tool::builder("wipe").typed(|ctx: ToolContext, _: Args| async move {
     ///     match ctx.elicit::<Confirm>("Really wipe the table?").await {
     ///         Ok(Elicitation::Accept(Confirm { confirm: true })) => "wiped".to_owned(),
     ///         Ok(_) => "kept".to_owned(),

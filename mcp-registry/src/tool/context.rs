@@ -427,7 +427,7 @@ impl ToolContext {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// type Args = serde_json::Map<String, serde_json::Value>;
-    /// let tool = Tool::builder("sync").typed_with_context(|ctx: ToolContext, _: Args| async move {
+    /// let tool = Tool::builder("sync").typed(|ctx: ToolContext, _: Args| async move {
     ///     ctx.log(LoggingLevel::Debug, Some("db"), "connecting");
     ///     ctx.log(LoggingLevel::Warning, Some("db"), serde_json::json!({"slow_ms": 900}));
     ///     "synced"

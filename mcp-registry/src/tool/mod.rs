@@ -13,6 +13,7 @@ mod result;
 pub(crate) mod round;
 mod state;
 pub mod stub;
+mod typed;
 
 use std::fmt;
 use std::future::Future;
@@ -38,10 +39,11 @@ pub(crate) use key_ring::KeySet;
 pub use key_ring::{RequestStateKeys, RequestStateKeysError};
 pub use result::{IntoToolResult, Json, ToolError};
 pub use state::{MissingState, State};
+pub use typed::TypedHandler;
 
 use crate::protocol::headers::ParamHeader;
 use crate::protocol::{self, ToolAnnotations, ToolNameError};
-use crate::schema::{self, SchemaError};
+use crate::schema::SchemaError;
 
 /// A boxed, `Send` future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -86,115 +88,6 @@ where
     ) -> BoxFuture<'static, HandlerResult> {
         let started = arguments.into_map().map(|map| self(ctx, map));
         Box::pin(async move { started?.await })
-    }
-}
-
-/// The handler of a [`ToolBuilder::typed`] or [`ToolBuilder::typed_with_context`] tool: the
-/// arguments deserialized into `A` (from their text, when they came as text), then the
-/// function.
-struct Typed<A, F> {
-    schema: Arc<Value>,
-    f: F,
-    arguments: std::marker::PhantomData<fn() -> A>,
-}
-
-/// A typed tool's function, with or without the context: what its calls resolve to.
-trait TypedFn<A>: Send + Sync + 'static {
-    /// What the function's future resolves to.
-    type Output: IntoToolResult;
-}
-
-/// A function of the arguments alone (`typed`).
-impl<A, F, Fut, R> TypedFn<A> for F
-where
-    F: Fn(A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult,
-{
-    type Output = R;
-}
-
-/// A function of the context and the arguments (`typed_with_context`).
-struct WithContext<F>(F);
-
-impl<A, F, Fut, R> TypedFn<A> for WithContext<F>
-where
-    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult,
-{
-    type Output = R;
-}
-
-impl<A, F> Typed<A, F> {
-    /// Reads the arguments into `A` and starts the call with `start`.
-    #[inline]
-    fn start<Fut>(
-        &self,
-        arguments: Arguments<'_>,
-        lenient_scalars: bool,
-        start: impl FnOnce(A) -> Fut,
-    ) -> BoxFuture<'static, HandlerResult>
-    where
-        A: DeserializeOwned,
-        Fut: Future<Output: IntoToolResult> + Send + 'static,
-    {
-        match arguments.deserialize_checked::<A>(&self.schema, lenient_scalars) {
-            Ok(args) => {
-                let fut = start(args);
-                Box::pin(async move { fut.await.into_tool_result() })
-            }
-            Err(e) => Box::pin(std::future::ready(Err(e))),
-        }
-    }
-}
-
-/// A function of the arguments alone, given a context: it reads only the lenient-scalars
-/// flag of it.
-impl<A, F> ToolHandler for Typed<A, F>
-where
-    Typed<A, F>: PlainHandler,
-{
-    fn call(
-        &self,
-        ctx: ToolContext,
-        arguments: Arguments<'_>,
-    ) -> BoxFuture<'static, HandlerResult> {
-        PlainHandler::call(self, arguments, ctx.lenient_scalars())
-    }
-}
-
-/// A function of the arguments alone: started without a context.
-impl<A, F, Fut, R> PlainHandler for Typed<A, F>
-where
-    A: DeserializeOwned + 'static,
-    F: Fn(A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult,
-{
-    fn call(
-        &self,
-        arguments: Arguments<'_>,
-        lenient_scalars: bool,
-    ) -> BoxFuture<'static, HandlerResult> {
-        self.start(arguments, lenient_scalars, &self.f)
-    }
-}
-
-impl<A, F, Fut, R> ToolHandler for Typed<A, WithContext<F>>
-where
-    A: DeserializeOwned + 'static,
-    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult,
-{
-    fn call(
-        &self,
-        ctx: ToolContext,
-        arguments: Arguments<'_>,
-    ) -> BoxFuture<'static, HandlerResult> {
-        let lenient = ctx.lenient_scalars();
-        self.start(arguments, lenient, |args| (self.f.0)(ctx, args))
     }
 }
 
@@ -504,28 +397,23 @@ impl ToolBuilder {
         self
     }
 
-    /// Finishes with a closure over typed arguments; the input schema is `A`'s (generated once,
-    /// cached) and the output schema comes from `R` (e.g. `Json<T>`).
+    /// Finishes with a closure over typed arguments, `|args: A| async { .. }`, or over the
+    /// [`ToolContext`] and the arguments, `|ctx: ToolContext, args: A| async { .. }`. The
+    /// input schema is `A`'s (generated once, cached) and the output schema comes from the
+    /// result type (e.g. `Json<T>`). A handler without the context builds none at each call.
     ///
     /// A missing required argument is reported as ``missing required field `name` ``, as
     /// `#[mcp_tool]` and [`raw`](Self::raw) tools report it.
-    pub fn typed<A, F, Fut, R>(self, handler: F) -> Result<Tool, ToolBuildError>
-    where
-        A: DeserializeOwned + JsonSchema + 'static,
-        F: Fn(A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
-    {
-        let (builder, input, handler) = self.typed_handler(Typed {
-            schema: Arc::default(),
-            f: handler,
-            arguments: std::marker::PhantomData,
-        })?;
-        let handler = Arc::new(handler);
-        builder.validated(input, handler.clone(), Some(handler))
+    pub fn typed<M>(self, handler: impl TypedHandler<M>) -> Result<Tool, ToolBuildError> {
+        handler.finish(self)
     }
 
-    /// Like [`typed`](Self::typed), for a closure that also takes the [`ToolContext`].
+    /// Deprecated: [`typed`](Self::typed) takes a closure of the context too.
+    #[deprecated(
+        since = "0.1.0",
+        note = "`typed` takes `|ctx: ToolContext, args: A|` closures too"
+    )]
+    #[doc(hidden)]
     pub fn typed_with_context<A, F, Fut, R>(self, handler: F) -> Result<Tool, ToolBuildError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
@@ -533,35 +421,7 @@ impl ToolBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult + 'static,
     {
-        let (builder, input, handler) = self.typed_handler(Typed {
-            schema: Arc::default(),
-            f: WithContext(handler),
-            arguments: std::marker::PhantomData,
-        })?;
-        builder.handler(input, handler)
-    }
-
-    /// A typed handler made ready: the input schema from `A` (returned, and kept by the
-    /// handler), the output schema from `R`.
-    #[allow(clippy::type_complexity)]
-    fn typed_handler<A, F, R>(
-        mut self,
-        mut handler: Typed<A, F>,
-    ) -> Result<(Self, Arc<Value>, Typed<A, F>), ToolBuildError>
-    where
-        A: DeserializeOwned + JsonSchema + 'static,
-        R: IntoToolResult + 'static,
-        F: TypedFn<A, Output = R>,
-    {
-        let input = schema::input_schema_for::<A>().map_err(|source| ToolBuildError::Schema {
-            tool: self.name.clone(),
-            source,
-        })?;
-        if self.output_schema.is_none() {
-            self.output_schema = R::output_schema();
-        }
-        handler.schema = input.clone();
-        Ok((self, input, handler))
+        self.typed(handler)
     }
 
     /// Finishes with a raw JSON Schema and a closure over the JSON arguments object.

@@ -18,7 +18,7 @@ use tokio_util::codec::{Decoder, FramedRead};
 
 use crate::dispatch::outbox::{self, Class};
 use crate::dispatch::{ServerSession, error_value, parse_error};
-use crate::protocol::decode::{Incoming, TextMessage, decode_text};
+use crate::protocol::decode::{Decoded, TextMessage, decode_text};
 use crate::protocol::{ErrorCode, ErrorObject, method};
 use crate::registry::{CallOptions, Registry};
 use crate::tool::NotificationSink;
@@ -226,7 +226,7 @@ impl Running {
                 return;
             }
         };
-        let Incoming::Request(request) = &message else {
+        let Decoded::Request(request) = &message else {
             // A notification, a response, or a refusal: applied (or answered) before the
             // next line is read, so that state changes keep their order.
             if let Some(reply) = self
@@ -285,8 +285,8 @@ impl Running {
 
     /// Refuses the `subscriptions/listen` request `message` (-32603) when [`MAX_STREAMS`]
     /// are open; `true` when it did.
-    fn refuse_over_stream_cap(&self, message: &Incoming<'_>) -> bool {
-        let Incoming::Request(request) = message else {
+    fn refuse_over_stream_cap(&self, message: &Decoded<'_>) -> bool {
+        let Decoded::Request(request) = message else {
             return false;
         };
         if self.streams.len() < MAX_STREAMS {

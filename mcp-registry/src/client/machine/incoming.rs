@@ -34,9 +34,9 @@ impl ClientMachine {
 
     /// A message decoded by the envelope decoder the server side uses
     /// ([`crate::protocol::decode`]), sorted for the client.
-    fn classify(&mut self, message: decode::Incoming<'_>) -> Incoming {
+    fn classify(&mut self, message: decode::Decoded<'_>) -> Incoming {
         match message {
-            decode::Incoming::Request(request) => {
+            decode::Decoded::Request(request) => {
                 let mut params = request.params;
                 if let Some(meta) = request.meta {
                     params.insert("_meta".to_owned(), Value::Object(meta.into_map()));
@@ -46,13 +46,13 @@ impl ClientMachine {
                     kind: server_request(request.method.into_owned(), params),
                 })
             }
-            decode::Incoming::Notification(n) => {
+            decode::Decoded::Notification(n) => {
                 Incoming::Notification(notification(n.method, n.params))
             }
-            decode::Incoming::Response(response) => self.reply(response),
+            decode::Decoded::Response(response) => self.reply(response),
             // A request whose params cannot be read is answered with the error, under its
             // id; anything else unreadable is not ours.
-            decode::Incoming::Invalid(Invalid {
+            decode::Decoded::Invalid(Invalid {
                 id: Some(id),
                 error,
             }) if error.code == ErrorCode::INVALID_PARAMS => Incoming::Request(ServerRequest {
@@ -62,8 +62,8 @@ impl ClientMachine {
                     error,
                 },
             }),
-            decode::Incoming::Invalid(Invalid { error, .. }) => malformed(error.message),
-            decode::Incoming::Silent => {
+            decode::Decoded::Invalid(Invalid { error, .. }) => malformed(error.message),
+            decode::Decoded::Silent => {
                 malformed("an unreadable notification, or a response with no readable id")
             }
         }

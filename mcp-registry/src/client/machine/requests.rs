@@ -8,10 +8,10 @@ use serde_json::{Map, Value};
 
 use crate::protocol::{
     CallToolParams, CancelledNotificationParams, CompleteParams, ErrorObject, ErrorResponse,
-    GetPromptParams, InitializeParams, ListenParams, LoggingLevel, META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, Notification, PaginatedParams,
-    ProgressNotificationParams, ProtocolEra, Request, RequestId, ResourceUriParams, ResultResponse,
-    SetLevelParams, method,
+    GetPromptParams, InitializeParams, JsonRpcRequest, ListenParams, LoggingLevel,
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    Notification, PaginatedParams, ProgressNotificationParams, ProtocolEra, RequestId,
+    ResourceUriParams, ResultResponse, SetLevelParams, method,
 };
 
 use super::*;
@@ -149,7 +149,7 @@ impl ClientMachine {
         OutgoingRequest {
             id: id.clone(),
             name,
-            request: Request::new(id, method.to_owned(), params),
+            request: JsonRpcRequest::new(id, method.to_owned(), params),
         }
     }
 

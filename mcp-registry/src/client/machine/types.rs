@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use crate::protocol::{
     CancelledNotificationParams, ClientCapabilities, CreateMessageParams, DiscoverResult,
-    ElicitParams, ErrorObject, Implementation, InitializeResult, LoggingMessageParams,
-    Notification, ProgressNotificationParams, ProtocolVersion, Request, RequestId,
+    ElicitParams, ErrorObject, Implementation, InitializeResult, JsonRpcRequest,
+    LoggingMessageParams, Notification, ProgressNotificationParams, ProtocolVersion, RequestId,
     ResourceUriParams,
 };
 
@@ -134,7 +134,7 @@ pub struct OutgoingRequest {
     /// `resources/read` (Streamable HTTP mirrors it as `Mcp-Name`).
     pub name: Option<String>,
     /// The message.
-    pub request: Request<Map<String, Value>>,
+    pub request: JsonRpcRequest<Map<String, Value>>,
 }
 
 impl OutgoingRequest {

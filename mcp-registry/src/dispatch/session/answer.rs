@@ -15,7 +15,7 @@ use crate::dispatch::{
     refuse_too_deep, reply_text, reply_value,
 };
 use crate::protocol::decode::{
-    Incoming, IncomingRequest, Invalid, TextMessage, decode, decode_text,
+    Decoded, IncomingRequest, Invalid, TextMessage, decode, decode_text,
 };
 use crate::protocol::{
     Era, ErrorCode, ErrorObject, ProtocolVersion, RequestId, drop_flat, exceeds_max_depth, method,
@@ -121,7 +121,7 @@ impl ServerSession {
 
     async fn answer_value_of(
         &self,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: CallOptions,
         ahead: Ahead<'_>,
     ) -> Noted<Value> {
@@ -150,7 +150,7 @@ impl ServerSession {
     /// [`handle_text`]: Self::handle_text
     pub(crate) async fn answer_as_text(
         &self,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: CallOptions,
     ) -> Option<String> {
         let (id, answer) = self.answer(message, options).await?;
@@ -162,7 +162,7 @@ impl ServerSession {
     /// as a value or as text, or for a transport to map to its status.
     pub(crate) async fn answer(
         &self,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: CallOptions,
     ) -> Option<(Option<RequestId>, Answer)> {
         self.answer_noting_change(message, options).await.0
@@ -173,7 +173,7 @@ impl ServerSession {
     /// a request dispatch returned an [`Effect`] for, or `notifications/initialized`.
     pub(crate) async fn answer_noting_change(
         &self,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: CallOptions,
     ) -> Noted<(Option<RequestId>, Answer)> {
         self.answer_entered(message, options, None).await
@@ -183,24 +183,24 @@ impl ServerSession {
     /// it is one, may already be in the in-flight table (`ahead`).
     async fn answer_entered(
         &self,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: CallOptions,
         ahead: Ahead<'_>,
     ) -> Noted<(Option<RequestId>, Answer)> {
         let request = match message {
-            Incoming::Invalid(Invalid { id, error }) => {
+            Decoded::Invalid(Invalid { id, error }) => {
                 return (Some((id, Answer::Error(error))), false);
             }
-            Incoming::Silent => return (None, false),
-            Incoming::Response(response) => {
+            Decoded::Silent => return (None, false),
+            Decoded::Response(response) => {
                 // Once shut down, the calls that asked are cancelled: nothing is delivered.
                 if self.lifecycle() != Lifecycle::ShuttingDown {
                     self.inner.requests.answer(response);
                 }
                 return (None, false);
             }
-            Incoming::Notification(n) => return (None, self.on_notification(&n.method, &n.params)),
-            Incoming::Request(request) => request,
+            Decoded::Notification(n) => return (None, self.on_notification(&n.method, &n.params)),
+            Decoded::Request(request) => request,
         };
         let id = Some(request.id.clone());
         // Cancelled (or the session shut down) before it started: it does not start.
@@ -365,7 +365,7 @@ impl Registered {
     /// no reply, as when it was cancelled before or while it ran).
     pub(crate) async fn answer_as_text(
         &self,
-        message: Incoming<'_>,
+        message: Decoded<'_>,
         options: CallOptions,
     ) -> Option<String> {
         let ahead = Some((&self.id, self.generation));

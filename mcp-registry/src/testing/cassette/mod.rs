@@ -149,7 +149,7 @@ impl Cassette {
                 let file = CassetteFile::load(&self.path)?;
                 let (tx, rx) = mpsc::unbounded_channel();
                 let transport = ReplayTransport::new(file, self.path.clone(), tx);
-                builder.connect_with(transport, rx).await
+                builder.connect_transport(transport, rx).await
             }
         }
     }

@@ -41,7 +41,7 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// gets a fixed description per kind): they must not contain the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum AuthError {
+pub enum TokenError {
     /// Unknown, malformed, revoked, or with a bad signature: `401 invalid_token`.
     #[error("invalid access token: {0}")]
     InvalidToken(String),
@@ -57,15 +57,20 @@ pub enum AuthError {
     Unavailable(String),
 }
 
+/// Renamed [`TokenError`] (the client's `client::auth::AuthError` kept the name).
+#[deprecated(since = "0.1.0", note = "renamed `TokenError`")]
+#[doc(hidden)]
+pub type AuthError = TokenError;
+
 /// The future of one validation.
-pub type ValidationFuture = BoxFuture<'static, Result<AccessClaims, AuthError>>;
+pub type ValidationFuture = BoxFuture<'static, Result<AccessClaims, TokenError>>;
 
 /// Turns a bearer token into claims: checks its signature (a JWT library, your own HMAC) or
 /// asks the authorization server (RFC 7662 introspection). The transport then checks the
 /// audience, the expiry and the scopes itself.
 ///
 /// Implemented for every `Fn(BearerToken) -> impl Future<Output = Result<AccessClaims,
-/// AuthError>>`.
+/// TokenError>>`.
 pub trait TokenValidator: Send + Sync + 'static {
     /// Validates `token`.
     fn validate(&self, token: BearerToken) -> ValidationFuture;
@@ -74,7 +79,7 @@ pub trait TokenValidator: Send + Sync + 'static {
 impl<F, Fut> TokenValidator for F
 where
     F: Fn(BearerToken) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<AccessClaims, AuthError>> + Send + 'static,
+    Fut: Future<Output = Result<AccessClaims, TokenError>> + Send + 'static,
 {
     fn validate(&self, token: BearerToken) -> ValidationFuture {
         Box::pin(self(token))
@@ -91,14 +96,14 @@ pub struct InvalidResource(pub String);
 ///
 /// ```
 /// use mcp_registry::transport::http::HttpConfig;
-/// use mcp_registry::transport::http::auth::{AccessClaims, Auth, AuthError, BearerToken};
+/// use mcp_registry::transport::http::auth::{AccessClaims, Auth, TokenError, BearerToken};
 ///
 /// let auth = Auth::new("https://mcp.example.com/mcp", |token: BearerToken| async move {
 ///     match token.secret() {
 ///         "let-me-in" => Ok(AccessClaims::new("alice")
 ///             .with_audience(["https://mcp.example.com/mcp"])
 ///             .with_scopes(["mcp:tools"])),
-///         _ => Err(AuthError::InvalidToken("unknown token".into())),
+///         _ => Err(TokenError::InvalidToken("unknown token".into())),
 ///     }
 /// })
 /// .unwrap()
@@ -290,7 +295,7 @@ impl Auth {
         };
         let claims = match self.validator.validate(token.clone()).await {
             Ok(claims) => claims,
-            Err(AuthError::Unavailable(reason)) => {
+            Err(TokenError::Unavailable(reason)) => {
                 tracing::warn!(%reason, "access token validation unavailable");
                 return Err(Refusal::Unavailable);
             }
@@ -305,11 +310,11 @@ impl Auth {
             .any(|a| same_resource(a, &self.resource))
         {
             tracing::debug!(subject = %claims.subject, "access token refused: issued for another resource");
-            return Err(Refusal::InvalidToken(describe(&AuthError::WrongAudience)));
+            return Err(Refusal::InvalidToken(describe(&TokenError::WrongAudience)));
         }
         if claims.expires_at.is_some_and(|at| at <= SystemTime::now()) {
             tracing::debug!(subject = %claims.subject, "access token refused: expired");
-            return Err(Refusal::InvalidToken(describe(&AuthError::Expired)));
+            return Err(Refusal::InvalidToken(describe(&TokenError::Expired)));
         }
         self.check_binding(headers, (method, path), &token, scheme, &claims)?;
         self.check_scopes(&claims, &[])?;
@@ -532,10 +537,10 @@ pub(crate) enum Refusal {
 
 /// The description a client gets for a refused token: fixed per kind, never the validator's
 /// text (which may say more than a client should learn).
-fn describe(error: &AuthError) -> &'static str {
+fn describe(error: &TokenError) -> &'static str {
     match error {
-        AuthError::Expired => "The access token expired",
-        AuthError::WrongAudience => "The access token was not issued for this resource",
+        TokenError::Expired => "The access token expired",
+        TokenError::WrongAudience => "The access token was not issued for this resource",
         _ => "The access token is invalid",
     }
 }
@@ -624,7 +629,7 @@ mod tests {
 
     #[test]
     fn metadata_url_inserts_the_well_known_path() {
-        let auth = |r: &str| Auth::new(r, |_t: BearerToken| async { Err(AuthError::Expired) });
+        let auth = |r: &str| Auth::new(r, |_t: BearerToken| async { Err(TokenError::Expired) });
         assert_eq!(
             auth("https://MCP.example.com/public/mcp")
                 .unwrap()
@@ -642,7 +647,7 @@ mod tests {
 
     #[test]
     fn metadata_is_routed_at_the_root_the_endpoint_and_the_resource_path() {
-        let validator = |_t: BearerToken| async { Err(AuthError::Expired) };
+        let validator = |_t: BearerToken| async { Err(TokenError::Expired) };
         let behind_proxy = Auth::new("https://example.com/public/mcp", validator).unwrap();
         assert_eq!(
             behind_proxy.metadata_paths("/mcp"),

@@ -8,7 +8,7 @@ use axum::response::Response;
 use super::auth::AccessClaims;
 use super::sessions::AppState;
 use super::{METHOD_NAME, NAME_NAME, VERSION_NAME, error_response, header_str};
-use crate::protocol::decode::{Incoming, IncomingRequest};
+use crate::protocol::decode::{Decoded, IncomingRequest};
 use crate::protocol::headers::decode_header_value;
 use crate::protocol::{ErrorCode, method};
 use crate::registry::Registry;
@@ -124,12 +124,12 @@ pub(super) fn check_param_headers(
 /// `_meta`), the method, and what a `tools/call`, `resources/read` or `prompts/get` names.
 pub(super) fn check_modern_headers(
     headers: &HeaderMap,
-    message: &Incoming<'_>,
+    message: &Decoded<'_>,
     version: Option<&str>,
 ) -> Result<(), String> {
     let (method, request) = match message {
-        Incoming::Request(request) => (&*request.method, Some(request)),
-        Incoming::Notification(n) => (n.method.as_str(), None),
+        Decoded::Request(request) => (&*request.method, Some(request)),
+        Decoded::Notification(n) => (n.method.as_str(), None),
         _ => ("", None),
     };
     match header_str(headers, &VERSION_NAME) {

@@ -20,7 +20,7 @@ use super::{
     text_response,
 };
 use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
-use crate::protocol::decode::{Incoming, IncomingRequest, Invalid, TextMessage, decode_text};
+use crate::protocol::decode::{Decoded, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
     ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId, method,
     require_modern_meta,
@@ -62,7 +62,7 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
     }
     let message = match message {
         TextMessage::Batch(batch) => return post_batch(&state, &headers, batch, caller).await,
-        TextMessage::One(Incoming::Invalid(Invalid { id, error })) => {
+        TextMessage::One(Decoded::Invalid(Invalid { id, error })) => {
             return error_response(
                 StatusCode::BAD_REQUEST,
                 id.as_ref(),
@@ -126,7 +126,7 @@ fn decode_body(body: &[u8]) -> Result<TextMessage<'_>, String> {
 /// no tool is kept as sent (its call fails as unknown).
 fn resolved_tools(state: &AppState, message: &TextMessage<'_>) -> Vec<(Arc<str>, Arc<str>)> {
     let names: Vec<&str> = match message {
-        TextMessage::One(Incoming::Request(request)) if request.method == method::TOOLS_CALL => {
+        TextMessage::One(Decoded::Request(request)) if request.method == method::TOOLS_CALL => {
             request.name().into_iter().collect()
         }
         TextMessage::One(_) => Vec::new(),
@@ -204,13 +204,13 @@ async fn post_batch(
 async fn post_modern(
     state: &AppState,
     headers: &HeaderMap,
-    message: Incoming<'_>,
+    message: Decoded<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
     let version = message.protocol_version();
     let id = message.id();
     let checked = check_modern_headers(headers, &message, version).and_then(|()| match &message {
-        Incoming::Request(request) if request.method == method::TOOLS_CALL => {
+        Decoded::Request(request) if request.method == method::TOOLS_CALL => {
             check_param_headers(&state.registry, &state.server, headers, request)
         }
         _ => Ok(()),
@@ -232,7 +232,7 @@ async fn post_modern(
     {
         return error_response(StatusCode::BAD_REQUEST, id, e.code, e.message);
     }
-    let Incoming::Request(request) = message else {
+    let Decoded::Request(request) = message else {
         // Notifications and responses carry no state to act on here.
         return StatusCode::ACCEPTED.into_response();
     };
@@ -254,7 +254,7 @@ async fn post_modern(
 fn stateless(state: &AppState, request: IncomingRequest<'_>, options: &mut CallOptions) -> Pending {
     let started = Dispatcher::new(&state.registry).start_message(
         &state.server,
-        Incoming::Request(request),
+        Decoded::Request(request),
         options,
         Connection::default(),
     );
@@ -266,7 +266,7 @@ fn stateless(state: &AppState, request: IncomingRequest<'_>, options: &mut CallO
 async fn post_legacy(
     state: &Arc<AppState>,
     headers: &HeaderMap,
-    message: Incoming<'_>,
+    message: Decoded<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
     if let Some(v) = header_str(headers, &VERSION_NAME)
@@ -280,7 +280,7 @@ async fn post_legacy(
         );
     }
     match message {
-        Incoming::Request(request) if request.method == method::INITIALIZE => {
+        Decoded::Request(request) if request.method == method::INITIALIZE => {
             post_initialize(state, request, caller).await
         }
         message => post_in_session(state, headers, message, caller).await,
@@ -305,7 +305,7 @@ async fn post_initialize(
     }
     let (session, pushed) = ServerSession::new(state.registry.clone(), state.server.clone());
     let answered = session
-        .answer(Incoming::Request(request), CallOptions::new())
+        .answer(Decoded::Request(request), CallOptions::new())
         .await;
     let Some((reply_id, answer)) = answered else {
         return StatusCode::ACCEPTED.into_response();
@@ -337,7 +337,7 @@ async fn post_initialize(
 async fn post_in_session(
     state: &Arc<AppState>,
     headers: &HeaderMap,
-    message: Incoming<'_>,
+    message: Decoded<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
     let id = message.id();
@@ -353,7 +353,7 @@ async fn post_in_session(
         Ok(slot) => slot,
         Err(refused) => return refused,
     };
-    if !matches!(message, Incoming::Request(_)) {
+    if !matches!(message, Decoded::Request(_)) {
         return post_session_message(state, session_id, &slot, message).await;
     }
     // Where to save the session after the answer, if it changed (with a session store:
@@ -394,11 +394,11 @@ async fn post_session_message(
     state: &AppState,
     session_id: &str,
     slot: &SessionSlot,
-    message: Incoming<'_>,
+    message: Decoded<'_>,
 ) -> Response {
     let shared = match message {
-        Incoming::Response(response) => state.client_response(session_id, slot, response).await,
-        Incoming::Notification(n) if n.method == method::CANCELLED => {
+        Decoded::Response(response) => state.client_response(session_id, slot, response).await,
+        Decoded::Notification(n) if n.method == method::CANCELLED => {
             match n.params.get("requestId").and_then(RequestId::from_value) {
                 Some(request) => cancel(state, session_id, slot, request).await,
                 None => Ok(()),
