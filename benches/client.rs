@@ -65,7 +65,7 @@ fn bench(c: &mut Criterion) {
     });
 
     // No retries: a benchmark should see every failure.
-    let no_retries = || Client::builder().call_policy(CallPolicy::new().retries(0));
+    let no_retries = || Client::builder().policy("tools/call", CallPolicy::new().retries(0));
     let client = runtime
         .block_on(no_retries().connect_in_process(registry(), "math"))
         .expect("connects");

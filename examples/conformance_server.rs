@@ -146,7 +146,7 @@ async fn elicit_and_report(
         url: None,
         elicitation_id: None,
     };
-    match ctx.elicit_with(params).await {
+    match ctx.elicit_raw(params).await {
         Ok(result) => {
             let action = serde_json::to_value(result.action).unwrap_or_default();
             let content = Value::Object(result.content.unwrap_or_default());
@@ -399,7 +399,7 @@ async fn test_input_required_result_capabilities(ctx: ToolContext) -> String {
     };
     // Only what the client declared is asked; the rest fails at once (NotSupported).
     let (elicited, sampled) = tokio::join!(
-        ctx.input_key("elicit_input").elicit_with(elicit),
+        ctx.input_key("elicit_input").elicit_raw(elicit),
         ctx.input_key("sample_input")
             .sample(SamplingRequest::new(50).user("Sample request")),
     );

@@ -17,7 +17,7 @@ const INIT_REPLY: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":
 fn builder() -> ClientBuilder {
     Client::builder()
         .protocol_version(ProtocolVersion::V2025_06_18)
-        .call_policy(CallPolicy::new().retries(0))
+        .policy("tools/call", CallPolicy::new().retries(0))
 }
 
 fn reply(id: u64, text: &str) -> String {

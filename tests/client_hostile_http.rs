@@ -145,7 +145,7 @@ where
 fn builder() -> ClientBuilder {
     Client::builder()
         .protocol_version(ProtocolVersion::V2025_06_18)
-        .call_policy(CallPolicy::new().retries(0))
+        .policy("tools/call", CallPolicy::new().retries(0))
 }
 
 async fn bounded<T>(future: impl Future<Output = T>) -> T {
@@ -318,7 +318,8 @@ async fn failing_once(
 }
 
 fn retrying() -> ClientBuilder {
-    builder().call_policy(
+    builder().policy(
+        "tools/call",
         CallPolicy::new()
             .retries(2)
             .backoff(Backoff::custom(|_| Duration::from_millis(1))),

@@ -184,7 +184,7 @@ async fn the_last_failure_is_returned_after_all_retries() {
         Step::Error(-32603),
         ok(),
     ];
-    let (client, seen) = connect(Client::builder().call_policy(policy), steps).await;
+    let (client, seen) = connect(Client::builder().policy("tools/call", policy), steps).await;
     let error = client.call_tool("t", json!({})).await.unwrap_err();
     assert_eq!(error.server_error().unwrap().code.0, -32603);
     assert_eq!(
@@ -214,7 +214,7 @@ async fn a_custom_backoff_is_a_function_of_the_retry_number() {
     let backoff = Backoff::custom(|retry| Duration::from_secs(u64::from(retry) * 7));
     let policy = CallPolicy::new().backoff(backoff);
     let steps = [Step::TransportFails, Step::TransportFails, ok()];
-    let (client, seen) = connect(Client::builder().call_policy(policy), steps).await;
+    let (client, seen) = connect(Client::builder().policy("tools/call", policy), steps).await;
     client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(gaps(&seen), [7_000, 14_000]);
 }
@@ -222,7 +222,11 @@ async fn a_custom_backoff_is_a_function_of_the_retry_number() {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_cancels_on_the_wire_and_is_retried() {
     let policy = CallPolicy::new().retries(1);
-    let (client, seen) = connect(Client::builder().call_policy(policy), [Step::Hang, ok()]).await;
+    let (client, seen) = connect(
+        Client::builder().policy("tools/call", policy),
+        [Step::Hang, ok()],
+    )
+    .await;
     let options = RequestOptions::new().timeout(Duration::from_secs(2));
     let result = client
         .call_tool("t", json!({}))
@@ -252,7 +256,7 @@ async fn a_timeout_cancels_on_the_wire_and_is_retried() {
 async fn every_attempt_timing_out_ends_in_a_timeout_error() {
     let policy = CallPolicy::new().retries(1);
     let (client, seen) = connect(
-        Client::builder().call_policy(policy),
+        Client::builder().policy("tools/call", policy),
         [Step::Hang, Step::Hang],
     )
     .await;
@@ -282,7 +286,7 @@ async fn a_denial_sends_nothing_and_carries_the_reason() {
             }
         })
     };
-    let (client, seen) = connect(Client::builder().call_policy(policy), [ok()]).await;
+    let (client, seen) = connect(Client::builder().policy("tools/call", policy), [ok()]).await;
     let error = client
         .call_tool("rm", json!({"path": "/"}))
         .await

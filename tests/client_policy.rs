@@ -80,7 +80,7 @@ async fn without_a_policy_get_prompt_runs_once_and_a_request_option_policy_wraps
 #[tokio::test(start_paused = true)]
 async fn a_request_times_out_by_the_machines_deadline_and_is_forgotten() {
     let client = Client::builder()
-        .call_policy(CallPolicy::new().retries(0))
+        .policy("tools/call", CallPolicy::new().retries(0))
         .connect_in_process(registry(), "s")
         .await
         .unwrap();

@@ -410,7 +410,7 @@ impl ControlRouter {
             None => {
                 let mut options = CallOptions::new();
                 if let Some(input) = &self.input {
-                    options = options.input_handler_shared(input.clone());
+                    options = options.input_shared(input.clone());
                 }
                 if let Some(outgoing) = &self.outgoing {
                     let router = self.clone();

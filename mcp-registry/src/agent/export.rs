@@ -79,6 +79,7 @@ pub enum ToolUseError {
 
 /// The tools exported for one model API.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolExport {
     /// Tool definitions in the API's shape, in (server, tool) order.
     pub tools: Vec<Value>,

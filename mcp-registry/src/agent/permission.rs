@@ -58,6 +58,7 @@ impl PermissionRequest {
 
 /// The host's answer to a [`PermissionRequest`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PermissionDecision {
     /// Run the tool, with `updated_input` in place of the model's input when given.
     Allow {

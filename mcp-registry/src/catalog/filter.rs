@@ -293,6 +293,7 @@ impl ToolFilterBuilder {
 
 /// What a [`ToolFilter`] says about one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FilterDecision {
     /// The tool may be listed and called.
     Allowed,

@@ -73,6 +73,7 @@ pub fn model_tool_name(server: &str, tool: &str) -> String {
 
 /// One tool as a model sees it: its model-facing name, where it lives, and its description.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CatalogTool {
     /// The model-facing name ([`model_tool_name`]).
     pub name: String,

@@ -181,16 +181,17 @@ impl ClientBuilder {
         self
     }
 
-    /// Retries, backoff and approval for every [`Client::call_tool`] (default:
-    /// [`CallPolicy::new`], 3 retries of retryable failures, no approval).
-    pub fn call_policy(mut self, policy: CallPolicy) -> Self {
-        self.policies.set(method::TOOLS_CALL, policy);
-        self
+    /// Deprecated: `policy("tools/call", policy)`.
+    #[deprecated(since = "0.1.0", note = "use `policy(\"tools/call\", policy)`")]
+    #[doc(hidden)]
+    pub fn call_policy(self, policy: CallPolicy) -> Self {
+        self.policy(method::TOOLS_CALL, policy)
     }
 
     /// Retries, backoff, approval and telemetry for every request of `method` (e.g.
     /// `"prompts/get"`, `"resources/read"`); requests of other methods than `tools/call` get
-    /// none unless set. `tools/call`'s is [`call_policy`](Self::call_policy).
+    /// none unless set. `tools/call` has [`CallPolicy::new`] unless set (3 retries of retryable
+    /// failures, no approval).
     pub fn policy(mut self, method: impl Into<String>, policy: CallPolicy) -> Self {
         self.policies.set(method, policy);
         self

@@ -111,7 +111,7 @@ impl fmt::Debug for RemoteServer {
 impl RemoteServer {
     /// A remote server to mount as `name`, reached by `connect` (called again by each
     /// reconnect), e.g. `move || Client::stdio(command())` or
-    /// `move || Client::builder().call_policy(policy.clone()).connect_http(url)`.
+    /// `move || Client::builder().policy("tools/call", policy.clone()).connect_http(url)`.
     pub fn new<F, Fut>(name: impl Into<String>, connect: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,

@@ -26,6 +26,7 @@ type BackoffFn = dyn Fn(u32) -> Duration + Send + Sync;
 
 /// How long to wait before retry number `attempt` (1 for the first retry).
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum Backoff {
     /// `initial`, doubling with each retry, never more than `max`.
     Exponential {
@@ -229,6 +230,7 @@ pub(crate) fn is_retryable(error: &ClientError) -> bool {
 /// Per-request options of the client: timeout, cancellation, progress, policy. (The server
 /// side's per-call options are [`crate::CallOptions`].)
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RequestOptions {
     /// Overrides the client's default timeout.
     pub timeout: Option<Duration>,

@@ -18,6 +18,7 @@ use crate::skill::{
 
 /// A skill whose `SKILL.md` was read and verified (size, digest, front matter).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LoadedSkill {
     /// The entry it was verified against.
     pub entry: SkillEntry,

@@ -55,6 +55,7 @@ pub enum OutboundKind {
 
 /// Something a transport receives, for the client to handle.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Inbound {
     /// A JSON-RPC message from the server.
     Message(Value),

@@ -51,6 +51,7 @@ use in_flight::InFlightTable;
 /// `ShuttingDown`, `Error` included; and `Initializing` serves requests, as the MCP lifecycle
 /// lets a client send them once `initialize` is answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Lifecycle {
     /// No `initialize` yet: only `ping`, `initialize` and modern requests are served.
     Uninitialized,

@@ -51,6 +51,7 @@ impl ApprovalRequest {
 
 /// An approval callback's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Approval {
     /// The call goes ahead.
     Allow,

@@ -96,6 +96,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One server's state, as [`Registry::server_status`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerStatus {
     /// The server's name.
     pub name: String,
@@ -122,6 +123,7 @@ pub struct ServerStatus {
 
 /// A tool of an enabled server, as [`Registry::all_tool_definitions`] lists it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolDefinition {
     /// The server that provides it.
     pub server: String,
@@ -160,6 +162,7 @@ pub(crate) enum Unavailable {
 /// assert!(!change.changed_since("c", seen));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RegistryChange {
     /// Increases by one with every change.
     pub generation: u64,

@@ -207,10 +207,20 @@ impl CallOptions {
         self
     }
 
-    /// [`input_handler`](Self::input_handler) with a shared handler.
-    pub fn input_handler_shared(mut self, handler: Arc<dyn InputHandler>) -> Self {
+    /// A shared handler, kept as it is.
+    pub(crate) fn input_shared(mut self, handler: Arc<dyn InputHandler>) -> Self {
         self.input = Some(handler);
         self
+    }
+
+    /// Deprecated: [`input_handler`](Self::input_handler) takes an `Arc<dyn InputHandler>`.
+    #[deprecated(
+        since = "0.1.0",
+        note = "`input_handler` takes an `Arc<dyn InputHandler>`"
+    )]
+    #[doc(hidden)]
+    pub fn input_handler_shared(self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input_shared(handler)
     }
 }
 

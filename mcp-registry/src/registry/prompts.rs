@@ -147,6 +147,7 @@ impl GetPromptError {
 
 /// A prompt of an enabled server, as [`Registry::all_prompt_definitions`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PromptDefinition {
     /// The server that provides it.
     pub server: String,

@@ -150,6 +150,7 @@ impl ReadResourceError {
 
 /// A resource of an enabled server, as [`Registry::all_resource_definitions`] lists it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceDefinition {
     /// The server that provides it.
     pub server: String,
@@ -160,6 +161,7 @@ pub struct ResourceDefinition {
 /// A resource template of an enabled server, as
 /// [`Registry::all_resource_template_definitions`] lists it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ResourceTemplateDefinition {
     /// The server that provides it.
     pub server: String,

@@ -88,6 +88,7 @@ pub enum TaskChange {
 
 /// How a task ended.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum TaskEnd {
     /// With a result (a tool's own error included).
     Completed(Value),
@@ -163,6 +164,7 @@ impl TaskChange {
 
 /// A page of a requestor's tasks ([`TaskStore::list`]).
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct TaskPage {
     /// The tasks, in creation order.
     pub tasks: Vec<TaskRecord>,

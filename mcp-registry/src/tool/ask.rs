@@ -91,7 +91,7 @@ impl ToolContext {
     ) -> Result<Elicitation<T>, InputError> {
         let schema = form_schema(&crate::schema::schema_for::<T>())?;
         let result = self
-            .elicit_with(ElicitParams {
+            .elicit_raw(ElicitParams {
                 message: message.into(),
                 mode: None,
                 requested_schema: Some(schema),
@@ -116,7 +116,7 @@ impl ToolContext {
 
     /// Sends `elicitation/create` with `params` as they are (a hand-written form schema, or
     /// URL mode) and returns the client's answer untyped. See [`elicit`](Self::elicit).
-    pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, InputError> {
+    pub async fn elicit_raw(&self, params: ElicitParams) -> Result<ElicitResult, InputError> {
         if let Some(round) = self.round_for_asks() {
             let params = crate::protocol::params_of(&params);
             let key = self.input_key.as_deref();
@@ -126,6 +126,13 @@ impl ToolContext {
             c.elicitation.is_some()
         })?;
         self.ask(move || handler.elicit(params)).await
+    }
+
+    /// Deprecated: renamed [`elicit_raw`](Self::elicit_raw).
+    #[deprecated(since = "0.1.0", note = "renamed `elicit_raw`")]
+    #[doc(hidden)]
+    pub async fn elicit_with(&self, params: ElicitParams) -> Result<ElicitResult, InputError> {
+        self.elicit_raw(params).await
     }
 
     /// Sends the user to `url` (URL-mode elicitation, 2025-11-25 onward): for what must not
@@ -285,9 +292,16 @@ impl KeyedAsk {
         self.0.elicit(message).await
     }
 
-    /// [`ToolContext::elicit_with`] under this key.
+    /// [`ToolContext::elicit_raw`] under this key.
+    pub async fn elicit_raw(self, params: ElicitParams) -> Result<ElicitResult, InputError> {
+        self.0.elicit_raw(params).await
+    }
+
+    /// Deprecated: renamed [`elicit_raw`](Self::elicit_raw).
+    #[deprecated(since = "0.1.0", note = "renamed `elicit_raw`")]
+    #[doc(hidden)]
     pub async fn elicit_with(self, params: ElicitParams) -> Result<ElicitResult, InputError> {
-        self.0.elicit_with(params).await
+        self.elicit_raw(params).await
     }
 
     /// [`ToolContext::sample`] under this key.

@@ -166,6 +166,28 @@ impl fmt::Debug for dyn InputHandler {
     }
 }
 
+/// A shared handler: what a host passes to several requests.
+impl InputHandler for Arc<dyn InputHandler> {
+    fn capabilities(&self) -> ClientCapabilities {
+        (**self).capabilities()
+    }
+
+    fn elicit(&self, params: ElicitParams) -> BoxFuture<'static, Result<ElicitResult, InputError>> {
+        (**self).elicit(params)
+    }
+
+    fn create_message(
+        &self,
+        params: CreateMessageParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, InputError>> {
+        (**self).create_message(params)
+    }
+
+    fn list_roots(&self) -> BoxFuture<'static, Result<ListRootsResult, InputError>> {
+        (**self).list_roots()
+    }
+}
+
 type Callback<P, R> = Arc<dyn Fn(P) -> BoxFuture<'static, Result<R, InputError>> + Send + Sync>;
 
 /// An [`InputHandler`] made of closures, one per kind of request: the capabilities it

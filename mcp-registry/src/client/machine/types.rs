@@ -88,6 +88,7 @@ impl ClientConfig {
 /// | `Error`, `Disconnected` | [`ClientMachine::reset`](super::ClientMachine::reset) | `Uninitialized` |
 /// | any | [`ClientMachine::mark_shutting_down`](super::ClientMachine::mark_shutting_down) | `ShuttingDown` (final) |
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ClientLifecycle {
     /// Nothing sent yet.
     Uninitialized,
@@ -183,6 +184,7 @@ pub enum Handshake {
 
 /// A request the server sent the client.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ServerRequest {
     /// Its id, to answer under ([`ClientMachine::response`](super::ClientMachine::response), [`ClientMachine::error_response`](super::ClientMachine::error_response)).
     pub id: RequestId,
@@ -295,6 +297,7 @@ pub enum Incoming {
 
 /// A request that timed out ([`ClientMachine::check_timeouts`](super::ClientMachine::check_timeouts)).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TimedOut {
     /// Its id.
     pub id: RequestId,

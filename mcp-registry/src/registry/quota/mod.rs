@@ -175,6 +175,7 @@ pub enum Outage {
 
 /// The outcome of taking a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Take {
     /// A token was taken: the request runs.
     Granted,

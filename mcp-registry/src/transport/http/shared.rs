@@ -118,6 +118,7 @@ impl KeptEvents {
 
 /// What [`SessionStore::touch`] found of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Presence {
     /// The store has it (its expiry renewed).
     Live,
