@@ -95,10 +95,8 @@ pub mod client;
 pub mod completion;
 pub mod dispatch;
 pub mod guide;
+mod macro_support;
 mod name;
-mod private;
-mod private_prompt;
-mod private_resource;
 pub mod prompt;
 pub mod protocol;
 mod random;
@@ -155,10 +153,10 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::macro_support::prompt::*;
+    pub use crate::macro_support::resource::*;
+    pub use crate::macro_support::tool::*;
     pub use crate::name::{NameMessage, prompt_name_error, server_name_error, tool_name_error};
-    pub use crate::private::*;
-    pub use crate::private_prompt::*;
-    pub use crate::private_resource::*;
 }
 
 /// The crate's page (`README.md`, the repository's front page too), its code compiled and

@@ -48,13 +48,12 @@ pub use machine::{
 pub use mount::{MountError, RemoteServer};
 pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions};
 pub use request::{
-    AnyRequest, CallTool, CallToolAsTask, ClientRequest, Complete, GetPrompt, ReadResource,
-    RequestTarget, TaskResult,
+    AnyRequest, CallTool, ClientRequest, Complete, GetPrompt, ReadResource, RequestTarget,
 };
 pub use skills::LoadedSkill;
 #[cfg(feature = "client-stdio")]
 pub use stdio::StdioTransport;
-pub use tasks::{ClientTask, ToolTask};
+pub use tasks::{CallToolAsTask, ClientTask, TaskResult, ToolTask};
 
 /// Moved to [`catalog::FilteredRegistry`](crate::catalog::FilteredRegistry); this path goes in
 /// the next release.
@@ -62,11 +61,13 @@ pub use tasks::{ClientTask, ToolTask};
     since = "0.1.0",
     note = "moved to `mcp_registry::catalog::FilteredRegistry`"
 )]
+#[doc(hidden)]
 pub type FilteredRegistry = crate::catalog::FilteredRegistry;
 
 /// Moved to [`catalog::ToolFilter`](crate::catalog::ToolFilter); this path goes in the next
 /// release.
 #[deprecated(since = "0.1.0", note = "moved to `mcp_registry::catalog::ToolFilter`")]
+#[doc(hidden)]
 pub type ToolFilter = crate::catalog::ToolFilter;
 
 /// Renamed [`RequestOptions`]; this name goes in the next release.
@@ -74,4 +75,5 @@ pub type ToolFilter = crate::catalog::ToolFilter;
     since = "0.1.0",
     note = "renamed `mcp_registry::client::RequestOptions`"
 )]
+#[doc(hidden)]
 pub type CallOptions = RequestOptions;

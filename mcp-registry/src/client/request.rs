@@ -14,7 +14,6 @@ use tokio_util::sync::CancellationToken;
 use super::ClientError;
 use super::driver::Client;
 use super::policy::{CallPolicy, RequestOptions};
-use super::tasks::{ClientTask, ToolTask};
 use crate::protocol::ReadResourceResult;
 use crate::protocol::{CallToolResult, CompleteParams, CompleteResult, GetPromptResult};
 use crate::tool::BoxFuture;
@@ -50,7 +49,7 @@ enum Stage<T: RequestTarget> {
 
 /// What a [`ClientRequest`] sends: one of this module's targets. Not for implementing
 /// outside the crate.
-pub trait RequestTarget: Sized + Unpin + sealed::Sealed {
+pub trait RequestTarget: Sized + Unpin + sealed::Target {
     /// What the request's success gives.
     type Output;
     /// The request on its way.
@@ -61,9 +60,9 @@ pub trait RequestTarget: Sized + Unpin + sealed::Sealed {
     fn start(self, options: RequestOptions) -> Self::Future;
 }
 
-mod sealed {
+pub(super) mod sealed {
     /// Seals [`RequestTarget`](super::RequestTarget).
-    pub trait Sealed {}
+    pub trait Target {}
 }
 
 impl<T: RequestTarget> ClientRequest<T> {
@@ -150,14 +149,6 @@ pub struct CallTool<'a> {
     pub(super) arguments: Value,
 }
 
-/// `tools/call` as a task: what [`Client::call_tool_as_task`] sends.
-#[derive(Debug)]
-pub struct CallToolAsTask<'a> {
-    pub(super) client: &'a Client,
-    pub(super) name: &'a str,
-    pub(super) arguments: Value,
-}
-
 /// `prompts/get`: what [`Client::get_prompt`] sends.
 #[derive(Debug)]
 pub struct GetPrompt<'a> {
@@ -188,16 +179,10 @@ pub struct AnyRequest<'a> {
     pub(super) params: Option<Map<String, Value>>,
 }
 
-/// A task's result, polled to its end: what [`ClientTask::result`] awaits.
-#[derive(Debug)]
-pub struct TaskResult<'a> {
-    pub(super) task: &'a ClientTask,
-}
-
 /// [`RequestTarget`] for `$target`, run by `$run` with the options.
 macro_rules! target {
     ($target:ident => $output:ty, |$t:ident, $o:ident| $run:expr) => {
-        impl sealed::Sealed for $target<'_> {}
+        impl sealed::Target for $target<'_> {}
 
         impl<'a> RequestTarget for $target<'a> {
             type Output = $output;
@@ -212,9 +197,7 @@ macro_rules! target {
 }
 
 target!(CallTool => CallToolResult, |t, o| t.client.run_call_tool(t.name, t.arguments, &o));
-target!(CallToolAsTask => ToolTask, |t, o| t.client.run_call_tool_as_task(t.name, t.arguments, &o));
 target!(GetPrompt => GetPromptResult, |t, o| t.client.run_get_prompt(t.name, t.arguments, &o));
 target!(ReadResource => ReadResourceResult, |t, o| t.client.run_read_resource(t.uri, &o));
 target!(Complete => CompleteResult, |t, o| t.client.run_complete(t.params, &o));
 target!(AnyRequest => Value, |t, o| t.client.run_request(t.method, t.params, &o));
-target!(TaskResult => CallToolResult, |t, o| t.task.run_result(&o));

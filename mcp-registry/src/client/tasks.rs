@@ -19,12 +19,13 @@ use serde_json::{Map, Value};
 use super::ClientError;
 use super::driver::{Client, lock, parse};
 use super::policy::RequestOptions;
-use super::request::{CallToolAsTask, ClientRequest, TaskResult};
+use super::request::{ClientRequest, RequestTarget, sealed};
 use crate::protocol::{
     CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, ResultType,
     TaskIdParams, TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method,
     params_of,
 };
+use crate::tool::BoxFuture;
 
 /// How often to poll a task whose server suggests no interval.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -79,6 +80,46 @@ pub struct ClientTask {
     poll: Mutex<Duration>,
     /// Input request keys answered already (a key is unique over a task's life).
     answered: Mutex<HashSet<String>>,
+}
+
+/// `tools/call` as a task: what [`Client::call_tool_as_task`] sends.
+#[derive(Debug)]
+pub struct CallToolAsTask<'a> {
+    client: &'a Client,
+    name: &'a str,
+    arguments: Value,
+}
+
+/// A task's result, polled to its end: what [`ClientTask::result`] awaits.
+#[derive(Debug)]
+pub struct TaskResult<'a> {
+    task: &'a ClientTask,
+}
+
+impl sealed::Target for CallToolAsTask<'_> {}
+
+impl<'a> RequestTarget for CallToolAsTask<'a> {
+    type Output = ToolTask;
+    type Future = BoxFuture<'a, Result<ToolTask, ClientError>>;
+
+    fn start(self, options: RequestOptions) -> Self::Future {
+        Box::pin(async move {
+            (self.client)
+                .run_call_tool_as_task(self.name, self.arguments, &options)
+                .await
+        })
+    }
+}
+
+impl sealed::Target for TaskResult<'_> {}
+
+impl<'a> RequestTarget for TaskResult<'a> {
+    type Output = CallToolResult;
+    type Future = BoxFuture<'a, Result<CallToolResult, ClientError>>;
+
+    fn start(self, options: RequestOptions) -> Self::Future {
+        Box::pin(async move { self.task.run_result(&options).await })
+    }
 }
 
 impl Client {

@@ -23,22 +23,22 @@ use crate::schema;
     note = "`typed` takes `|args: A| async {{ .. }}` or `|ctx: ToolContext, args: A| async {{ .. }}`, \
             where `A: DeserializeOwned + JsonSchema` and the future's output is `IntoToolResult`"
 )]
-pub trait TypedHandler<M>: sealed::Sealed<M> {}
+pub trait TypedHandler<M>: sealed::Shape<M> {}
 
-impl<M, H: sealed::Sealed<M>> TypedHandler<M> for H {}
+impl<M, H: sealed::Shape<M>> TypedHandler<M> for H {}
 
 mod sealed {
     use super::{Tool, ToolBuildError, ToolBuilder};
 
     /// How a typed closure finishes a builder; not for implementing outside the crate.
-    pub trait Sealed<M> {
+    pub trait Shape<M> {
         /// Finishes `builder` with this closure.
         fn finish(self, builder: ToolBuilder) -> Result<Tool, ToolBuildError>;
     }
 }
 
 /// The arguments alone.
-impl<A, F, Fut, R> sealed::Sealed<(A,)> for F
+impl<A, F, Fut, R> sealed::Shape<(A,)> for F
 where
     A: DeserializeOwned + JsonSchema + 'static,
     F: Fn(A) -> Fut + Send + Sync + 'static,
@@ -53,7 +53,7 @@ where
 }
 
 /// The context and the arguments.
-impl<A, F, Fut, R> sealed::Sealed<(ToolContext, A)> for F
+impl<A, F, Fut, R> sealed::Shape<(ToolContext, A)> for F
 where
     A: DeserializeOwned + JsonSchema + 'static,
     F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,

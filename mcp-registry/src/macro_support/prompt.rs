@@ -1,5 +1,5 @@
 //! What `#[mcp_prompt]` and `server!(prompts = [..])` expand to: reached as
-//! `mcp_registry::__private`, beside the tools' part (`private.rs`); not public API.
+//! `mcp_registry::__private`, beside the tools' part (`tool.rs`); not public API.
 //!
 //! The shape is the tools': per prompt, one small function that starts a rendering from
 //! the arguments already read, a constant with the metadata, and a call to a shared cache;

@@ -368,7 +368,7 @@ impl ToolItem for NotAnnotated {
     }
 }
 
-impl crate::private_prompt::PromptItem for NotAnnotated {
+impl super::prompt::PromptItem for NotAnnotated {
     const NAME: &'static str = NOT_ANNOTATED;
 
     fn prompt() -> crate::prompt::Prompt {
@@ -376,7 +376,7 @@ impl crate::private_prompt::PromptItem for NotAnnotated {
     }
 }
 
-impl crate::private_resource::ResourceItem for NotAnnotated {
+impl super::resource::ResourceItem for NotAnnotated {
     const KEY: &'static str = NOT_ANNOTATED;
 
     fn add_to(_: ServerBuilder) -> ServerBuilder {
@@ -454,7 +454,7 @@ fn add_tool<T: ToolItem>(builder: ServerBuilder) -> ServerBuilder {
     builder.tool(T::tool())
 }
 
-fn add_prompt<T: crate::private_prompt::PromptItem>(builder: ServerBuilder) -> ServerBuilder {
+fn add_prompt<T: super::prompt::PromptItem>(builder: ServerBuilder) -> ServerBuilder {
     builder.prompt(T::prompt())
 }
 
@@ -469,7 +469,7 @@ impl Attachment {
     }
 
     /// A `#[mcp_prompt(server = ..)]`.
-    pub const fn prompt<T: crate::private_prompt::PromptItem>() -> Attachment {
+    pub const fn prompt<T: super::prompt::PromptItem>() -> Attachment {
         Attachment {
             kind: 1,
             key: T::NAME,
@@ -478,7 +478,7 @@ impl Attachment {
     }
 
     /// A `#[mcp_resource(server = .., ..)]`.
-    pub const fn resource<T: crate::private_resource::ResourceItem>() -> Attachment {
+    pub const fn resource<T: super::resource::ResourceItem>() -> Attachment {
         Attachment {
             kind: 2,
             key: T::KEY,
