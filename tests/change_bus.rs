@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_registry::registry::{ChangeBus, RemoteChanges, SharedChange};
+use mcp_registry::{ChangeBus, RemoteChanges, SharedChange};
 use mcp_registry::{Registry, Server, Tool};
 use serde_json::json;
 

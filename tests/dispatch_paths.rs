@@ -27,7 +27,7 @@ async fn over_deep_values_are_refused_on_every_path() {
     over_deep_arguments_and_results_fail_the_call(&r).await;
 
     // A session refuses it the same way.
-    let (session, _outgoing) = mcp_registry::dispatch::ServerSession::new(r.clone(), "math");
+    let (session, _outgoing) = mcp_registry::ServerSession::new(r.clone(), "math");
     let mut message = json!({"jsonrpc": "2.0", "id": 11, "method": "ping", "params": {}});
     message["params"]["x"] = nested(8_000);
     let reply = session.handle(message).await.unwrap();

@@ -17,7 +17,7 @@ fn call(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "chatty", "arguments": {}}})
 }
 
-fn drain(rx: &mut mcp_registry::dispatch::Outgoing) -> Vec<Value> {
+fn drain(rx: &mut mcp_registry::Outgoing) -> Vec<Value> {
     std::iter::from_fn(|| rx.try_recv().ok()).collect()
 }
 

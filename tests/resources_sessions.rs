@@ -9,7 +9,7 @@ use mcp_registry::{Registry, Server, ServerSession};
 use serde_json::{Value, json};
 
 /// A session of the server `data`, initialized under 2025-11-25, and its outgoing messages.
-async fn initialized(r: &Registry) -> (ServerSession, mcp_registry::dispatch::Outgoing) {
+async fn initialized(r: &Registry) -> (ServerSession, mcp_registry::Outgoing) {
     let (session, out) = ServerSession::new(r.clone(), "data");
     let init = session
         .handle(request(

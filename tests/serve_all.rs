@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use common::{assert_reply, math_server, small_server};
 use http_body_util::BodyExt;
-use mcp_registry::dispatch::Outgoing;
+use mcp_registry::Outgoing;
 use mcp_registry::layer::layer_fn;
 use mcp_registry::transport::http::{HttpConfig, router_all};
 use mcp_registry::{

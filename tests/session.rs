@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{assert_reply, assert_valid, hanging_tool, math_server, modern_meta, small_server};
-use mcp_registry::dispatch::Outgoing;
+use mcp_registry::Outgoing;
 use mcp_registry::{
     CallOptions, Lifecycle, NotificationSink, ProgressError, Registry, Resource, Server,
     ServerSession, Tool, ToolContext,

@@ -4,8 +4,8 @@
 
 use crate::common::examples;
 
+use mcp_registry::CallError;
 use mcp_registry::client::{Client, ClientError};
-use mcp_registry::registry::CallError;
 use mcp_registry::tool::stub::ToolCallError;
 use mcp_registry::{Json, Registry, ToolContext, mcp_tool, server};
 use schemars::JsonSchema;

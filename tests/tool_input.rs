@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_registry::dispatch::Outgoing;
+use mcp_registry::Outgoing;
 use mcp_registry::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Role, Root};
 use mcp_registry::tool::{
     ClientCapability, Elicitation, InputCallbacks, InputError, SamplingRequest,

@@ -178,7 +178,7 @@ async fn a_posts_sse_stream_holds_at_most_the_outbox_bound_for_a_client_that_doe
 
     use axum::body::Body;
     use axum::http::Request;
-    use mcp_registry::dispatch::OUTBOX_CAPACITY;
+    use mcp_registry::OUTBOX_CAPACITY;
     use tower::ServiceExt as _;
 
     let done = Arc::new(tokio::sync::Notify::new());

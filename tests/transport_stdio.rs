@@ -521,11 +521,11 @@ async fn a_client_that_does_not_read_holds_the_writer_queue_at_the_outbox_bound(
     // The queue's bound, plus what the pipe and the writer's buffer held before it filled.
     let slack = 200;
     assert!(
-        progress.len() <= mcp_registry::dispatch::OUTBOX_CAPACITY + slack,
+        progress.len() <= mcp_registry::OUTBOX_CAPACITY + slack,
         "{} notifications were kept for a client that did not read",
         progress.len()
     );
-    assert!(progress.len() >= mcp_registry::dispatch::OUTBOX_CAPACITY);
+    assert!(progress.len() >= mcp_registry::OUTBOX_CAPACITY);
     assert_eq!(
         progress.last(),
         Some(&f64::from(common::FLOOD)),

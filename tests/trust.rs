@@ -470,7 +470,7 @@ async fn a_request_state_is_refused_for_another_caller() {
 /// The approval callback hears who is asking, as the gate does.
 #[tokio::test]
 async fn the_approval_callback_is_told_the_caller() {
-    use mcp_registry::registry::Approval;
+    use mcp_registry::Approval;
     let registry = Registry::builder()
         .server(Server::new("fs", None, [counted("wipe", "wipe", Arc::default())]).unwrap())
         .approval(|asked| async move {

@@ -93,6 +93,7 @@ pub mod apps;
 pub mod catalog;
 pub mod client;
 pub mod completion;
+#[doc(hidden)]
 pub mod dispatch;
 pub mod guide;
 mod macro_support;
@@ -100,11 +101,13 @@ mod name;
 pub mod prompt;
 pub mod protocol;
 mod random;
+#[doc(hidden)]
 pub mod registry;
 #[cfg(feature = "redis")]
 pub mod replicas;
 pub mod resource;
 pub mod schema;
+#[doc(hidden)]
 pub mod server;
 pub mod skill;
 pub mod task;
@@ -114,7 +117,11 @@ pub mod testing;
 pub mod tool;
 pub mod transport;
 
-pub use dispatch::{Lifecycle, LifecycleError, ServerSession};
+pub use dispatch::{
+    Lifecycle, LifecycleError, MAX_SUBSCRIPTIONS, Message, MessageFuture, MessageRequest,
+    OUTBOX_CAPACITY, Outgoing, ServerSession, SessionMessage, SessionRequest, SessionSnapshot,
+    TextFuture,
+};
 pub use prompt::{IntoPromptResult, Prompt, PromptBuildError, PromptBuilder, PromptError};
 pub use protocol::{
     CallToolResult, Content, GetPromptResult, PromptMessage, ReadResourceResult, ResourceContents,
@@ -122,10 +129,11 @@ pub use protocol::{
 pub use registry::layer;
 pub use registry::quota;
 pub use registry::{
-    ALL_SERVERS, Approval, ApprovalRequest, CallError, CallOptions, CallRequest, GetPromptError,
-    PromptDefinition, PromptRequest, ReadRequest, ReadResourceError, Registry, RegistryBuilder,
-    RegistryChange, RegistryError, ResourceDefinition, ResourceTemplateDefinition, ServerStatus,
-    TaskHandle, TaskStart, ToolDefinition, WithOptions, qualified_name,
+    ALL_SERVERS, Approval, ApprovalRequest, CallError, CallFuture, CallOptions, CallRequest,
+    ChangeBus, DEFAULT_TIMEOUT, GetPromptError, PromptDefinition, PromptGet, PromptRequest,
+    ReadRequest, ReadResourceError, Registry, RegistryBuilder, RegistryChange, RegistryError,
+    RemoteChanges, ResourceDefinition, ResourceRead, ResourceTemplateDefinition, ServerStatus,
+    SharedChange, TaskHandle, TaskStart, ToolCall, ToolDefinition, WithOptions, qualified_name,
 };
 pub use resource::{
     IntoResourceContents, Resource, ResourceBuildError, ResourceBuilder, ResourceError,

@@ -435,7 +435,7 @@ pub struct Harness {
     pub registry: Registry,
     /// Initialized sessions with the version each negotiated.
     pub sessions: Vec<(ServerSession, &'static str)>,
-    _outgoing: Vec<mcp_registry::dispatch::Outgoing>,
+    _outgoing: Vec<mcp_registry::Outgoing>,
     pub bases: Vec<Value>,
 }
 

@@ -2,7 +2,7 @@
 //! capabilities, then `notifications/initialized`. Taken alone (by path) by tests that need
 //! nothing else of `common`.
 
-use mcp_registry::dispatch::Outgoing;
+use mcp_registry::Outgoing;
 use mcp_registry::{Registry, ServerSession};
 use serde_json::{Value, json};
 

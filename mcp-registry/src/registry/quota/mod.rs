@@ -43,7 +43,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use mcp_registry::registry::quota::{self, Quota, QuotaLayer, Scope};
+//! use mcp_registry::quota::{self, Quota, QuotaLayer, Scope};
 //! use mcp_registry::{CallError, CallOptions, Caller, Principal, Registry, Server, Tool};
 //! use serde_json::json;
 //! # #[tokio::main(flavor = "current_thread")]
