@@ -39,6 +39,8 @@ struct Seen {
     calls: Vec<Instant>,
     /// Their request ids.
     call_ids: Vec<Value>,
+    /// Their params.
+    call_params: Vec<Value>,
     /// Every notification method the client sent, with its params.
     notifications: Vec<(String, Value)>,
 }
@@ -81,6 +83,8 @@ impl Transport for Scripted {
                     let mut seen = self.seen.lock().unwrap();
                     seen.calls.push(Instant::now());
                     seen.call_ids.push(serde_json::to_value(&id).unwrap());
+                    let params = message.message.get("params").cloned().unwrap_or_default();
+                    seen.call_params.push(params);
                     drop(seen);
                     let step = self.steps.lock().unwrap().pop_front().unwrap_or(Step::Hang);
                     match step {
@@ -250,6 +254,59 @@ async fn a_timeout_cancels_on_the_wire_and_is_retried() {
         cancelled[0].1["requestId"], seen.call_ids[0],
         "the first attempt's"
     );
+}
+
+/// The request builder's own setters, without a `RequestOptions`: a timeout that cancels on
+/// the wire, a cancellation token, a progress token in `_meta`, a policy of its own.
+#[tokio::test(start_paused = true)]
+async fn a_request_is_configured_on_its_builder() {
+    let (client, seen) = connect(Client::builder(), [Step::Hang, Step::Hang, ok()]).await;
+    let no_retry = CallPolicy::new().retries(0);
+    let started = Instant::now();
+    let error = client
+        .call_tool("t", json!({}))
+        .timeout(Duration::from_secs(3))
+        .policy(no_retry.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ClientError::Timeout { .. }), "{error:?}");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(3),
+        "its own timeout, one attempt"
+    );
+
+    let token = tokio_util::sync::CancellationToken::new();
+    let cancel = {
+        let token = token.clone();
+        async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            token.cancel();
+        }
+    };
+    let (result, ()) = tokio::join!(
+        client
+            .call_tool("t", json!({}))
+            .cancellation(token)
+            .policy(no_retry),
+        cancel
+    );
+    assert!(
+        matches!(result, Err(ClientError::Cancelled { .. })),
+        "{result:?}"
+    );
+
+    let result = client.call_tool("t", json!({})).progress(7).await.unwrap();
+    assert_eq!(result.first_text(), Some("ok"));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.call_params[2]["_meta"]["progressToken"], 7);
+    assert!(seen.call_params[0]["_meta"]["progressToken"].is_null());
+    let cancelled = seen
+        .notifications
+        .iter()
+        .filter(|(m, _)| m == "notifications/cancelled")
+        .count();
+    assert_eq!(cancelled, 2, "the timed-out call and the cancelled one");
 }
 
 #[tokio::test(start_paused = true)]

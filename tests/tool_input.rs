@@ -12,7 +12,7 @@ use std::time::Duration;
 use mcp_registry::Outgoing;
 use mcp_registry::protocol::{CreateMessageResult, ElicitResult, ListRootsResult, Role, Root};
 use mcp_registry::tool::{
-    ClientCapability, Elicitation, InputCallbacks, InputError, SamplingRequest,
+    ClientCapability, Elicitation, InputCallbacks, InputError, InputHandler, SamplingRequest,
 };
 use mcp_registry::{CallError, Registry, Server, ServerSession, Tool, ToolContext};
 use serde_json::{Map, Value, json};
@@ -108,6 +108,36 @@ async fn accept_reads_the_form_into_the_type() {
         "Option<String> reads as string"
     );
     assert_eq!(schema["required"], json!(["confirm"]));
+}
+
+/// One handler shared by several requests: `input_handler` takes the `Arc` as it is.
+#[tokio::test]
+async fn a_shared_handler_answers_each_request() {
+    let registry = registry();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let user: Arc<dyn InputHandler> = {
+        let asked = asked.clone();
+        Arc::new(InputCallbacks::new().on_elicit(move |_| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ElicitResult::accept(form(json!({"confirm": true})))) }
+        }))
+    };
+    for _ in 0..2 {
+        let result = registry
+            .call_tool_by_name("wipe", json!({}))
+            .input_handler(user.clone())
+            .await
+            .unwrap();
+        assert_eq!(result.first_text(), Some("wiped ()"));
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        user.capabilities(),
+        InputCallbacks::new()
+            .on_elicit(|_| async { Ok(ElicitResult::decline()) })
+            .capabilities(),
+        "the Arc declares what the handler inside does"
+    );
 }
 
 #[tokio::test]
