@@ -1,4 +1,4 @@
-//! Compile-time errors of `#[mcp_tool]`, `#[mcp_prompt]`, `#[mcp_resource]`, `#[mcp_server]` and `server!`: each case in
+//! Compile-time errors of `#[mcp_tool]`, `#[mcp_prompt]`, `#[mcp_resource]`, `#[mcp_server]`, `server!` and `ToolBuilder::typed`: each case in
 //! `tests/ui/` must fail with exactly the message (and the span) in its `.stderr` file. After
 //! a deliberate change of wording, regenerate them with `TRYBUILD=overwrite cargo test --all-features --test ui`.
 
