@@ -1,6 +1,8 @@
 //! `completion/complete` for a registry server: the prompt or resource template named by
 //! `ref`, its argument's completion function (run through the registry's pipeline), at most
 //! 100 values.
+//!
+//! One request kind in two layers, named alike: its run through the registry (in-process API and pipeline) in `registry/completion.rs`.
 
 use serde_json::{Map, Value};
 

@@ -1,5 +1,7 @@
 //! `prompts/list` and `prompts/get` for a registry server. Each method takes the request's
 //! params as they came and reads them into its typed params struct.
+//!
+//! One request kind in two layers, named alike: its run through the registry (in-process API and pipeline) in `registry/prompts.rs`.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};

@@ -1,5 +1,7 @@
 //! `resources/list`, `resources/templates/list`, `resources/read` and (legacy sessions)
 //! `resources/subscribe` / `resources/unsubscribe` for a registry server.
+//!
+//! One request kind in two layers, named alike: its run through the registry (in-process API and pipeline) in `registry/resources.rs`.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};

@@ -3,6 +3,8 @@
 //! through the registry's pipeline (scope, layers, approval, guard: `registry/skills.rs`);
 //! skill files are the server's resources, read with `resources/read` (`resources.rs`)
 //! through the same pipeline; the listings are answered here, as `tools/list` is.
+//!
+//! One request kind in two layers, named alike: its run through the registry (in-process API and pipeline) in `registry/skills.rs`.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};

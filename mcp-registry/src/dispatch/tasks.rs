@@ -9,6 +9,8 @@
 //!   -32021 from a request that does not declare the extension.
 //! - 2025-11-25 experimental tasks: `tools/call` with `task` creates one at once;
 //!   `tasks/get`, `tasks/result` (waits for the end), `tasks/list`, `tasks/cancel`.
+//!
+//! One request kind in two layers, named alike: its run through the registry (in-process API and pipeline) in `registry/tasks.rs`.
 
 use std::sync::Arc;
 use std::task::Poll;

@@ -1,6 +1,8 @@
 //! `tools/list` and `tools/call` for a registry server: the page of its tools a revision
 //! lists, and the call started through the registry's pipeline, its answer written once it
 //! ends (`input_required` for a 2026-07-28 call stopped for input).
+//!
+//! One request kind in two layers, named alike: its run through the registry (in-process API and pipeline) in `registry/tools.rs`.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use crate::protocol::{
     UrlElicitationRequiredData, method, value_kind,
 };
 use crate::registry::ListingFilter;
-use crate::registry::call::CallFuture;
+use crate::registry::tools::CallFuture;
 use crate::registry::scope::RequestInfo;
 use crate::registry::{CallError, CallOptions, Target};
 use crate::server::Server;

@@ -4,8 +4,7 @@
 pub(crate) mod approval;
 mod builder;
 mod bus;
-pub(crate) mod call;
-mod complete;
+mod completion;
 mod error;
 mod guard;
 mod holder;
@@ -20,6 +19,7 @@ pub(crate) mod skills;
 mod snapshot;
 mod stub;
 mod tasks;
+pub(crate) mod tools;
 mod union;
 
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ use tokio::sync::watch;
 pub use approval::{Approval, ApprovalRequest};
 pub use builder::RegistryBuilder;
 pub use bus::{ChangeBus, RemoteChanges, SharedChange};
-pub use call::{CallFuture, CallRequest, ToolCall};
+pub use tools::{CallFuture, CallRequest, ToolCall};
 pub use error::{CallError, RegistryError};
 pub use options::{CallOptions, WithOptions};
 pub(crate) use options::{CallerView, ListingFilter};

@@ -1,5 +1,7 @@
 //! Prompts of a registry's servers: the name index, rendering a prompt by name in-process,
 //! and listing every prompt definition.
+//!
+//! One request kind in two layers, named alike: its MCP methods in `dispatch/prompts.rs`.
 
 use std::future::IntoFuture;
 use std::sync::Arc;

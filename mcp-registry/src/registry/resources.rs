@@ -1,5 +1,7 @@
 //! Resources of a registry's servers: reading a resource by URI in-process, listing every
 //! resource and template definition, and telling sessions that a resource changed.
+//!
+//! One request kind in two layers, named alike: its MCP methods in `dispatch/resources.rs`.
 
 use std::future::IntoFuture;
 use std::sync::{Arc, Mutex, PoisonError, Weak};

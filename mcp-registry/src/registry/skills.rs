@@ -1,6 +1,8 @@
 //! `skills/get` through the request pipeline: its scope, the registry's layers (which may
 //! refuse a skill, or answer it themselves) and approval, then the guarded lookup. A skill's
 //! files are resources, read through the same pipeline as [`RequestKind::Resource`].
+//!
+//! One request kind in two layers, named alike: its MCP methods in `dispatch/skills.rs`.
 
 use std::sync::Arc;
 

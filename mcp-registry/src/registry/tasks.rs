@@ -1,6 +1,8 @@
 //! Tasks in-process: [`CallRequest::as_task`](super::CallRequest) starts a tool call as a
 //! task, and a [`TaskHandle`] follows it (its state, its result, its input, its
 //! cancellation), as a client does over MCP.
+//!
+//! One request kind in two layers, named alike: its MCP methods in `dispatch/tasks.rs`.
 
 use std::future::IntoFuture;
 use std::sync::Arc;
@@ -8,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::call::{ToolCall, object_arguments};
+use super::tools::{ToolCall, object_arguments};
 use super::scope::RequestInfo;
 use super::{CallError, CallOptions, Registry, WithOptions};
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, TaskStatus};

@@ -1,5 +1,7 @@
 //! Completions (`completion/complete`) of a server's prompt arguments and template
 //! variables, through the request's scope, the layer stack and the guarded runner.
+//!
+//! One request kind in two layers, named alike: its MCP methods in `dispatch/completion.rs`.
 
 use serde_json::{Map, Value};
 

@@ -1,5 +1,7 @@
 //! Tool calls: by name in-process ([`Registry::call_tool_by_name`]) and from dispatch, each
 //! through the request's scope, the layer stack and the guarded runner.
+//!
+//! One request kind in two layers, named alike: its MCP methods in `dispatch/tools.rs`.
 
 use std::borrow::Cow;
 use std::future::IntoFuture;
