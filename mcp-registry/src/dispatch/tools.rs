@@ -19,8 +19,8 @@ use crate::protocol::{
     UrlElicitationRequiredData, method, value_kind,
 };
 use crate::registry::ListingFilter;
-use crate::registry::tools::CallFuture;
 use crate::registry::scope::RequestInfo;
+use crate::registry::tools::CallFuture;
 use crate::registry::{CallError, CallOptions, Target};
 use crate::server::Server;
 use crate::tool::Arguments;

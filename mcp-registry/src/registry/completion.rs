@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::guard::Guarded;
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
-use super::scope::{RequestInfo, Scope, through_layers};
+use super::scope::{RequestInfo, RunScope, through_layers};
 use super::{CallOptions, Registry};
 use crate::completion::CompletionFuture;
 use crate::protocol::{
@@ -76,9 +76,13 @@ impl Registry {
             let argument = serde_json::from_value(member("argument"));
             let context = serde_json::from_value(member("context"));
             let completing = match (argument, context) {
-                (Ok(argument), Ok(context)) => {
-                    run(server, reference, argument, context, Scope { ctx, guard })
-                }
+                (Ok(argument), Ok(context)) => run(
+                    server,
+                    reference,
+                    argument,
+                    context,
+                    RunScope { ctx, guard },
+                ),
                 (Err(e), _) | (_, Err(e)) => Box::pin(std::future::ready(Err(invalid(format!(
                     "a layer left invalid completion arguments: {e}"
                 ))))),
@@ -106,10 +110,10 @@ fn run(
     reference: CompletionReference,
     argument: CompleteArgument,
     context: Option<CompleteContext>,
-    scope: Scope,
+    scope: RunScope,
 ) -> Completing {
     // Completion functions take no context: the scope serves the layers and the guard.
-    let Scope { ctx: _, guard } = scope;
+    let RunScope { ctx: _, guard } = scope;
     let chosen = context.and_then(|c| c.arguments).unwrap_or_default();
     let completing = match lookup(&server, &reference, argument, chosen) {
         Ok(completing) => completing,

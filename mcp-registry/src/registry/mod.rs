@@ -33,7 +33,6 @@ use tokio::sync::watch;
 pub use approval::{Approval, ApprovalRequest};
 pub use builder::RegistryBuilder;
 pub use bus::{ChangeBus, RemoteChanges, SharedChange};
-pub use tools::{CallFuture, CallRequest, ToolCall};
 pub use error::{CallError, RegistryError};
 pub use options::{CallOptions, WithOptions};
 pub(crate) use options::{CallerView, ListingFilter};
@@ -44,6 +43,7 @@ pub use resources::{
 pub(crate) use resources::{UpdateHook, exists as resource_exists};
 pub use tasks::{TaskHandle, TaskStart};
 pub(crate) use tasks::{TaskLaunch, TaskRun, end_of};
+pub use tools::{CallFuture, CallRequest, ToolCall};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};

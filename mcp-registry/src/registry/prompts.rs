@@ -14,7 +14,7 @@ use super::guard::{Guarded, RunErrors};
 use super::holder::{Held, Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
-use super::scope::{RequestInfo, Scope, through_layers};
+use super::scope::{RequestInfo, RunScope, through_layers};
 use super::{CallOptions, Registry, ServerEntry, Snapshot, qualified_name, split_qualified};
 use crate::prompt::{Prompt, PromptArguments, PromptError};
 use crate::protocol::{self, GetPromptResult};
@@ -262,10 +262,10 @@ fn string_arguments(prompt: &str, arguments: Value) -> Result<PromptArguments, G
 /// The guarded run of `prompt`'s function in `scope`: required arguments checked first.
 fn render(
     prompt: Prompt,
-    scope: Scope,
+    scope: RunScope,
     arguments: PromptArguments,
 ) -> BoxFuture<'static, Result<GetPromptResult, GetPromptError>> {
-    let Scope { ctx, guard } = scope;
+    let RunScope { ctx, guard } = scope;
     let mut completion = ctx.completion();
     let run = Guarded::start(guard, || prompt.get_in(ctx, arguments));
     Box::pin(async move {
@@ -425,7 +425,7 @@ impl Registry {
             let rendering = match string_arguments(prompt.name(), arguments) {
                 Ok(arguments) => render(
                     prompt,
-                    Scope {
+                    RunScope {
                         ctx: context,
                         guard,
                     },

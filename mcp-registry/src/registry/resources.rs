@@ -13,7 +13,7 @@ use super::guard::{Guarded, RunErrors};
 use super::holder::{Holder, holder};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
-use super::scope::{RequestInfo, Scope, through_layers};
+use super::scope::{RequestInfo, RunScope, through_layers};
 use super::{CallOptions, Registry};
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
 use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceRequest, ResourceTemplate};
@@ -227,9 +227,9 @@ pub(crate) fn exists(server: &Server, uri: &str) -> bool {
 fn run(
     readable: Readable,
     uri: Arc<str>,
-    scope: Scope,
+    scope: RunScope,
 ) -> BoxFuture<'static, Result<ReadResourceResult, ReadResourceError>> {
-    let Scope { ctx, guard } = scope;
+    let RunScope { ctx, guard } = scope;
     let mut completion = ctx.completion();
     let run = Guarded::start(guard, || readable.start(ctx));
     Box::pin(async move {
@@ -390,7 +390,7 @@ impl Registry {
         let guard = scope.guard;
         let request_uri = uri.to_string();
         let endpoint: Endpoint = Box::new(move |request: Request| {
-            let scope = Scope {
+            let scope = RunScope {
                 ctx: request.context,
                 guard,
             };

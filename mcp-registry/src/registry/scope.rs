@@ -32,16 +32,16 @@ pub(crate) struct RequestInfo {
 }
 
 /// A request's scope: the context its function sees, and the guard it runs under.
-pub(crate) struct Scope {
+pub(crate) struct RunScope {
     pub(crate) ctx: ToolContext,
     pub(crate) guard: Guard,
 }
 
-impl Scope {
+impl RunScope {
     /// The scope of `call`, its context built, run under `guard`.
     #[inline(always)]
     pub(crate) fn new(call: CallScope, guard: Guard) -> Self {
-        Scope {
+        RunScope {
             ctx: ToolContext::from_scope(call),
             guard,
         }
@@ -96,9 +96,9 @@ impl Registry {
         options: &mut CallOptions,
         info: RequestInfo,
         item_limit: Option<Duration>,
-    ) -> Scope {
+    ) -> RunScope {
         let (call, guard) = self.scope_parts(names, options, info, item_limit);
-        Scope::new(call, guard)
+        RunScope::new(call, guard)
     }
 
     /// [`scope`](Self::scope) with its context not built yet: a function that reads none

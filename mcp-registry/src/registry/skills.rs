@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::guard::{Failure, Guarded};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
-use super::scope::{RequestInfo, Scope, through_layers};
+use super::scope::{RequestInfo, RunScope, through_layers};
 use super::{CallOptions, Registry};
 use crate::protocol::{ErrorCode, ErrorObject};
 use crate::server::{Origin, Server};
@@ -52,7 +52,7 @@ impl Registry {
         };
         let guard = scope.guard;
         let endpoint: Endpoint = Box::new(move |request: Request| {
-            let scope = Scope {
+            let scope = RunScope {
                 ctx: request.context,
                 guard,
             };
@@ -83,7 +83,7 @@ fn cancelled() -> ErrorObject {
 }
 
 /// The guarded lookup of `skill`'s entry.
-fn run(skill: Skill, scope: Scope) -> BoxFuture<'static, SkillOutcome> {
+fn run(skill: Skill, scope: RunScope) -> BoxFuture<'static, SkillOutcome> {
     let getting = Guarded::start(scope.guard, || {
         Box::pin(std::future::ready(skill.entry().clone()))
     });

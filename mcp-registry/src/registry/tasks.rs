@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::tools::{ToolCall, object_arguments};
 use super::scope::RequestInfo;
+use super::tools::{ToolCall, object_arguments};
 use super::{CallError, CallOptions, Registry, WithOptions};
 use crate::protocol::{CallToolResult, ErrorCode, ErrorObject, TaskStatus};
 use crate::task::{

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::guard::{Failure, Guard, Guarded, RunErrors};
 use super::layer::{Endpoint, Request, RequestKind, Response, mismatch};
 use super::options::WithOptions;
-use super::scope::{RequestInfo, Scope, through_layers};
+use super::scope::{RequestInfo, RunScope, through_layers};
 use super::{CallError, CallOptions, Registry, Target};
 use crate::protocol::{CallToolResult, MAX_DEPTH, drop_flat, exceeds_max_depth};
 use crate::tool::{
@@ -139,7 +139,7 @@ impl Registry {
         if let (None, Some(plain)) = (&layers, target.tool.plain_handler()) {
             return run_plain(plain, call, guard, arguments);
         }
-        let scope = Scope::new(call, guard);
+        let scope = RunScope::new(call, guard);
         match layers {
             None => run(target.tool, scope, arguments),
             Some(layers) => layered(&layers, target.tool.clone(), scope, arguments),
@@ -174,8 +174,8 @@ pub(super) fn object_arguments(
 /// The guarded run of `tool`'s handler in `scope`. Spawns nothing: the returned future runs
 /// the call. (Inlined, as is [`Registry::invoke`], so the context is written in place.)
 #[inline(always)]
-fn run(tool: &Tool, scope: Scope, arguments: Arguments<'_>) -> CallFuture {
-    let Scope { ctx, guard } = scope;
+fn run(tool: &Tool, scope: RunScope, arguments: Arguments<'_>) -> CallFuture {
+    let RunScope { ctx, guard } = scope;
     let names = ctx.names().clone();
     let completion = ctx.completion();
     let handler = tool.handler();
@@ -240,10 +240,10 @@ fn run_plain(
 fn layered(
     layers: &super::scope::Layers,
     tool: Tool,
-    scope: Scope,
+    scope: RunScope,
     arguments: Arguments<'_>,
 ) -> CallFuture {
-    let Scope { ctx, guard } = scope;
+    let RunScope { ctx, guard } = scope;
     let names = ctx.names().clone();
     let arguments = match arguments.into_map() {
         Ok(map) => Value::Object(map),
@@ -267,7 +267,7 @@ fn layered(
         let call = match object_arguments(tool.name(), arguments) {
             Ok(arguments) => run(
                 &tool,
-                Scope {
+                RunScope {
                     ctx: context,
                     guard,
                 },
