@@ -100,6 +100,11 @@ struct Plan {
     clients: Vec<usize>,
     /// Quick mode: a fixed number of calls per client instead of a window.
     quick: bool,
+    /// Open loop (`HTTP_FLOOR_RATE`, calls per second over all clients): each client sends
+    /// on its own schedule and a call's latency runs from when it was due, so a server that
+    /// falls behind shows its queue (what wrk2 measures). `None`: closed loop, each client
+    /// sending its next call when the last is answered.
+    rate: Option<f64>,
 }
 
 impl Plan {
@@ -112,6 +117,7 @@ impl Plan {
                 measure: Duration::from_millis(300),
                 clients: vec![1, 50],
                 quick,
+                rate: None,
             };
         }
         let secs = env("HTTP_FLOOR_SECS")
@@ -127,6 +133,7 @@ impl Plan {
                 .map(|s| s.split(',').filter_map(|c| c.parse().ok()).collect())
                 .unwrap_or_else(|| vec![1, 50, 500]),
             quick,
+            rate: env("HTTP_FLOOR_RATE").and_then(|s| s.parse().ok()),
         }
     }
 }

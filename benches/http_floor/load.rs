@@ -192,14 +192,29 @@ async fn measure(plan: &Plan, server: &ServerProcess, era: Era, clients: usize) 
     }
     let warm_until = Instant::now() + plan.warmup;
     let stop_at = warm_until + plan.measure;
+    // Open loop: client `i` is due every `interval`, its first call offset by its share of
+    // one interval, so the clients' calls spread evenly.
+    let interval = plan
+        .rate
+        .map(|rate| Duration::from_secs_f64(clients as f64 / rate));
     let tasks: Vec<_> = callers
         .into_iter()
-        .map(|mut caller| {
+        .enumerate()
+        .map(|(i, mut caller)| {
+            let mut due =
+                interval.map(|every| Instant::now() + every.mul_f64(i as f64 / clients as f64));
             tokio::task::spawn_local(async move {
                 let mut latencies = Vec::new();
                 let mut id = 1;
                 loop {
-                    let start = Instant::now();
+                    if let (Some(at), Some(every)) = (due.as_mut(), interval) {
+                        tokio::time::sleep_until((*at).into()).await;
+                        *at += every;
+                    }
+                    // A call is late from when it was due, not from when it could be sent.
+                    let start = due
+                        .zip(interval)
+                        .map_or_else(Instant::now, |(next, every)| next - every);
                     if start >= stop_at {
                         break;
                     }
@@ -267,6 +282,11 @@ fn print_row(server: &str, era: Era, clients: usize, round: usize, row: &Row) {
 /// Every row, rounds alternating between the servers (the order flipped each round), and the
 /// medians of each server's rounds as ratios to the floor's.
 pub(super) async fn run(plan: &Plan, servers: [&ServerProcess; 2]) {
+    if let Some(rate) = plan.rate {
+        println!(
+            "open loop: {rate:.0} calls/s offered over all clients, latency from when each call was due"
+        );
+    }
     println!(
         "{:<5} {:<21} {:>4} {:>2} {:>8} {:>7} {:>7} {:>7} {:>7} {:>6} {:>7} {:>6} {:>6} {:>5} {:>4} {:>6} {:>6}",
         "srv",
