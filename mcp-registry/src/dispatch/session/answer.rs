@@ -27,6 +27,24 @@ use crate::tool::BoxFuture;
 /// read; `None`: it enters as it is answered.
 type Ahead<'a> = Option<(&'a RequestId, u64)>;
 
+/// How a request enters the in-flight table.
+#[derive(Clone, Copy)]
+enum Entering<'a> {
+    /// As it is answered; `own_token`: under the caller's cancellation token itself, which
+    /// the caller made for this request alone (see [`ServerSession::enter`]).
+    Now { own_token: bool },
+    /// Already entered where it was read, under this id and generation.
+    Ahead(&'a RequestId, u64),
+}
+
+impl<'a> From<Ahead<'a>> for Entering<'a> {
+    fn from(ahead: Ahead<'a>) -> Self {
+        ahead.map_or(Entering::Now { own_token: false }, |(id, generation)| {
+            Entering::Ahead(id, generation)
+        })
+    }
+}
+
 /// A message answered, and whether it changed the session's snapshot.
 type Noted<T> = (Option<T>, bool);
 
@@ -125,7 +143,7 @@ impl ServerSession {
         options: CallOptions,
         ahead: Ahead<'_>,
     ) -> Noted<Value> {
-        let (answered, changed) = self.answer_entered(message, options, ahead).await;
+        let (answered, changed) = self.answer_entered(message, options, ahead.into()).await;
         (
             answered.and_then(|(id, answer)| reply_value(id, answer)),
             changed,
@@ -176,16 +194,31 @@ impl ServerSession {
         message: Decoded<'_>,
         options: CallOptions,
     ) -> Noted<(Option<RequestId>, Answer)> {
-        self.answer_entered(message, options, None).await
+        self.answer_entered(message, options, Entering::Now { own_token: false })
+            .await
+    }
+
+    /// [`answer_noting_change`](Self::answer_noting_change) of a request whose cancellation
+    /// token in `options` is its own (a Streamable HTTP POST makes one per request): the
+    /// in-flight table enters that token rather than a child of it, so
+    /// `notifications/cancelled` cancels it (issue #41: a child costs an allocation and two
+    /// locks of the parent per call).
+    pub(crate) async fn answer_own_token(
+        &self,
+        message: Decoded<'_>,
+        options: CallOptions,
+    ) -> Noted<(Option<RequestId>, Answer)> {
+        self.answer_entered(message, options, Entering::Now { own_token: true })
+            .await
     }
 
     /// [`answer_noting_change`](Self::answer_noting_change) of a message whose request, if
-    /// it is one, may already be in the in-flight table (`ahead`).
+    /// it is one, may already be in the in-flight table (`entering`).
     async fn answer_entered(
         &self,
         message: Decoded<'_>,
         options: CallOptions,
-        ahead: Ahead<'_>,
+        entering: Entering<'_>,
     ) -> Noted<(Option<RequestId>, Answer)> {
         let request = match message {
             Decoded::Invalid(Invalid { id, error }) => {
@@ -204,7 +237,7 @@ impl ServerSession {
         };
         let id = Some(request.id.clone());
         // Cancelled (or the session shut down) before it started: it does not start.
-        if let Some((entered, generation)) = ahead
+        if let Entering::Ahead(entered, generation) = entering
             && self.in_flight().token(entered, generation).is_none()
         {
             return (Some((id, Answer::Suppressed)), false);
@@ -215,7 +248,7 @@ impl ServerSession {
         };
         let client =
             (request.method == method::INITIALIZE).then(|| client_capabilities(&request.params));
-        let (answer, effect) = self.dispatch(request, options, ahead).await;
+        let (answer, effect) = self.dispatch(request, options, entering).await;
         let changed = effect.is_some();
         let answer = match effect {
             None => answer,
@@ -265,19 +298,19 @@ impl ServerSession {
     }
 
     /// The registry's answer to an admitted request. Every request is in the in-flight table
-    /// while it runs (entered here, unless `ahead`), so `notifications/cancelled`, `reset` and
-    /// `shutdown` stop it, and its reply is not sent.
+    /// while it runs (entered here, unless already), so `notifications/cancelled`, `reset`
+    /// and `shutdown` stop it, and its reply is not sent.
     async fn dispatch(
         &self,
         request: IncomingRequest<'_>,
         mut options: CallOptions,
-        ahead: Ahead<'_>,
+        entering: Entering<'_>,
     ) -> (Answer, Option<Effect>) {
         let tracked;
-        let (id, generation) = match ahead {
-            Some(entered) => entered,
-            None => {
-                tracked = self.track(&request.id, &mut options);
+        let (id, generation) = match entering {
+            Entering::Ahead(id, generation) => (id, generation),
+            Entering::Now { own_token } => {
+                tracked = self.track(&request.id, &mut options, own_token);
                 (&tracked.id, tracked.generation)
             }
         };
@@ -368,8 +401,11 @@ impl Registered {
         message: Decoded<'_>,
         options: CallOptions,
     ) -> Option<String> {
-        let ahead = Some((&self.id, self.generation));
-        let (answered, _) = self.session.answer_entered(message, options, ahead).await;
+        let entering = Entering::Ahead(&self.id, self.generation);
+        let (answered, _) = self
+            .session
+            .answer_entered(message, options, entering)
+            .await;
         let (id, answer) = answered?;
         reply_text(id, answer)
     }

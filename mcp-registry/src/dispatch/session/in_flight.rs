@@ -7,6 +7,7 @@
 //! request still running does not make the first one uncancellable when the second ends.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::{MutexGuard, PoisonError};
 
 use tokio_util::sync::CancellationToken;
@@ -59,12 +60,13 @@ impl InFlightTable {
     fn insert(&mut self, id: &RequestId, token: CancellationToken) -> u64 {
         self.last += 1;
         let generation = self.last;
-        match self.entries.get_mut(id) {
-            None => {
-                self.entries
-                    .insert(id.clone(), Entries::One(generation, token));
+        // One lookup (the id hashed once); the id is cloned either way, as a new key.
+        match self.entries.entry(id.clone()) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(Entries::One(generation, token));
             }
-            Some(entries) => {
+            Entry::Occupied(mut occupied) => {
+                let entries = occupied.get_mut();
                 // Rare (a client error): the id is in use by a request still running.
                 let earlier = std::mem::replace(entries, Entries::Many(Vec::new()));
                 let mut tokens = match earlier {
@@ -125,8 +127,13 @@ impl ServerSession {
 
     /// Enters request `id` in the in-flight table with a cancellation token (a child of the
     /// caller's own, so an HTTP stream closing still cancels it), set in `options`, until the
-    /// returned generation is removed.
-    fn enter(&self, id: &RequestId, options: &mut CallOptions) -> u64 {
+    /// returned generation is removed. With `own`, the caller's token is this request's
+    /// alone (a Streamable HTTP POST's): it is entered as it is, cancelling it through the
+    /// table cancels nothing else, and no child is made (issue #41).
+    fn enter(&self, id: &RequestId, options: &mut CallOptions, own: bool) -> u64 {
+        if own && let Some(token) = &options.cancellation {
+            return self.in_flight().insert(id, token.clone());
+        }
         let token = options
             .cancellation
             .as_ref()
@@ -137,8 +144,13 @@ impl ServerSession {
     }
 
     /// [`enter`](Self::enter), until the guard drops.
-    pub(super) fn track(&self, id: &RequestId, options: &mut CallOptions) -> InFlight<'_> {
-        let generation = self.enter(id, options);
+    pub(super) fn track(
+        &self,
+        id: &RequestId,
+        options: &mut CallOptions,
+        own: bool,
+    ) -> InFlight<'_> {
+        let generation = self.enter(id, options, own);
         InFlight {
             session: self,
             id: id.clone(),
@@ -153,7 +165,7 @@ impl ServerSession {
     /// table when dropped.
     #[cfg(feature = "stdio")]
     pub(crate) fn register(&self, id: &RequestId, options: &mut CallOptions) -> Registered {
-        let generation = self.enter(id, options);
+        let generation = self.enter(id, options, false);
         Registered {
             session: self.clone(),
             id: id.clone(),

@@ -371,7 +371,8 @@ async fn post_in_session(
     let resume = Some((session_id, &memory));
     respond(state, Mode::Session, options, resume, move |options| {
         Pending::Later(request_id, Box::pin(async move {
-            let (answered, changed) = slot.session.answer_noting_change(message, options).await;
+            // The token in `options` is this request's own (`respond` makes one per call).
+            let (answered, changed) = slot.session.answer_own_token(message, options).await;
             if let Some((state, session_id)) = share.filter(|_| changed)
                 && let Err(e) = state.share(&session_id, &slot).await
             {
