@@ -144,15 +144,10 @@ impl ServerSession {
     }
 
     /// [`enter`](Self::enter), until the guard drops.
-    pub(super) fn track(
-        &self,
-        id: &RequestId,
-        options: &mut CallOptions,
-        own: bool,
-    ) -> InFlight<'_> {
+    pub(super) fn track(&self, id: &RequestId, options: &mut CallOptions, own: bool) -> InFlight {
         let generation = self.enter(id, options, own);
         InFlight {
-            session: self,
+            session: self.clone(),
             id: id.clone(),
             generation,
         }
@@ -176,13 +171,13 @@ impl ServerSession {
 
 /// A request in the in-flight table; leaves it when dropped (answered, or abandoned by its
 /// caller).
-pub(super) struct InFlight<'a> {
-    session: &'a ServerSession,
+pub(super) struct InFlight {
+    session: ServerSession,
     pub(super) id: RequestId,
     pub(super) generation: u64,
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.session.in_flight().remove(&self.id, self.generation);
     }

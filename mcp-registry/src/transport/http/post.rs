@@ -8,6 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::auth::AccessClaims;
@@ -19,7 +20,9 @@ use super::{
     SESSION_NAME, VERSION_NAME, call_options, error_response, header_str, json_response,
     text_response,
 };
-use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
+use crate::dispatch::{
+    Answer, Connection, Dispatcher, ServerSession, Started, parse_error, reply_text,
+};
 use crate::protocol::decode::{Decoded, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
     ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId, method,
@@ -356,36 +359,52 @@ async fn post_in_session(
     if !matches!(message, Decoded::Request(_)) {
         return post_session_message(state, session_id, &slot, message).await;
     }
-    // Where to save the session after the answer, if it changed (with a session store:
-    // nothing is cloned without one).
-    let share = state
-        .store()
-        .is_some()
-        .then(|| (state.clone(), session_id.to_owned()));
-    // The session answers after the body is gone: the message is made owned (a call's
-    // arguments copied as text, not parsed).
-    let request_id = message.id().cloned();
-    let message = message.into_owned();
     let options = call_options(caller, Some(session_id));
-    let memory = slot.events.clone();
-    let resume = Some((session_id, &memory));
-    respond(state, Mode::Session, options, resume, move |options| {
-        Pending::Later(request_id, Box::pin(async move {
-            // The token in `options` is this request's own (`respond` makes one per call).
-            let (answered, changed) = slot.session.answer_own_token(message, options).await;
-            if let Some((state, session_id)) = share.filter(|_| changed)
-                && let Err(e) = state.share(&session_id, &slot).await
-            {
-                let (id, _) = answered?;
-                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!(
-                    "the session's change was made on this replica but could not be shared with the others ({e}); send it again"
-                ));
-                return Some((id, Answer::Error(error)));
+    let resume = Some((session_id, &slot.events));
+    respond(state, Mode::Session, options, resume, |options| {
+        // Started here, the message borrowed from the body: what is left to await borrows
+        // nothing (issue #41: no owned copy of the message, no future around the session's).
+        match slot.session.start_own_token(message, options) {
+            Started::Running(running) => {
+                Pending::Later(running.id().cloned(), Box::pin(running.answer().map(Some)))
             }
-            answered
-        }))
+            // Only an answer given while it started changes the session.
+            Started::Answered((answered, true)) if state.store().is_some() => {
+                let (state, slot) = (state.clone(), slot.clone());
+                let session_id = session_id.to_owned();
+                let id = answered.as_ref().and_then(|(id, _)| id.clone());
+                Pending::Later(
+                    id,
+                    Box::pin(
+                        async move { shared_answer(&state, &session_id, &slot, answered).await },
+                    ),
+                )
+            }
+            Started::Answered((answered, _)) => Pending::Ready(answered),
+        }
     })
     .await
+}
+
+/// `answered`, a reply that changed session `session_id`, once the change is saved for
+/// the other replicas; an error saying so when it could not be.
+async fn shared_answer(
+    state: &AppState,
+    session_id: &str,
+    slot: &SessionSlot,
+    answered: Option<(Option<RequestId>, Answer)>,
+) -> Option<(Option<RequestId>, Answer)> {
+    if let Err(e) = state.share(session_id, slot).await {
+        let (id, _) = answered?;
+        let error = ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!(
+                "the session's change was made on this replica but could not be shared with the others ({e}); send it again"
+            ),
+        );
+        return Some((id, Answer::Error(error)));
+    }
+    answered
 }
 
 /// A notification or a response in a session: `202`, once handled (a client's reply to a
