@@ -75,12 +75,13 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
         }
         TextMessage::One(message) => message,
     };
-    if message.protocol_version().is_some()
-        || header_str(&headers, &VERSION_NAME) == Some(MODERN_VERSION)
-    {
-        post_modern(&state, &headers, message, caller).await
-    } else {
-        post_legacy(&state, &headers, message, caller).await
+    if message.protocol_version().is_some() {
+        return post_modern(&state, &headers, message, caller).await;
+    }
+    // The version header, read once (issue #41).
+    match header_str(&headers, &VERSION_NAME) {
+        Some(MODERN_VERSION) => post_modern(&state, &headers, message, caller).await,
+        version => post_legacy(&state, &headers, version, message, caller).await,
     }
 }
 
@@ -264,15 +265,16 @@ fn stateless(state: &AppState, request: IncomingRequest<'_>, options: &mut CallO
     Pending::of(started)
 }
 
-/// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
-/// belongs to one.
+/// A POST from a legacy (2025-xx) client (its `MCP-Protocol-Version` header, if any, is
+/// `version`): `initialize` opens a session, anything else belongs to one.
 async fn post_legacy(
     state: &Arc<AppState>,
     headers: &HeaderMap,
+    version: Option<&str>,
     message: Decoded<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    if let Some(v) = header_str(headers, &VERSION_NAME)
+    if let Some(v) = version
         && ProtocolVersion::parse(v).is_none()
     {
         return error_response(
