@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
-use super::sessions::{AppState, SessionSlot, store_down, too_many_sessions};
+use super::sessions::{AppState, SessionSlot, new_session_id, store_down, too_many_sessions};
 use super::shared::{SessionEvent, SessionStoreError};
 use super::stream::{Mode, Pending, respond};
 use super::{
@@ -181,7 +181,7 @@ async fn post_batch(
     };
     let (reply, changed) = slot
         .session
-        .handle_noting_change(Value::Array(batch), call_options(caller, Some(session_id)))
+        .handle_noting_change(Value::Array(batch), call_options(caller, Some(&slot.id)))
         .await;
     // A batch that changed the session (`resources/subscribe`, `logging/setLevel`,
     // `notifications/initialized`) is saved for the other replicas, as a single message is.
@@ -322,17 +322,17 @@ async fn post_initialize(
     if failed {
         return text_response(StatusCode::OK, reply);
     }
-    let slot = SessionSlot::new(session, caller.map(|c| c.subject), pushed);
-    let Some((session_id, slot)) = state.open_session(slot) else {
+    let slot = SessionSlot::new(new_session_id(), session, caller.map(|c| c.subject), pushed);
+    let Some(slot) = state.open_session(slot) else {
         return too_many_sessions(Some(&id), state.config.max_sessions);
     };
-    if let Err(e) = state.share(&session_id, &slot).await {
+    if let Err(e) = state.share(&slot.id, &slot).await {
         // Not served by the other replicas: not opened at all.
-        state.forget_session(&session_id);
+        state.forget_session(&slot.id);
         return store_down(Some(&id), &e);
     }
     let mut response = text_response(StatusCode::OK, reply);
-    if let Ok(v) = HeaderValue::from_str(&session_id) {
+    if let Ok(v) = HeaderValue::from_str(&slot.id) {
         response.headers_mut().insert(&SESSION_NAME, v);
     }
     response
@@ -361,7 +361,7 @@ async fn post_in_session(
     if !matches!(message, Decoded::Request(_)) {
         return post_session_message(state, session_id, &slot, message).await;
     }
-    let options = call_options(caller, Some(session_id));
+    let options = call_options(caller, Some(&slot.id));
     let resume = Some((session_id, &slot.events));
     respond(state, Mode::Session, options, resume, |options| {
         // Started here, the message borrowed from the body: what is left to await borrows

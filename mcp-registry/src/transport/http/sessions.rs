@@ -25,6 +25,9 @@ use crate::registry::Registry;
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) struct SessionSlot {
+    /// The session's id (`Mcp-Session-Id`), shared with the key it is kept under and with
+    /// its calls' [`Caller`](crate::Caller): no copy of it is made per request (issue #41).
+    pub(super) id: Arc<str>,
     pub(super) session: ServerSession,
     /// The subject whose token opened the session (with [`HttpConfig::auth`]): only that
     /// subject may use it.
@@ -42,9 +45,16 @@ pub(super) struct SessionSlot {
 }
 
 impl SessionSlot {
-    /// The slot of `session`, opened by `owner`, sending `pushed` on its `GET` stream.
-    pub(super) fn new(session: ServerSession, owner: Option<String>, pushed: Outgoing) -> Self {
+    /// The slot of session `id`, `session`, opened by `owner`, sending `pushed` on its
+    /// `GET` stream.
+    pub(super) fn new(
+        id: Arc<str>,
+        session: ServerSession,
+        owner: Option<String>,
+        pushed: Outgoing,
+    ) -> Self {
         SessionSlot {
+            id,
             session,
             owner,
             pushed,
@@ -76,7 +86,7 @@ struct LiveSession {
 
 /// The legacy sessions, behind one lock for lookups, the cap and sweeps.
 struct Sessions {
-    live: HashMap<String, LiveSession>,
+    live: HashMap<Arc<str>, LiveSession>,
     last_sweep: Instant,
 }
 
@@ -191,13 +201,11 @@ impl AppState {
         }
     }
 
-    /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
-    /// reached. Idle sessions are ended first, and the cap check and the insert happen under
-    /// one lock, so concurrent `initialize`s cannot overshoot the cap.
-    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<(String, Arc<SessionSlot>)> {
-        let session_id = uuid::Uuid::new_v4().simple().to_string();
-        let slot = self.keep_session(&session_id, slot)?;
-        Some((session_id, slot))
+    /// Keeps `slot` as a new session (its id made with [`new_session_id`]), or `None` when
+    /// the session cap is reached. Idle sessions are ended first, and the cap check and the
+    /// insert happen under one lock, so concurrent `initialize`s cannot overshoot the cap.
+    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
+        self.keep_session(slot)
     }
 
     /// Forgets session `id` (ending it), whoever opened it.
@@ -208,14 +216,14 @@ impl AppState {
         }
     }
 
-    /// Keeps `slot` as session `id` (new here, or rebuilt from the session store), or `None`
-    /// when the session cap is reached. When `id` is already kept (two requests rebuilt it
-    /// at once), the kept one stays, serving both, and `slot` is ended.
-    pub(super) fn keep_session(&self, id: &str, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
+    /// Keeps `slot` as its session (new here, or rebuilt from the session store), or `None`
+    /// when the session cap is reached. When its id is already kept (two requests rebuilt
+    /// it at once), the kept one stays, serving both, and `slot` is ended.
+    pub(super) fn keep_session(&self, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
         let mut sessions = self.sessions();
         sessions.sweep(now, self.config.session_idle_timeout);
-        if let Some(kept) = sessions.live.get_mut(id) {
+        if let Some(kept) = sessions.live.get_mut(&*slot.id) {
             kept.last_used = now;
             slot.end();
             return Some(kept.slot.clone());
@@ -228,7 +236,7 @@ impl AppState {
             slot: slot.clone(),
             last_used: now,
         };
-        sessions.live.insert(id.to_owned(), live);
+        sessions.live.insert(slot.id.clone(), live);
         Some(slot)
     }
 
@@ -273,8 +281,8 @@ impl AppState {
         else {
             return Err(unknown_session(request, id));
         };
-        let slot = SessionSlot::new(session, record.owner, pushed);
-        self.keep_session(id, slot)
+        let slot = SessionSlot::new(Arc::from(id), session, record.owner, pushed);
+        self.keep_session(slot)
             .ok_or_else(|| too_many_sessions(request, self.config.max_sessions))
     }
 
@@ -348,7 +356,7 @@ impl AppState {
         if self.store().is_none() {
             return;
         }
-        let live: Vec<(String, Arc<SessionSlot>)> = self
+        let live: Vec<(Arc<str>, Arc<SessionSlot>)> = self
             .sessions()
             .live
             .iter()
@@ -376,13 +384,17 @@ impl EventSink for AppState {
     fn on_event(&self, event: SessionEvent) {
         match event {
             SessionEvent::Changed { session, record } => {
-                if let Some(live) = self.sessions().live.get(&session) {
+                if let Some(live) = self.sessions().live.get(session.as_str()) {
                     live.slot.session.update_from(&record.session);
                 }
             }
             SessionEvent::Ended { session } => self.forget_session(&session),
             SessionEvent::Cancelled { session, request } => {
-                let slot = self.sessions().live.get(&session).map(|l| l.slot.clone());
+                let slot = self
+                    .sessions()
+                    .live
+                    .get(session.as_str())
+                    .map(|l| l.slot.clone());
                 if let Some(slot) = slot {
                     // Only the replica running it finds it.
                     slot.session.cancel(&request);
@@ -394,7 +406,11 @@ impl EventSink for AppState {
                 result,
                 error,
             } => {
-                let slot = self.sessions().live.get(&session).map(|l| l.slot.clone());
+                let slot = self
+                    .sessions()
+                    .live
+                    .get(session.as_str())
+                    .map(|l| l.slot.clone());
                 let response = IncomingResponse {
                     id: Some(id),
                     result,
@@ -434,6 +450,11 @@ impl AppState {
             })
             .await
     }
+}
+
+/// A new session's id: random, 32 hexadecimal digits.
+pub(super) fn new_session_id() -> Arc<str> {
+    Arc::from(uuid::Uuid::new_v4().simple().to_string())
 }
 
 /// `503` for a request that needs the shared session store when it does not answer.
