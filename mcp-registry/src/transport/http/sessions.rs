@@ -1,7 +1,6 @@
 //! The legacy sessions a server keeps (lookup, cap, idle sweeps) and the state the handlers
 //! share.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -86,7 +85,10 @@ struct LiveSession {
 
 /// The legacy sessions, behind one lock for lookups, the cap and sweeps.
 struct Sessions {
-    live: HashMap<Arc<str>, LiveSession>,
+    /// By id, hashed with foldhash rather than SipHash (issue #41: a lookup per request):
+    /// every key is a random id this server (or a replica, through the session store) made,
+    /// so no client chooses what is kept, and no client can make keys collide.
+    live: foldhash::HashMap<Arc<str>, LiveSession>,
     last_sweep: Instant,
 }
 
@@ -127,7 +129,7 @@ impl AppState {
             server: server.to_owned(),
             config,
             sessions: Mutex::new(Sessions {
-                live: HashMap::new(),
+                live: foldhash::HashMap::default(),
                 last_sweep: Instant::now(),
             }),
         }
