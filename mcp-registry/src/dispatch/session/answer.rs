@@ -80,6 +80,7 @@ pub(crate) struct Running {
 
 impl Running {
     /// The id of the request.
+    #[cfg(feature = "http")]
     pub(crate) fn id(&self) -> Option<&RequestId> {
         self.id.as_ref()
     }
@@ -282,6 +283,7 @@ impl ServerSession {
     /// `notifications/cancelled` cancels it (issue #41: a child costs an allocation and two
     /// locks of the parent per call). What is left to await borrows nothing from `message`
     /// (a transport answers it after the body is gone, without making the message owned).
+    #[cfg(feature = "http")]
     pub(crate) fn start_own_token(&self, message: Decoded<'_>, options: CallOptions) -> Started {
         self.start_entered(message, options, Entering::Now { own_token: true })
     }
