@@ -362,8 +362,7 @@ async fn post_in_session(
         return post_session_message(state, session_id, &slot, message).await;
     }
     let options = call_options(caller, Some(&slot.id));
-    let resume = Some((session_id, &slot.events));
-    respond(state, Mode::Session, options, resume, |options| {
+    respond(state, Mode::Session, options, Some(&slot), |options| {
         // Started here, the message borrowed from the body: what is left to await borrows
         // nothing (issue #41: no owned copy of the message, no future around the session's).
         match slot.session.start_own_token(message, options) {

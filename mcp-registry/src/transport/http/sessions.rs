@@ -1,7 +1,7 @@
 //! The legacy sessions a server keeps (lookup, cap, idle sweeps) and the state the handlers
 //! share.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -35,12 +35,11 @@ pub(super) struct SessionSlot {
     pub(super) pushed: Outgoing,
     /// Ends the open `GET` stream, when there is one.
     pub(super) stream: Mutex<Option<CancellationToken>>,
-    /// The events of its SSE streams kept in memory, for resumption.
-    pub(super) events: Arc<MemoryStreams>,
-    /// Held by a `GET` stream while it takes a message from [`pushed`](Self::pushed) and
-    /// keeps it, and by a resumed `GET` while it reads what was kept: nothing taken by the
-    /// stream it replaces is missed.
-    pub(super) pen: Arc<tokio::sync::Mutex<()>>,
+    /// The events of its SSE streams kept in memory, for resumption ([`events`](Self::events):
+    /// made when a stream first needs them, so an idle session does not hold them).
+    events: OnceLock<Arc<MemoryStreams>>,
+    /// See [`pen`](Self::pen); made when first needed, as `events`.
+    pen: OnceLock<Arc<tokio::sync::Mutex<()>>>,
 }
 
 impl SessionSlot {
@@ -58,9 +57,21 @@ impl SessionSlot {
             owner,
             pushed,
             stream: Mutex::new(None),
-            events: Arc::default(),
-            pen: Arc::default(),
+            events: OnceLock::new(),
+            pen: OnceLock::new(),
         }
+    }
+
+    /// The events of the session's SSE streams kept in memory, for resumption.
+    pub(super) fn events(&self) -> &Arc<MemoryStreams> {
+        self.events.get_or_init(Arc::default)
+    }
+
+    /// Held by a `GET` stream while it takes a message from [`pushed`](Self::pushed) and
+    /// keeps it, and by a resumed `GET` while it reads what was kept: nothing taken by the
+    /// stream it replaces is missed.
+    pub(super) fn pen(&self) -> &Arc<tokio::sync::Mutex<()>> {
+        self.pen.get_or_init(Arc::default)
     }
 
     /// Ends the session: its calls are cancelled and its `GET` stream, if open, ends.
