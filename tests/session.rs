@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use std::future::IntoFuture as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -261,6 +262,37 @@ async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
     // The session goes on.
     let ping = session
         .handle(json!({"jsonrpc": "2.0", "id": 43, "method": "ping"}))
+        .await
+        .unwrap();
+    assert_eq!(ping["result"], json!({}));
+}
+
+// More requests in flight than the in-flight table keeps in its list (8): those past it are
+// hashed by id. Each is found by its cancellation, and a reused id's two requests (one in the
+// list, one hashed) are both cancelled at once. Paused time, as above.
+#[tokio::test(start_paused = true)]
+async fn cancellation_finds_every_request_of_a_crowded_session() {
+    let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
+    let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
+    // Entered in this order, on their first poll: 2 again after the twelve.
+    let ids = (0..12u64).chain([2]);
+    let calls = futures_util::future::join_all(ids.map(|id| {
+        session.handle(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hang"}})).into_future()
+    }));
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        for id in 0..12u64 {
+            assert!(session.cancel(&id.into()), "request {id} was in flight");
+        }
+        assert!(
+            !session.cancel(&2u64.into()),
+            "both requests 2 went at once"
+        );
+    };
+    let (replies, ()) = tokio::join!(calls, cancel);
+    assert!(replies.iter().all(Option::is_none), "{replies:?}");
+    let ping = session
+        .handle(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
         .await
         .unwrap();
     assert_eq!(ping["result"], json!({}));

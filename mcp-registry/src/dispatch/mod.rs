@@ -63,6 +63,8 @@ pub use session::{
 pub(crate) use reply::{
     empty_batch, error_value, parse_error, refuse_too_deep, reply_text, reply_value,
 };
+#[cfg(feature = "http")]
+pub(crate) use session::Started;
 pub(crate) use tools::{PendingCall, input_required};
 use tools::{ToolCallParts, finish_call};
 

@@ -16,6 +16,8 @@ mod effects;
 mod in_flight;
 mod shared;
 
+#[cfg(feature = "http")]
+pub(crate) use answer::Started;
 #[cfg(feature = "stdio")]
 pub(crate) use in_flight::Registered;
 pub use shared::SessionSnapshot;

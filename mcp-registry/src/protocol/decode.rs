@@ -57,7 +57,7 @@ impl Decoded<'_> {
     /// The message with nothing borrowed from the text it was read from (a `tools/call`'s
     /// name and arguments copied as text, not parsed), for a caller that answers it after
     /// the text is gone.
-    #[cfg(any(feature = "http", feature = "stdio"))]
+    #[cfg(feature = "stdio")]
     pub(crate) fn into_owned(self) -> Decoded<'static> {
         match self {
             Decoded::Request(request) => Decoded::Request(request.into_owned()),
@@ -120,7 +120,7 @@ impl Decoded<'_> {
 }
 
 impl IncomingRequest<'_> {
-    #[cfg(any(feature = "http", feature = "stdio"))]
+    #[cfg(feature = "stdio")]
     fn into_owned(self) -> IncomingRequest<'static> {
         let IncomingRequest {
             id,

@@ -300,10 +300,13 @@ fn header_str<'a>(headers: &'a HeaderMap, name: &header::HeaderName) -> Option<&
 /// The options of one request, and its [`Caller`](crate::Caller): the token's principal
 /// when authorized (its claims also go to the extensions, for tools to read), else the
 /// legacy session named by `session`, else anonymous.
-fn call_options(claims: Option<AccessClaims>, session: Option<&str>) -> CallOptions {
+fn call_options(claims: Option<AccessClaims>, session: Option<&Arc<str>>) -> CallOptions {
     match (claims, session) {
         (Some(claims), _) => CallOptions::new().caller(claims.caller()).extension(claims),
-        (None, Some(session)) => CallOptions::new().caller(crate::Caller::session_of(session)),
+        // The session's id shared, not copied (issue #41).
+        (None, Some(session)) => {
+            CallOptions::new().caller(crate::Caller::session_of(Arc::clone(session)))
+        }
         (None, None) => CallOptions::new(),
     }
 }

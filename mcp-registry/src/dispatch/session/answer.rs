@@ -5,14 +5,16 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 #[cfg(feature = "stdio")]
 use super::Registered;
+use super::in_flight::InFlight;
 use super::{Lifecycle, ServerSession, client_capabilities};
 use crate::dispatch::client_requests::SessionInput;
 use crate::dispatch::{
-    Answer, Connection, Dispatcher, Effect, Step, empty_batch, error_value, parse_error,
-    refuse_too_deep, reply_text, reply_value,
+    Answer, Connection, Dispatcher, Step, empty_batch, error_value, parse_error, refuse_too_deep,
+    reply_text, reply_value,
 };
 use crate::protocol::decode::{
     Decoded, IncomingRequest, Invalid, TextMessage, decode, decode_text,
@@ -27,8 +29,89 @@ use crate::tool::BoxFuture;
 /// read; `None`: it enters as it is answered.
 type Ahead<'a> = Option<(&'a RequestId, u64)>;
 
+/// How a request enters the in-flight table.
+#[derive(Clone, Copy)]
+enum Entering<'a> {
+    /// As it is answered; `own_token`: under the caller's cancellation token itself, which
+    /// the caller made for this request alone (see [`ServerSession::enter`]).
+    Now { own_token: bool },
+    /// Already entered where it was read, under this id and generation.
+    Ahead(&'a RequestId, u64),
+}
+
+impl<'a> From<Ahead<'a>> for Entering<'a> {
+    fn from(ahead: Ahead<'a>) -> Self {
+        ahead.map_or(Entering::Now { own_token: false }, |(id, generation)| {
+            Entering::Ahead(id, generation)
+        })
+    }
+}
+
 /// A message answered, and whether it changed the session's snapshot.
 type Noted<T> = (Option<T>, bool);
+
+/// A request started in a session ([`ServerSession::start_own_token`]).
+pub(crate) enum Started {
+    /// Answered while it started (or a message that is no request, handled), and whether
+    /// it changed the session's snapshot (a request that waits changes nothing).
+    Answered(Noted<(Option<RequestId>, Answer)>),
+    /// A call (or other work) to await for its answer.
+    Running(Running),
+}
+
+impl Started {
+    fn running(id: Option<RequestId>, step: Step, entry: Entry<'_>) -> Started {
+        let entry = match entry {
+            Entry::Now(entry) => Some(entry),
+            Entry::Ahead(..) => None,
+        };
+        Started::Running(Running { id, step, entry })
+    }
+}
+
+/// A request of a session that is running: await [`answer`](Self::answer). It leaves the
+/// in-flight table once answered, or dropped.
+pub(crate) struct Running {
+    id: Option<RequestId>,
+    step: Step,
+    /// Its entry, when it was entered as it started (otherwise its holder's).
+    entry: Option<InFlight>,
+}
+
+impl Running {
+    /// The id of the request.
+    #[cfg(feature = "http")]
+    pub(crate) fn id(&self) -> Option<&RequestId> {
+        self.id.as_ref()
+    }
+
+    /// The request's answer, under its id.
+    pub(crate) async fn answer(self) -> (Option<RequestId>, Answer) {
+        let Running { id, step, entry } = self;
+        let answer = step.answer().await;
+        drop(entry);
+        (id, answer)
+    }
+}
+
+/// A request's entry in the in-flight table while it starts.
+enum Entry<'a> {
+    /// Entered as it started: it leaves the table when this drops.
+    Now(InFlight),
+    /// Entered where it was read (its id and generation); its holder removes it.
+    Ahead(&'a RequestId, u64),
+}
+
+impl Entry<'_> {
+    /// The entry's cancellation token; `None` once it was cancelled.
+    fn watch(&self, session: &ServerSession) -> Option<CancellationToken> {
+        let (id, generation) = match self {
+            Entry::Now(entry) => (&entry.id, entry.generation),
+            Entry::Ahead(id, generation) => (*id, *generation),
+        };
+        session.in_flight().token(id, generation).cloned()
+    }
+}
 
 /// One message of a batch, with its options and, when it is a request entered in the
 /// in-flight table where it was read, that entry.
@@ -125,7 +208,7 @@ impl ServerSession {
         options: CallOptions,
         ahead: Ahead<'_>,
     ) -> Noted<Value> {
-        let (answered, changed) = self.answer_entered(message, options, ahead).await;
+        let (answered, changed) = self.answer_entered(message, options, ahead.into()).await;
         (
             answered.and_then(|(id, answer)| reply_value(id, answer)),
             changed,
@@ -176,52 +259,100 @@ impl ServerSession {
         message: Decoded<'_>,
         options: CallOptions,
     ) -> Noted<(Option<RequestId>, Answer)> {
-        self.answer_entered(message, options, None).await
+        self.answer_entered(message, options, Entering::Now { own_token: false })
+            .await
     }
 
     /// [`answer_noting_change`](Self::answer_noting_change) of a message whose request, if
-    /// it is one, may already be in the in-flight table (`ahead`).
+    /// it is one, may already be in the in-flight table (`entering`).
     async fn answer_entered(
         &self,
         message: Decoded<'_>,
         options: CallOptions,
-        ahead: Ahead<'_>,
+        entering: Entering<'_>,
     ) -> Noted<(Option<RequestId>, Answer)> {
+        match self.start_entered(message, options, entering) {
+            Started::Answered(noted) => noted,
+            Started::Running(running) => (Some(running.answer().await), false),
+        }
+    }
+
+    /// [`answer_noting_change`](Self::answer_noting_change), started, of a request whose
+    /// cancellation token in `options` is its own (a Streamable HTTP POST makes one per
+    /// request): the in-flight table enters that token rather than a child of it, so
+    /// `notifications/cancelled` cancels it (issue #41: a child costs an allocation and two
+    /// locks of the parent per call). What is left to await borrows nothing from `message`
+    /// (a transport answers it after the body is gone, without making the message owned).
+    #[cfg(feature = "http")]
+    pub(crate) fn start_own_token(&self, message: Decoded<'_>, options: CallOptions) -> Started {
+        self.start_entered(message, options, Entering::Now { own_token: true })
+    }
+
+    /// The part of [`answer_entered`](Self::answer_entered) that does not wait: the
+    /// lifecycle gate, the in-flight table and dispatch's start.
+    fn start_entered(
+        &self,
+        message: Decoded<'_>,
+        options: CallOptions,
+        entering: Entering<'_>,
+    ) -> Started {
         let request = match message {
             Decoded::Invalid(Invalid { id, error }) => {
-                return (Some((id, Answer::Error(error))), false);
+                return Started::Answered((Some((id, Answer::Error(error))), false));
             }
-            Decoded::Silent => return (None, false),
+            Decoded::Silent => return Started::Answered((None, false)),
             Decoded::Response(response) => {
                 // Once shut down, the calls that asked are cancelled: nothing is delivered.
                 if self.lifecycle() != Lifecycle::ShuttingDown {
                     self.inner.requests.answer(response);
                 }
-                return (None, false);
+                return Started::Answered((None, false));
             }
-            Decoded::Notification(n) => return (None, self.on_notification(&n.method, &n.params)),
+            Decoded::Notification(n) => {
+                return Started::Answered((None, self.on_notification(&n.method, &n.params)));
+            }
             Decoded::Request(request) => request,
         };
         let id = Some(request.id.clone());
         // Cancelled (or the session shut down) before it started: it does not start.
-        if let Some((entered, generation)) = ahead
+        if let Entering::Ahead(entered, generation) = entering
             && self.in_flight().token(entered, generation).is_none()
         {
-            return (Some((id, Answer::Suppressed)), false);
+            return Started::Answered((Some((id, Answer::Suppressed)), false));
         }
         let admitted_in = match self.admit(&request.method, &request.era) {
             Ok(lifecycle) => lifecycle,
-            Err(refusal) => return (Some((id, Answer::Error(refusal))), false),
+            Err(refusal) => return Started::Answered((Some((id, Answer::Error(refusal))), false)),
         };
         let client =
             (request.method == method::INITIALIZE).then(|| client_capabilities(&request.params));
-        let (answer, effect) = self.dispatch(request, options, ahead).await;
-        let changed = effect.is_some();
-        let answer = match effect {
-            None => answer,
-            Some(effect) => self.apply(effect, &admitted_in, client, answer),
+        let (step, entry) = self.dispatch(request, options, entering);
+        let answer = match step {
+            Step::Answered(answer) => answer,
+            Step::Changed(answer, effect) => {
+                drop(entry);
+                let answer = self.apply(*effect, &admitted_in, client, answer);
+                return Started::Answered((Some((id, answer)), true));
+            }
+            // What waits (a prompt, a resource read, a completion, a skill, a `tasks/result`
+            // wait, a listen stream) ends when the request is cancelled, whether or not it
+            // watches its token. A request no longer in the table was cancelled.
+            Step::Waiting(answer) => match entry.watch(self) {
+                Some(token) => {
+                    let answer = Box::pin(async move {
+                        token
+                            .run_until_cancelled(answer)
+                            .await
+                            .unwrap_or(Answer::Suppressed)
+                    });
+                    return Started::running(id, Step::Waiting(answer), entry);
+                }
+                None => Answer::Suppressed,
+            },
+            // A call stops at its token itself (the guarded runner watches it).
+            step @ Step::Calling(_) => return Started::running(id, step, entry),
         };
-        (Some((id, answer)), changed)
+        Started::Answered((Some((id, answer)), false))
     }
 
     /// The lifecycle gate: whether the session serves `method` in its current state. Returns
@@ -264,21 +395,19 @@ impl ServerSession {
         Err(refusal)
     }
 
-    /// The registry's answer to an admitted request. Every request is in the in-flight table
-    /// while it runs (entered here, unless `ahead`), so `notifications/cancelled`, `reset` and
-    /// `shutdown` stop it, and its reply is not sent.
-    async fn dispatch(
+    /// Dispatch's start of an admitted request. Every request is in the in-flight table
+    /// while it runs (entered here, unless already; the entry is returned), so
+    /// `notifications/cancelled`, `reset` and `shutdown` stop it, and its reply is not sent.
+    fn dispatch<'a>(
         &self,
         request: IncomingRequest<'_>,
         mut options: CallOptions,
-        ahead: Ahead<'_>,
-    ) -> (Answer, Option<Effect>) {
-        let tracked;
-        let (id, generation) = match ahead {
-            Some(entered) => entered,
-            None => {
-                tracked = self.track(&request.id, &mut options);
-                (&tracked.id, tracked.generation)
+        entering: Entering<'a>,
+    ) -> (Step, Entry<'a>) {
+        let entry = match entering {
+            Entering::Ahead(id, generation) => Entry::Ahead(id, generation),
+            Entering::Now { own_token } => {
+                Entry::Now(self.track(&request.id, &mut options, own_token))
             }
         };
         if options.notifications.is_none() {
@@ -294,22 +423,7 @@ impl ServerSession {
             &mut options,
             connection,
         );
-        match step {
-            Step::Answered(answer) => (answer, None),
-            Step::Changed(answer, effect) => (answer, Some(*effect)),
-            // What waits (a prompt, a resource read, a completion, a skill, a `tasks/result`
-            // wait, a listen stream) ends when the request is cancelled, whether or not it
-            // watches its token. A request no longer in the table was cancelled.
-            Step::Waiting(answer) => {
-                let Some(token) = self.in_flight().token(id, generation).cloned() else {
-                    return (Answer::Suppressed, None);
-                };
-                let answer = token.run_until_cancelled(answer).await;
-                (answer.unwrap_or(Answer::Suppressed), None)
-            }
-            // A call stops at its token itself (the guarded runner watches it).
-            step @ Step::Calling(_) => (step.answer().await, None),
-        }
+        (step, entry)
     }
 
     /// The connection's facts for `request`; a legacy call gets its way to ask the client
@@ -368,8 +482,11 @@ impl Registered {
         message: Decoded<'_>,
         options: CallOptions,
     ) -> Option<String> {
-        let ahead = Some((&self.id, self.generation));
-        let (answered, _) = self.session.answer_entered(message, options, ahead).await;
+        let entering = Entering::Ahead(&self.id, self.generation);
+        let (answered, _) = self
+            .session
+            .answer_entered(message, options, entering)
+            .await;
         let (id, answer) = answered?;
         reply_text(id, answer)
     }

@@ -7,6 +7,7 @@
 //! request still running does not make the first one uncancellable when the second ends.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::{MutexGuard, PoisonError};
 
 use tokio_util::sync::CancellationToken;
@@ -15,11 +16,19 @@ use super::ServerSession;
 use crate::protocol::RequestId;
 use crate::registry::CallOptions;
 
-/// The requests in flight, by id.
+/// How many requests the table keeps in a list, scanned, before it hashes the others by id:
+/// a session has one or a few in flight at a time, and entering and leaving the list hashes
+/// nothing (issue #41: about 0.4k instructions a call). A client that keeps many in flight
+/// finds the rest hashed, so no scan grows with it.
+const FEW: usize = 8;
+
+/// The requests in flight: the first [`FEW`] in a list, the others by id.
 #[derive(Default)]
 pub(super) struct InFlightTable {
     /// The last generation handed out.
     last: u64,
+    /// Up to [`FEW`] requests: id, generation, token.
+    few: Vec<(RequestId, u64, CancellationToken)>,
     entries: HashMap<RequestId, Entries>,
 }
 
@@ -35,6 +44,16 @@ impl Entries {
             Entries::One(_, token) => token.cancel(),
             Entries::Many(tokens) => tokens.iter().for_each(|(_, t)| t.cancel()),
         }
+    }
+
+    /// These entries and generation `generation`'s `token`.
+    fn with(self, generation: u64, token: CancellationToken) -> Entries {
+        let mut tokens = match self {
+            Entries::One(g, t) => vec![(g, t)],
+            Entries::Many(tokens) => tokens,
+        };
+        tokens.push((generation, token));
+        Entries::Many(tokens)
     }
 
     /// These entries without generation `generation`: `None` when none is left.
@@ -59,20 +78,20 @@ impl InFlightTable {
     fn insert(&mut self, id: &RequestId, token: CancellationToken) -> u64 {
         self.last += 1;
         let generation = self.last;
-        match self.entries.get_mut(id) {
-            None => {
-                self.entries
-                    .insert(id.clone(), Entries::One(generation, token));
+        if self.few.len() < FEW {
+            self.few.push((id.clone(), generation, token));
+            return generation;
+        }
+        // One lookup (the id hashed once); the id is cloned either way, as a new key.
+        match self.entries.entry(id.clone()) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(Entries::One(generation, token));
             }
-            Some(entries) => {
+            Entry::Occupied(mut occupied) => {
                 // Rare (a client error): the id is in use by a request still running.
+                let entries = occupied.get_mut();
                 let earlier = std::mem::replace(entries, Entries::Many(Vec::new()));
-                let mut tokens = match earlier {
-                    Entries::One(g, t) => vec![(g, t)],
-                    Entries::Many(tokens) => tokens,
-                };
-                tokens.push((generation, token));
-                *entries = Entries::Many(tokens);
+                *entries = earlier.with(generation, token);
             }
         }
         generation
@@ -81,6 +100,13 @@ impl InFlightTable {
     /// The token of request `id` of generation `generation`, while it is in the table
     /// (`None` once cancelled).
     pub(super) fn token(&self, id: &RequestId, generation: u64) -> Option<&CancellationToken> {
+        if let Some((_, _, token)) = self
+            .few
+            .iter()
+            .find(|(i, g, _)| *g == generation && i == id)
+        {
+            return Some(token);
+        }
         match self.entries.get(id)? {
             Entries::One(g, token) => (*g == generation).then_some(token),
             Entries::Many(tokens) => tokens
@@ -92,12 +118,29 @@ impl InFlightTable {
     /// Removes the entry of request `id` of generation `generation`, if still there (a
     /// cancellation removed it already; a later request with the same id keeps its own).
     fn remove(&mut self, id: &RequestId, generation: u64) {
+        if let Some(at) = self.few.iter().position(|(_, g, _)| *g == generation) {
+            self.few.swap_remove(at);
+            return;
+        }
         let Some((id, entries)) = self.entries.remove_entry(id) else {
             return;
         };
         if let Some(others) = entries.without(generation) {
             self.entries.insert(id, others);
         }
+    }
+
+    /// Takes every request running under `id` out of the table.
+    fn take(&mut self, id: &RequestId) -> Option<Entries> {
+        let mut taken = self.entries.remove(id);
+        while let Some(at) = self.few.iter().position(|(i, _, _)| i == id) {
+            let (_, generation, token) = self.few.swap_remove(at);
+            taken = Some(match taken {
+                None => Entries::One(generation, token),
+                Some(entries) => entries.with(generation, token),
+            });
+        }
+        taken
     }
 }
 
@@ -113,20 +156,33 @@ impl ServerSession {
     /// running under that id, should the client have reused it). Returns whether such a
     /// request was running.
     pub fn cancel(&self, id: &RequestId) -> bool {
-        let entries = self.in_flight().entries.remove(id);
+        // Taken under the lock, cancelled after it.
+        let entries = self.in_flight().take(id);
         entries.map(Entries::cancel).is_some()
     }
 
     /// Cancels every request in flight.
     pub(super) fn cancel_all(&self) {
-        let entries = std::mem::take(&mut self.in_flight().entries);
+        let (few, entries) = {
+            let mut table = self.in_flight();
+            (
+                std::mem::take(&mut table.few),
+                std::mem::take(&mut table.entries),
+            )
+        };
+        few.into_iter().for_each(|(_, _, token)| token.cancel());
         entries.into_values().for_each(Entries::cancel);
     }
 
     /// Enters request `id` in the in-flight table with a cancellation token (a child of the
     /// caller's own, so an HTTP stream closing still cancels it), set in `options`, until the
-    /// returned generation is removed.
-    fn enter(&self, id: &RequestId, options: &mut CallOptions) -> u64 {
+    /// returned generation is removed. With `own`, the caller's token is this request's
+    /// alone (a Streamable HTTP POST's): it is entered as it is, cancelling it through the
+    /// table cancels nothing else, and no child is made (issue #41).
+    fn enter(&self, id: &RequestId, options: &mut CallOptions, own: bool) -> u64 {
+        if own && let Some(token) = &options.cancellation {
+            return self.in_flight().insert(id, token.clone());
+        }
         let token = options
             .cancellation
             .as_ref()
@@ -137,10 +193,10 @@ impl ServerSession {
     }
 
     /// [`enter`](Self::enter), until the guard drops.
-    pub(super) fn track(&self, id: &RequestId, options: &mut CallOptions) -> InFlight<'_> {
-        let generation = self.enter(id, options);
+    pub(super) fn track(&self, id: &RequestId, options: &mut CallOptions, own: bool) -> InFlight {
+        let generation = self.enter(id, options, own);
         InFlight {
-            session: self,
+            session: self.clone(),
             id: id.clone(),
             generation,
         }
@@ -153,7 +209,7 @@ impl ServerSession {
     /// table when dropped.
     #[cfg(feature = "stdio")]
     pub(crate) fn register(&self, id: &RequestId, options: &mut CallOptions) -> Registered {
-        let generation = self.enter(id, options);
+        let generation = self.enter(id, options, false);
         Registered {
             session: self.clone(),
             id: id.clone(),
@@ -164,13 +220,13 @@ impl ServerSession {
 
 /// A request in the in-flight table; leaves it when dropped (answered, or abandoned by its
 /// caller).
-pub(super) struct InFlight<'a> {
-    session: &'a ServerSession,
+pub(super) struct InFlight {
+    session: ServerSession,
     pub(super) id: RequestId,
     pub(super) generation: u64,
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.session.in_flight().remove(&self.id, self.generation);
     }

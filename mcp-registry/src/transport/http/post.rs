@@ -8,18 +8,21 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::auth::AccessClaims;
 use super::checks::{admit, check_modern_headers, check_param_headers, check_post_headers};
-use super::sessions::{AppState, SessionSlot, store_down, too_many_sessions};
+use super::sessions::{AppState, SessionSlot, new_session_id, store_down, too_many_sessions};
 use super::shared::{SessionEvent, SessionStoreError};
 use super::stream::{Mode, Pending, respond};
 use super::{
     SESSION_NAME, VERSION_NAME, call_options, error_response, header_str, json_response,
     text_response,
 };
-use crate::dispatch::{Answer, Connection, Dispatcher, ServerSession, parse_error, reply_text};
+use crate::dispatch::{
+    Answer, Connection, Dispatcher, ServerSession, Started, parse_error, reply_text,
+};
 use crate::protocol::decode::{Decoded, IncomingRequest, Invalid, TextMessage, decode_text};
 use crate::protocol::{
     ErrorCode, ErrorObject, MODERN_VERSION, ProtocolEra, ProtocolVersion, RequestId, method,
@@ -72,12 +75,13 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
         }
         TextMessage::One(message) => message,
     };
-    if message.protocol_version().is_some()
-        || header_str(&headers, &VERSION_NAME) == Some(MODERN_VERSION)
-    {
-        post_modern(&state, &headers, message, caller).await
-    } else {
-        post_legacy(&state, &headers, message, caller).await
+    if message.protocol_version().is_some() {
+        return post_modern(&state, &headers, message, caller).await;
+    }
+    // The version header, read once (issue #41).
+    match header_str(&headers, &VERSION_NAME) {
+        Some(MODERN_VERSION) => post_modern(&state, &headers, message, caller).await,
+        version => post_legacy(&state, &headers, version, message, caller).await,
     }
 }
 
@@ -177,7 +181,7 @@ async fn post_batch(
     };
     let (reply, changed) = slot
         .session
-        .handle_noting_change(Value::Array(batch), call_options(caller, Some(session_id)))
+        .handle_noting_change(Value::Array(batch), call_options(caller, Some(&slot.id)))
         .await;
     // A batch that changed the session (`resources/subscribe`, `logging/setLevel`,
     // `notifications/initialized`) is saved for the other replicas, as a single message is.
@@ -261,15 +265,16 @@ fn stateless(state: &AppState, request: IncomingRequest<'_>, options: &mut CallO
     Pending::of(started)
 }
 
-/// A POST from a legacy (2025-xx) client: `initialize` opens a session, anything else
-/// belongs to one.
+/// A POST from a legacy (2025-xx) client (its `MCP-Protocol-Version` header, if any, is
+/// `version`): `initialize` opens a session, anything else belongs to one.
 async fn post_legacy(
     state: &Arc<AppState>,
     headers: &HeaderMap,
+    version: Option<&str>,
     message: Decoded<'_>,
     caller: Option<AccessClaims>,
 ) -> Response {
-    if let Some(v) = header_str(headers, &VERSION_NAME)
+    if let Some(v) = version
         && ProtocolVersion::parse(v).is_none()
     {
         return error_response(
@@ -317,17 +322,17 @@ async fn post_initialize(
     if failed {
         return text_response(StatusCode::OK, reply);
     }
-    let slot = SessionSlot::new(session, caller.map(|c| c.subject), pushed);
-    let Some((session_id, slot)) = state.open_session(slot) else {
+    let slot = SessionSlot::new(new_session_id(), session, caller.map(|c| c.subject), pushed);
+    let Some(slot) = state.open_session(slot) else {
         return too_many_sessions(Some(&id), state.config.max_sessions);
     };
-    if let Err(e) = state.share(&session_id, &slot).await {
+    if let Err(e) = state.share(&slot.id, &slot).await {
         // Not served by the other replicas: not opened at all.
-        state.forget_session(&session_id);
+        state.forget_session(&slot.id);
         return store_down(Some(&id), &e);
     }
     let mut response = text_response(StatusCode::OK, reply);
-    if let Ok(v) = HeaderValue::from_str(&session_id) {
+    if let Ok(v) = HeaderValue::from_str(&slot.id) {
         response.headers_mut().insert(&SESSION_NAME, v);
     }
     response
@@ -356,35 +361,51 @@ async fn post_in_session(
     if !matches!(message, Decoded::Request(_)) {
         return post_session_message(state, session_id, &slot, message).await;
     }
-    // Where to save the session after the answer, if it changed (with a session store:
-    // nothing is cloned without one).
-    let share = state
-        .store()
-        .is_some()
-        .then(|| (state.clone(), session_id.to_owned()));
-    // The session answers after the body is gone: the message is made owned (a call's
-    // arguments copied as text, not parsed).
-    let request_id = message.id().cloned();
-    let message = message.into_owned();
-    let options = call_options(caller, Some(session_id));
-    let memory = slot.events.clone();
-    let resume = Some((session_id, &memory));
-    respond(state, Mode::Session, options, resume, move |options| {
-        Pending::Later(request_id, Box::pin(async move {
-            let (answered, changed) = slot.session.answer_noting_change(message, options).await;
-            if let Some((state, session_id)) = share.filter(|_| changed)
-                && let Err(e) = state.share(&session_id, &slot).await
-            {
-                let (id, _) = answered?;
-                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!(
-                    "the session's change was made on this replica but could not be shared with the others ({e}); send it again"
-                ));
-                return Some((id, Answer::Error(error)));
+    let options = call_options(caller, Some(&slot.id));
+    respond(state, Mode::Session, options, Some(&slot), |options| {
+        // Started here, the message borrowed from the body: what is left to await borrows
+        // nothing (issue #41: no owned copy of the message, no future around the session's).
+        match slot.session.start_own_token(message, options) {
+            Started::Running(running) => {
+                Pending::Later(running.id().cloned(), Box::pin(running.answer().map(Some)))
             }
-            answered
-        }))
+            // Only an answer given while it started changes the session.
+            Started::Answered((answered, true)) if state.store().is_some() => {
+                let (state, slot) = (state.clone(), slot.clone());
+                let session_id = session_id.to_owned();
+                let id = answered.as_ref().and_then(|(id, _)| id.clone());
+                Pending::Later(
+                    id,
+                    Box::pin(
+                        async move { shared_answer(&state, &session_id, &slot, answered).await },
+                    ),
+                )
+            }
+            Started::Answered((answered, _)) => Pending::Ready(answered),
+        }
     })
     .await
+}
+
+/// `answered`, a reply that changed session `session_id`, once the change is saved for
+/// the other replicas; an error saying so when it could not be.
+async fn shared_answer(
+    state: &AppState,
+    session_id: &str,
+    slot: &SessionSlot,
+    answered: Option<(Option<RequestId>, Answer)>,
+) -> Option<(Option<RequestId>, Answer)> {
+    if let Err(e) = state.share(session_id, slot).await {
+        let (id, _) = answered?;
+        let error = ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!(
+                "the session's change was made on this replica but could not be shared with the others ({e}); send it again"
+            ),
+        );
+        return Some((id, Answer::Error(error)));
+    }
+    answered
 }
 
 /// A notification or a response in a session: `202`, once handled (a client's reply to a

@@ -1,8 +1,7 @@
 //! The legacy sessions a server keeps (lookup, cap, idle sweeps) and the state the handlers
 //! share.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -25,6 +24,9 @@ use crate::registry::Registry;
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 pub(super) struct SessionSlot {
+    /// The session's id (`Mcp-Session-Id`), shared with the key it is kept under and with
+    /// its calls' [`Caller`](crate::Caller): no copy of it is made per request (issue #41).
+    pub(super) id: Arc<str>,
     pub(super) session: ServerSession,
     /// The subject whose token opened the session (with [`HttpConfig::auth`]): only that
     /// subject may use it.
@@ -33,25 +35,43 @@ pub(super) struct SessionSlot {
     pub(super) pushed: Outgoing,
     /// Ends the open `GET` stream, when there is one.
     pub(super) stream: Mutex<Option<CancellationToken>>,
-    /// The events of its SSE streams kept in memory, for resumption.
-    pub(super) events: Arc<MemoryStreams>,
-    /// Held by a `GET` stream while it takes a message from [`pushed`](Self::pushed) and
-    /// keeps it, and by a resumed `GET` while it reads what was kept: nothing taken by the
-    /// stream it replaces is missed.
-    pub(super) pen: Arc<tokio::sync::Mutex<()>>,
+    /// The events of its SSE streams kept in memory, for resumption ([`events`](Self::events):
+    /// made when a stream first needs them, so an idle session does not hold them).
+    events: OnceLock<Arc<MemoryStreams>>,
+    /// See [`pen`](Self::pen); made when first needed, as `events`.
+    pen: OnceLock<Arc<tokio::sync::Mutex<()>>>,
 }
 
 impl SessionSlot {
-    /// The slot of `session`, opened by `owner`, sending `pushed` on its `GET` stream.
-    pub(super) fn new(session: ServerSession, owner: Option<String>, pushed: Outgoing) -> Self {
+    /// The slot of session `id`, `session`, opened by `owner`, sending `pushed` on its
+    /// `GET` stream.
+    pub(super) fn new(
+        id: Arc<str>,
+        session: ServerSession,
+        owner: Option<String>,
+        pushed: Outgoing,
+    ) -> Self {
         SessionSlot {
+            id,
             session,
             owner,
             pushed,
             stream: Mutex::new(None),
-            events: Arc::default(),
-            pen: Arc::default(),
+            events: OnceLock::new(),
+            pen: OnceLock::new(),
         }
+    }
+
+    /// The events of the session's SSE streams kept in memory, for resumption.
+    pub(super) fn events(&self) -> &Arc<MemoryStreams> {
+        self.events.get_or_init(Arc::default)
+    }
+
+    /// Held by a `GET` stream while it takes a message from [`pushed`](Self::pushed) and
+    /// keeps it, and by a resumed `GET` while it reads what was kept: nothing taken by the
+    /// stream it replaces is missed.
+    pub(super) fn pen(&self) -> &Arc<tokio::sync::Mutex<()>> {
+        self.pen.get_or_init(Arc::default)
     }
 
     /// Ends the session: its calls are cancelled and its `GET` stream, if open, ends.
@@ -76,7 +96,10 @@ struct LiveSession {
 
 /// The legacy sessions, behind one lock for lookups, the cap and sweeps.
 struct Sessions {
-    live: HashMap<String, LiveSession>,
+    /// By id, hashed with foldhash rather than SipHash (issue #41: a lookup per request):
+    /// every key is a random id this server (or a replica, through the session store) made,
+    /// so no client chooses what is kept, and no client can make keys collide.
+    live: foldhash::HashMap<Arc<str>, LiveSession>,
     last_sweep: Instant,
 }
 
@@ -117,7 +140,7 @@ impl AppState {
             server: server.to_owned(),
             config,
             sessions: Mutex::new(Sessions {
-                live: HashMap::new(),
+                live: foldhash::HashMap::default(),
                 last_sweep: Instant::now(),
             }),
         }
@@ -191,13 +214,11 @@ impl AppState {
         }
     }
 
-    /// Keeps `slot` as a new session and returns its id, or `None` when the session cap is
-    /// reached. Idle sessions are ended first, and the cap check and the insert happen under
-    /// one lock, so concurrent `initialize`s cannot overshoot the cap.
-    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<(String, Arc<SessionSlot>)> {
-        let session_id = uuid::Uuid::new_v4().simple().to_string();
-        let slot = self.keep_session(&session_id, slot)?;
-        Some((session_id, slot))
+    /// Keeps `slot` as a new session (its id made with [`new_session_id`]), or `None` when
+    /// the session cap is reached. Idle sessions are ended first, and the cap check and the
+    /// insert happen under one lock, so concurrent `initialize`s cannot overshoot the cap.
+    pub(super) fn open_session(&self, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
+        self.keep_session(slot)
     }
 
     /// Forgets session `id` (ending it), whoever opened it.
@@ -208,14 +229,14 @@ impl AppState {
         }
     }
 
-    /// Keeps `slot` as session `id` (new here, or rebuilt from the session store), or `None`
-    /// when the session cap is reached. When `id` is already kept (two requests rebuilt it
-    /// at once), the kept one stays, serving both, and `slot` is ended.
-    pub(super) fn keep_session(&self, id: &str, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
+    /// Keeps `slot` as its session (new here, or rebuilt from the session store), or `None`
+    /// when the session cap is reached. When its id is already kept (two requests rebuilt
+    /// it at once), the kept one stays, serving both, and `slot` is ended.
+    pub(super) fn keep_session(&self, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
         let mut sessions = self.sessions();
         sessions.sweep(now, self.config.session_idle_timeout);
-        if let Some(kept) = sessions.live.get_mut(id) {
+        if let Some(kept) = sessions.live.get_mut(&*slot.id) {
             kept.last_used = now;
             slot.end();
             return Some(kept.slot.clone());
@@ -228,7 +249,7 @@ impl AppState {
             slot: slot.clone(),
             last_used: now,
         };
-        sessions.live.insert(id.to_owned(), live);
+        sessions.live.insert(slot.id.clone(), live);
         Some(slot)
     }
 
@@ -273,8 +294,8 @@ impl AppState {
         else {
             return Err(unknown_session(request, id));
         };
-        let slot = SessionSlot::new(session, record.owner, pushed);
-        self.keep_session(id, slot)
+        let slot = SessionSlot::new(Arc::from(id), session, record.owner, pushed);
+        self.keep_session(slot)
             .ok_or_else(|| too_many_sessions(request, self.config.max_sessions))
     }
 
@@ -348,7 +369,7 @@ impl AppState {
         if self.store().is_none() {
             return;
         }
-        let live: Vec<(String, Arc<SessionSlot>)> = self
+        let live: Vec<(Arc<str>, Arc<SessionSlot>)> = self
             .sessions()
             .live
             .iter()
@@ -376,13 +397,17 @@ impl EventSink for AppState {
     fn on_event(&self, event: SessionEvent) {
         match event {
             SessionEvent::Changed { session, record } => {
-                if let Some(live) = self.sessions().live.get(&session) {
+                if let Some(live) = self.sessions().live.get(session.as_str()) {
                     live.slot.session.update_from(&record.session);
                 }
             }
             SessionEvent::Ended { session } => self.forget_session(&session),
             SessionEvent::Cancelled { session, request } => {
-                let slot = self.sessions().live.get(&session).map(|l| l.slot.clone());
+                let slot = self
+                    .sessions()
+                    .live
+                    .get(session.as_str())
+                    .map(|l| l.slot.clone());
                 if let Some(slot) = slot {
                     // Only the replica running it finds it.
                     slot.session.cancel(&request);
@@ -394,7 +419,11 @@ impl EventSink for AppState {
                 result,
                 error,
             } => {
-                let slot = self.sessions().live.get(&session).map(|l| l.slot.clone());
+                let slot = self
+                    .sessions()
+                    .live
+                    .get(session.as_str())
+                    .map(|l| l.slot.clone());
                 let response = IncomingResponse {
                     id: Some(id),
                     result,
@@ -434,6 +463,11 @@ impl AppState {
             })
             .await
     }
+}
+
+/// A new session's id: random, 32 hexadecimal digits.
+pub(super) fn new_session_id() -> Arc<str> {
+    Arc::from(uuid::Uuid::new_v4().simple().to_string())
 }
 
 /// `503` for a request that needs the shared session store when it does not answer.

@@ -16,7 +16,6 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::checks::{accepts, admit};
 use super::drain::{Shutdown, cut_off};
-use super::kept::MemoryStreams;
 use super::resume::{
     self, StreamLog, drain_hint, new_stream, parse_event_id, replay_events, resume_post, sse_of,
 };
@@ -106,11 +105,14 @@ impl Mode {
 /// Once `state`'s [`Shutdown`](super::Shutdown) has run for
 /// [`HttpConfig::drain_timeout`](super::HttpConfig::drain_timeout), a call still running is
 /// cancelled and answered with an error saying so.
+///
+/// A legacy session's call (`resume`: its session) streams resumably: its events are kept
+/// for a `GET` with `Last-Event-ID`.
 pub(super) async fn respond<F>(
     state: &AppState,
     mode: Mode,
     options: CallOptions,
-    resume: Option<(&str, &Arc<MemoryStreams>)>,
+    resume: Option<&SessionSlot>,
     start: F,
 ) -> Response
 where
@@ -169,7 +171,7 @@ where
             }
         }
         Some(Flow::Notification(first)) => {
-            match resume.and_then(|(session, memory)| StreamLog::of(state, session, memory)) {
+            match resume.and_then(|slot| StreamLog::of(state, &slot.id, slot.events())) {
                 Some(log) => resumable_sse(first, rx, guard, log),
                 None => Sse::new(sse_stream(first, rx, guard))
                     .keep_alive(KeepAlive::default())
@@ -291,7 +293,7 @@ pub(super) async fn handle_get(
         Ok(slot) => slot,
         Err(refused) => return refused,
     };
-    let log = StreamLog::of(&state, session_id, &slot.events);
+    let log = StreamLog::of(&state, session_id, slot.events());
     match (log, header_str(&headers, &LAST_EVENT_ID)) {
         (Some(log), Some(id)) => resume(&state, slot, session_id, log, id).await,
         (log, _) => {
@@ -335,7 +337,7 @@ async fn resume(
     }
     let token = take_stream(&slot, session_id);
     // What the stream it replaces took is kept before this reads it.
-    let pen = slot.pen.clone().lock_owned().await;
+    let pen = slot.pen().clone().lock_owned().await;
     match log.after(stream, seq, id).await {
         Ok(replay) => {
             let log = Some((log, stream.to_owned()));
@@ -408,7 +410,7 @@ async fn pump_get(
     tx: &mpsc::Sender<Event>,
 ) {
     loop {
-        let pen = slot.pen.lock().await;
+        let pen = slot.pen().lock().await;
         let pushed = tokio::select! {
             biased;
             () = token.cancelled() => return,
