@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde::Deserialize as _;
 use serde_json::{Map, Value};
@@ -97,8 +97,9 @@ struct Inner {
     /// `mcp.server.session.duration` (feature `otel`), recorded when the session ends.
     _timer: crate::telemetry::SessionTimer,
     /// Who the session's requests come from when the transport names no one else: the
-    /// session itself, by an id of its own.
-    caller: Caller,
+    /// session itself, by an id of its own, made when first needed (an HTTP session's calls
+    /// name its `Mcp-Session-Id`, so an idle one holds no second id: issue #41).
+    caller: OnceLock<Caller>,
     state: Mutex<State>,
     /// The requests being answered, for `notifications/cancelled`, `reset` and `shutdown`.
     in_flight: Mutex<InFlightTable>,
@@ -218,9 +219,7 @@ impl ServerSession {
                 registry,
                 server,
                 _timer: crate::telemetry::SessionTimer::server(),
-                // Without randomness the session cannot be told apart: anonymous (its tasks
-                // reachable by id only, never listed), never a guessable id.
-                caller: crate::random::token().map_or(Caller::Anonymous, Caller::session_of),
+                caller: OnceLock::new(),
                 state: Mutex::new(State {
                     lifecycle: Lifecycle::Uninitialized,
                     version: None,
@@ -237,6 +236,15 @@ impl ServerSession {
             }
         });
         (ServerSession { inner: session }, outgoing)
+    }
+
+    /// The session as a caller, for requests no transport named a caller of.
+    pub(super) fn own_caller(&self) -> &Caller {
+        // Without randomness the session cannot be told apart: anonymous (its tasks
+        // reachable by id only, never listed), never a guessable id.
+        self.inner
+            .caller
+            .get_or_init(|| crate::random::token().map_or(Caller::Anonymous, Caller::session_of))
     }
 
     /// Sends `notifications/resources/updated` for `uri` when this initialized session

@@ -414,7 +414,7 @@ impl ServerSession {
             options = options.notifications(self.inner.notifications.clone());
         }
         if options.caller.is_anonymous() {
-            options.caller = self.inner.caller.clone();
+            options.caller = self.own_caller().clone();
         }
         let connection = self.connection(&request, &mut options);
         let step = Dispatcher::new(&self.inner.registry).start(

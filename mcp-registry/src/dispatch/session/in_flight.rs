@@ -16,19 +16,28 @@ use super::ServerSession;
 use crate::protocol::RequestId;
 use crate::registry::CallOptions;
 
-/// How many requests the table keeps in a list, scanned, before it hashes the others by id:
+/// How many requests the table keeps in a list, scanned, beside the one kept in place, before
+/// it hashes the others by id:
 /// a session has one or a few in flight at a time, and entering and leaving the list hashes
 /// nothing (issue #41: about 0.4k instructions a call). A client that keeps many in flight
 /// finds the rest hashed, so no scan grows with it.
 const FEW: usize = 8;
 
-/// The requests in flight: the first [`FEW`] in a list, the others by id.
+/// One request in the table: its id, generation and token.
+type Slot = (RequestId, u64, CancellationToken);
+
+/// The requests in flight: the first in a slot of its own, the next [`FEW`] in a list, the
+/// others by id.
 #[derive(Default)]
 pub(super) struct InFlightTable {
     /// The last generation handed out.
     last: u64,
-    /// Up to [`FEW`] requests: id, generation, token.
-    few: Vec<(RequestId, u64, CancellationToken)>,
+    /// One request, kept in place: a session with one request at a time (the usual) never
+    /// allocates for the table, and an idle session holds nothing (issue #41: an allocation
+    /// of about 200 bytes kept by every session that had answered a request).
+    one: Option<Slot>,
+    /// Up to [`FEW`] more requests.
+    few: Vec<Slot>,
     entries: HashMap<RequestId, Entries>,
 }
 
@@ -78,6 +87,10 @@ impl InFlightTable {
     fn insert(&mut self, id: &RequestId, token: CancellationToken) -> u64 {
         self.last += 1;
         let generation = self.last;
+        if self.one.is_none() {
+            self.one = Some((id.clone(), generation, token));
+            return generation;
+        }
         if self.few.len() < FEW {
             self.few.push((id.clone(), generation, token));
             return generation;
@@ -101,8 +114,9 @@ impl InFlightTable {
     /// (`None` once cancelled).
     pub(super) fn token(&self, id: &RequestId, generation: u64) -> Option<&CancellationToken> {
         if let Some((_, _, token)) = self
-            .few
+            .one
             .iter()
+            .chain(&self.few)
             .find(|(i, g, _)| *g == generation && i == id)
         {
             return Some(token);
@@ -118,6 +132,10 @@ impl InFlightTable {
     /// Removes the entry of request `id` of generation `generation`, if still there (a
     /// cancellation removed it already; a later request with the same id keeps its own).
     fn remove(&mut self, id: &RequestId, generation: u64) {
+        if self.one.as_ref().is_some_and(|(_, g, _)| *g == generation) {
+            self.one = None;
+            return;
+        }
         if let Some(at) = self.few.iter().position(|(_, g, _)| *g == generation) {
             self.few.swap_remove(at);
             return;
@@ -133,6 +151,9 @@ impl InFlightTable {
     /// Takes every request running under `id` out of the table.
     fn take(&mut self, id: &RequestId) -> Option<Entries> {
         let mut taken = self.entries.remove(id);
+        if let Some((_, generation, token)) = self.one.take_if(|(i, _, _)| i == id) {
+            taken = Some(Entries::One(generation, token));
+        }
         while let Some(at) = self.few.iter().position(|(i, _, _)| i == id) {
             let (_, generation, token) = self.few.swap_remove(at);
             taken = Some(match taken {
@@ -163,14 +184,17 @@ impl ServerSession {
 
     /// Cancels every request in flight.
     pub(super) fn cancel_all(&self) {
-        let (few, entries) = {
+        let (one, few, entries) = {
             let mut table = self.in_flight();
             (
+                table.one.take(),
                 std::mem::take(&mut table.few),
                 std::mem::take(&mut table.entries),
             )
         };
-        few.into_iter().for_each(|(_, _, token)| token.cancel());
+        one.into_iter()
+            .chain(few)
+            .for_each(|(_, _, token)| token.cancel());
         entries.into_values().for_each(Entries::cancel);
     }
 
