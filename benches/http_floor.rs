@@ -213,10 +213,18 @@ impl ServerProcess {
 
 /// The child: one server on a free loopback port, its port on stdout, until killed.
 fn serve_forever(which: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    // The runtime's queue discipline decides the tail of a saturated server (benches/README.md):
+    // `HTTP_FLOOR_GLOBAL_QUEUE_INTERVAL` and `HTTP_FLOOR_EVENT_INTERVAL` set tokio's knobs of
+    // the same names, for both servers.
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    let knob = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
+    if let Some(n) = knob("HTTP_FLOOR_GLOBAL_QUEUE_INTERVAL") {
+        builder.global_queue_interval(n);
+    }
+    if let Some(n) = knob("HTTP_FLOOR_EVENT_INTERVAL") {
+        builder.event_interval(n);
+    }
+    let runtime = builder.enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let port = if which == "floor" {
             serve_floor().await
