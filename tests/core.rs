@@ -64,6 +64,8 @@ mod resources_sessions;
 mod schema_formats;
 #[path = "session.rs"]
 mod session;
+#[path = "session_batches.rs"]
+mod session_batches;
 #[path = "skills.rs"]
 mod skills;
 #[path = "subscriptions.rs"]
