@@ -267,9 +267,9 @@ async fn cancelled_notification_drops_the_call_and_sends_no_reply() {
     assert_eq!(ping["result"], json!({}));
 }
 
-// More requests in flight than the in-flight table keeps in its list (8): those past it are
-// hashed by id. Each is found by its cancellation, and a reused id's two requests (one in the
-// list, one hashed) are both cancelled at once. Paused time, as above.
+// More requests in flight than the in-flight table keeps in place (one): the others are
+// hashed by id. Each is found by its cancellation, and a reused id's two requests (both
+// hashed) are both cancelled at once. Paused time, as above.
 #[tokio::test(start_paused = true)]
 async fn cancellation_finds_every_request_of_a_crowded_session() {
     let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
@@ -296,6 +296,28 @@ async fn cancellation_finds_every_request_of_a_crowded_session() {
         .await
         .unwrap();
     assert_eq!(ping["result"], json!({}));
+}
+
+/// A reused id whose first request is kept in place and whose second is hashed: one
+/// cancellation stops both (taking the first dropped the second's entry uncancelled).
+#[tokio::test(start_paused = true)]
+async fn a_reused_id_is_cancelled_in_place_and_hashed_alike() {
+    let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
+    let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
+    let calls = futures_util::future::join_all([0, 0].map(|id| {
+        session.handle(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hang"}})).into_future()
+    }));
+    let cancel = async {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(session.cancel(&0u64.into()), "request 0 was in flight");
+        assert!(!session.cancel(&0u64.into()), "both went at once");
+    };
+    let (replies, ()) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(calls, cancel)
+    })
+    .await
+    .expect("both calls cancelled");
+    assert!(replies.iter().all(Option::is_none), "{replies:?}");
 }
 
 /// Regression (D5): `shutdown` stopped only calls and listen streams; a resource read (like

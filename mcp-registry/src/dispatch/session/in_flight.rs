@@ -16,28 +16,17 @@ use super::ServerSession;
 use crate::protocol::RequestId;
 use crate::registry::CallOptions;
 
-/// How many requests the table keeps in a list, scanned, beside the one kept in place, before
-/// it hashes the others by id:
-/// a session has one or a few in flight at a time, and entering and leaving the list hashes
-/// nothing (issue #41: about 0.4k instructions a call). A client that keeps many in flight
-/// finds the rest hashed, so no scan grows with it.
-const FEW: usize = 8;
-
-/// One request in the table: its id, generation and token.
-type Slot = (RequestId, u64, CancellationToken);
-
-/// The requests in flight: the first in a slot of its own, the next [`FEW`] in a list, the
-/// others by id.
+/// The requests in flight: the first in a slot of its own, the others by id. A session
+/// mostly has one request at a time: entering and leaving the slot hashes nothing (issue #41:
+/// about 0.4k instructions a call), and an idle session keeps no allocation for the table
+/// (about 200 bytes); a client that keeps several in flight finds the rest hashed, so no scan
+/// grows with it.
 #[derive(Default)]
 pub(super) struct InFlightTable {
     /// The last generation handed out.
     last: u64,
-    /// One request, kept in place: a session with one request at a time (the usual) never
-    /// allocates for the table, and an idle session holds nothing (issue #41: an allocation
-    /// of about 200 bytes kept by every session that had answered a request).
-    one: Option<Slot>,
-    /// Up to [`FEW`] more requests.
-    few: Vec<Slot>,
+    /// One request, kept in place: its id, generation and token.
+    one: Option<(RequestId, u64, CancellationToken)>,
     entries: HashMap<RequestId, Entries>,
 }
 
@@ -52,6 +41,14 @@ impl Entries {
         match self {
             Entries::One(_, token) => token.cancel(),
             Entries::Many(tokens) => tokens.iter().for_each(|(_, t)| t.cancel()),
+        }
+    }
+
+    /// `earlier` entries (if any) and generation `generation`'s `token`.
+    fn joined(earlier: Option<Entries>, generation: u64, token: CancellationToken) -> Entries {
+        match earlier {
+            None => Entries::One(generation, token),
+            Some(entries) => entries.with(generation, token),
         }
     }
 
@@ -91,10 +88,6 @@ impl InFlightTable {
             self.one = Some((id.clone(), generation, token));
             return generation;
         }
-        if self.few.len() < FEW {
-            self.few.push((id.clone(), generation, token));
-            return generation;
-        }
         // One lookup (the id hashed once); the id is cloned either way, as a new key.
         match self.entries.entry(id.clone()) {
             Entry::Vacant(vacant) => {
@@ -113,11 +106,9 @@ impl InFlightTable {
     /// The token of request `id` of generation `generation`, while it is in the table
     /// (`None` once cancelled).
     pub(super) fn token(&self, id: &RequestId, generation: u64) -> Option<&CancellationToken> {
-        if let Some((_, _, token)) = self
-            .one
-            .iter()
-            .chain(&self.few)
-            .find(|(i, g, _)| *g == generation && i == id)
+        if let Some((i, g, token)) = &self.one
+            && *g == generation
+            && i == id
         {
             return Some(token);
         }
@@ -136,10 +127,6 @@ impl InFlightTable {
             self.one = None;
             return;
         }
-        if let Some(at) = self.few.iter().position(|(_, g, _)| *g == generation) {
-            self.few.swap_remove(at);
-            return;
-        }
         let Some((id, entries)) = self.entries.remove_entry(id) else {
             return;
         };
@@ -150,18 +137,12 @@ impl InFlightTable {
 
     /// Takes every request running under `id` out of the table.
     fn take(&mut self, id: &RequestId) -> Option<Entries> {
-        let mut taken = self.entries.remove(id);
-        if let Some((_, generation, token)) = self.one.take_if(|(i, _, _)| i == id) {
-            taken = Some(Entries::One(generation, token));
+        let hashed = self.entries.remove(id);
+        match self.one.take_if(|(i, _, _)| i == id) {
+            // A reused id can be both in place and hashed: both are taken.
+            Some((_, generation, token)) => Some(Entries::joined(hashed, generation, token)),
+            None => hashed,
         }
-        while let Some(at) = self.few.iter().position(|(i, _, _)| i == id) {
-            let (_, generation, token) = self.few.swap_remove(at);
-            taken = Some(match taken {
-                None => Entries::One(generation, token),
-                Some(entries) => entries.with(generation, token),
-            });
-        }
-        taken
     }
 }
 
@@ -184,17 +165,13 @@ impl ServerSession {
 
     /// Cancels every request in flight.
     pub(super) fn cancel_all(&self) {
-        let (one, few, entries) = {
+        let (one, entries) = {
             let mut table = self.in_flight();
-            (
-                table.one.take(),
-                std::mem::take(&mut table.few),
-                std::mem::take(&mut table.entries),
-            )
+            (table.one.take(), std::mem::take(&mut table.entries))
         };
-        one.into_iter()
-            .chain(few)
-            .for_each(|(_, _, token)| token.cancel());
+        if let Some((_, _, token)) = one {
+            token.cancel();
+        }
         entries.into_values().for_each(Entries::cancel);
     }
 
