@@ -217,6 +217,25 @@ async fn call(app: &axum::Router, sid: &str, id: i64, tool: &str, arguments: Val
     events
 }
 
+/// A `gated` call's POST stream resumed after its first event: progress 2, then (the gate
+/// opened) progress 3 and reply `id`, then its end. The reply's event id.
+async fn resumed_to_its_reply(mut resumed: Events, gate: &Semaphore, id: i64) -> String {
+    assert_eq!(resumed.status, StatusCode::OK);
+    let (_, m2) = resumed.message().await;
+    assert_eq!(progress(&m2), 2.0);
+    gate.add_permits(1);
+    let (_, m3) = resumed.message().await;
+    assert_eq!(progress(&m3), 3.0);
+    let (last, reply) = resumed.message().await;
+    assert_eq!(reply["id"], id);
+    assert_eq!(reply["result"]["content"][0]["text"], "done", "{reply}");
+    assert!(
+        resumed.next().await.is_none(),
+        "the stream ends after its reply"
+    );
+    last
+}
+
 fn progress(message: &Value) -> f64 {
     assert_eq!(message["method"], "notifications/progress", "{message}");
     message["params"]["progress"].as_f64().unwrap()
@@ -282,20 +301,7 @@ async fn a_post_stream_resumes_up_to_its_reply_and_its_call_outlives_the_connect
     assert_eq!(progress(&m1), 1.0);
     assert!(id1.starts_with('p'), "{id1}");
     drop(post);
-    let mut resumed = get(&app, &sid, Some(&id1)).await;
-    assert_eq!(resumed.status, StatusCode::OK);
-    let (_, m2) = resumed.message().await;
-    assert_eq!(progress(&m2), 2.0);
-    gate.add_permits(1);
-    let (_, m3) = resumed.message().await;
-    assert_eq!(progress(&m3), 3.0);
-    let (last, reply) = resumed.message().await;
-    assert_eq!(reply["id"], 7);
-    assert_eq!(reply["result"]["content"][0]["text"], "done", "{reply}");
-    assert!(
-        resumed.next().await.is_none(),
-        "the stream ends after its reply"
-    );
+    let last = resumed_to_its_reply(get(&app, &sid, Some(&id1)).await, &gate, 7).await;
     // Resumed again after its reply: nothing more, and the stream ends.
     let again = get(&app, &sid, Some(&last)).await.rest().await;
     assert_eq!(again.status, StatusCode::OK);
@@ -429,20 +435,7 @@ async fn an_in_flight_post_stream_cut_on_one_replica_resumes_on_another() {
     let (id1, m1) = post.message().await;
     assert_eq!(progress(&m1), 1.0);
     drop(post);
-    let mut resumed = get(&b, &sid, Some(&id1)).await;
-    assert_eq!(resumed.status, StatusCode::OK);
-    let (_, m2) = resumed.message().await;
-    assert_eq!(progress(&m2), 2.0);
-    gate.add_permits(1);
-    let (_, m3) = resumed.message().await;
-    assert_eq!(progress(&m3), 3.0);
-    let (_, reply) = resumed.message().await;
-    assert_eq!(reply["id"], 11);
-    assert_eq!(reply["result"]["content"][0]["text"], "done", "{reply}");
-    assert!(
-        resumed.next().await.is_none(),
-        "the stream ends after its reply"
-    );
+    resumed_to_its_reply(get(&b, &sid, Some(&id1)).await, &gate, 11).await;
     // Another session cannot read it, even knowing the id.
     let other = open(&b).await;
     let stolen = get(&b, &other, Some(&id1)).await.rest().await;

@@ -207,14 +207,16 @@ async fn measure(plan: &Plan, server: &ServerProcess, era: Era, clients: usize) 
                 let mut latencies = Vec::new();
                 let mut id = 1;
                 loop {
-                    if let (Some(at), Some(every)) = (due.as_mut(), interval) {
-                        tokio::time::sleep_until((*at).into()).await;
-                        *at += every;
-                    }
                     // A call is late from when it was due, not from when it could be sent.
-                    let start = due
-                        .zip(interval)
-                        .map_or_else(Instant::now, |(next, every)| next - every);
+                    let start = match (due.as_mut(), interval) {
+                        (Some(at), Some(every)) => {
+                            tokio::time::sleep_until((*at).into()).await;
+                            let start = *at;
+                            *at += every;
+                            start
+                        }
+                        _ => Instant::now(),
+                    };
                     if start >= stop_at {
                         break;
                     }

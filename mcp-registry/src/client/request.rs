@@ -16,7 +16,6 @@ use super::driver::Client;
 use super::policy::{CallPolicy, RequestOptions};
 use crate::protocol::ReadResourceResult;
 use crate::protocol::{CallToolResult, CompleteParams, CompleteResult, GetPromptResult};
-use crate::tool::BoxFuture;
 
 /// A request of a [`Client`] to configure and `.await`: what to send (`T`, one of this
 /// module's targets) and its [`RequestOptions`]. It is a [`Future`]: nothing is sent until it
@@ -182,19 +181,21 @@ pub struct AnyRequest<'a> {
 /// [`RequestTarget`] for `$target`, run by `$run` with the options.
 macro_rules! target {
     ($target:ident => $output:ty, |$t:ident, $o:ident| $run:expr) => {
-        impl sealed::Target for $target<'_> {}
+        impl $crate::client::request::sealed::Target for $target<'_> {}
 
-        impl<'a> RequestTarget for $target<'a> {
+        impl<'a> $crate::client::request::RequestTarget for $target<'a> {
             type Output = $output;
-            type Future = BoxFuture<'a, Result<$output, ClientError>>;
+            type Future = $crate::tool::BoxFuture<'a, Result<$output, $crate::client::ClientError>>;
 
-            fn start(self, $o: RequestOptions) -> Self::Future {
+            fn start(self, $o: $crate::client::RequestOptions) -> Self::Future {
                 let $t = self;
                 Box::pin(async move { $run.await })
             }
         }
     };
 }
+/// The targets of other client modules (`tasks`) use it too.
+pub(super) use target;
 
 target!(CallTool => CallToolResult, |t, o| t.client.run_call_tool(t.name, t.arguments, &o));
 target!(GetPrompt => GetPromptResult, |t, o| t.client.run_get_prompt(t.name, t.arguments, &o));

@@ -19,13 +19,12 @@ use serde_json::{Map, Value};
 use super::ClientError;
 use super::driver::{Client, lock, parse};
 use super::policy::RequestOptions;
-use super::request::{ClientRequest, RequestTarget, sealed};
+use super::request::ClientRequest;
 use crate::protocol::{
     CallToolResult, CreateTaskResult, DetailedTask, LegacyTask, ProtocolEra, ResultType,
     TaskIdParams, TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method,
     params_of,
 };
-use crate::tool::BoxFuture;
 
 /// How often to poll a task whose server suggests no interval.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -96,31 +95,8 @@ pub struct TaskResult<'a> {
     task: &'a ClientTask,
 }
 
-impl sealed::Target for CallToolAsTask<'_> {}
-
-impl<'a> RequestTarget for CallToolAsTask<'a> {
-    type Output = ToolTask;
-    type Future = BoxFuture<'a, Result<ToolTask, ClientError>>;
-
-    fn start(self, options: RequestOptions) -> Self::Future {
-        Box::pin(async move {
-            (self.client)
-                .run_call_tool_as_task(self.name, self.arguments, &options)
-                .await
-        })
-    }
-}
-
-impl sealed::Target for TaskResult<'_> {}
-
-impl<'a> RequestTarget for TaskResult<'a> {
-    type Output = CallToolResult;
-    type Future = BoxFuture<'a, Result<CallToolResult, ClientError>>;
-
-    fn start(self, options: RequestOptions) -> Self::Future {
-        Box::pin(async move { self.task.run_result(&options).await })
-    }
-}
+super::request::target!(CallToolAsTask => ToolTask, |t, o| t.client.run_call_tool_as_task(t.name, t.arguments, &o));
+super::request::target!(TaskResult => CallToolResult, |t, o| t.task.run_result(&o));
 
 impl Client {
     /// Calls tool `name` as a task: on 2026-07-28 the server decides (it may answer at
