@@ -298,25 +298,31 @@ async fn cancellation_finds_every_request_of_a_crowded_session() {
     assert_eq!(ping["result"], json!({}));
 }
 
-/// A reused id whose first request is kept in place and whose second is hashed: one
-/// cancellation stops both (taking the first dropped the second's entry uncancelled).
+/// A reused id whose first request is kept in place and whose second is hashed, with others
+/// in flight between them: one cancellation stops both (taking the first dropped the hashed
+/// one's entry, uncancelled).
 #[tokio::test(start_paused = true)]
 async fn a_reused_id_is_cancelled_in_place_and_hashed_alike() {
     let registry = Registry::from_servers([job_server(Default::default(), Default::default())]);
     let (session, _out) = ready_session(registry, "jobs", "2025-11-25").await;
-    let calls = futures_util::future::join_all([0, 0].map(|id| {
+    // 0 in place, 1 to 8 and 0 again hashed.
+    let ids = std::iter::once(0).chain(1..=8u64).chain([0]);
+    let calls = futures_util::future::join_all(ids.map(|id| {
         session.handle(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hang"}})).into_future()
     }));
     let cancel = async {
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(session.cancel(&0u64.into()), "request 0 was in flight");
         assert!(!session.cancel(&0u64.into()), "both went at once");
+        for id in 1..=8u64 {
+            assert!(session.cancel(&id.into()), "request {id} was in flight");
+        }
     };
     let (replies, ()) = tokio::time::timeout(Duration::from_secs(60), async {
         tokio::join!(calls, cancel)
     })
     .await
-    .expect("both calls cancelled");
+    .expect("every call cancelled");
     assert!(replies.iter().all(Option::is_none), "{replies:?}");
 }
 
