@@ -20,6 +20,7 @@ use crate::schema;
 /// the two shapes apart; it is inferred.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a typed tool handler",
+    label = "not `|args| async {{ .. }}` or `|ctx, args| async {{ .. }}`",
     note = "`typed` takes `|args: A| async {{ .. }}` or `|ctx: ToolContext, args: A| async {{ .. }}`, \
             where `A: DeserializeOwned + JsonSchema` and the future's output is `IntoToolResult`"
 )]
