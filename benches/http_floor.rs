@@ -59,7 +59,11 @@ fn main() {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(1000);
-        return load::drive(port.parse().expect("a port"), &era, calls);
+        let clients = std::env::var("HTTP_FLOOR_CLIENTS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        return load::drive(port.parse().expect("a port"), &era, calls, clients);
     }
     let quick =
         std::env::var_os("HTTP_FLOOR_QUICK").is_some() || !std::env::args().any(|a| a == "--bench");

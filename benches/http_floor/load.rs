@@ -355,10 +355,12 @@ fn summarise(era: Era, clients: usize, rows: &[Vec<Row>; 2]) {
     );
 }
 
-/// `calls` sequential `tools/call`s over one connection to the server on `port`
-/// (`HTTP_FLOOR_DRIVE=port`, `HTTP_FLOOR_ERA=session|stateless`, `HTTP_FLOOR_CALLS=n`): the
-/// load for a profile of a server started alone (`HTTP_FLOOR_SERVE=...` under callgrind).
-pub(super) fn drive(port: u16, era: &str, calls: u64) {
+/// `calls` `tools/call`s spread over `clients` connections (each sending its next call when
+/// the last is answered) to the server on `port` (`HTTP_FLOOR_DRIVE=port`,
+/// `HTTP_FLOOR_ERA=session|stateless`, `HTTP_FLOOR_CALLS=n`, `HTTP_FLOOR_CLIENTS=n`, default
+/// 1): the load for a profile of a server started alone (`HTTP_FLOOR_SERVE=...` under
+/// callgrind).
+pub(super) fn drive(port: u16, era: &str, calls: u64, clients: usize) {
     let era = if era == "stateless" {
         Era::Stateless
     } else {
@@ -371,9 +373,23 @@ pub(super) fn drive(port: u16, era: &str, calls: u64) {
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
         let addr = ([127, 0, 0, 1], port).into();
-        let mut caller = Caller::connect(&ServerProcess::at(addr), era).await;
-        for id in 1..=calls {
-            caller.call(id).await;
+        let mut callers = Vec::with_capacity(clients);
+        for _ in 0..clients {
+            callers.push(Caller::connect(&ServerProcess::at(addr), era).await);
+        }
+        let each = calls.div_ceil(clients as u64);
+        let tasks: Vec<_> = callers
+            .into_iter()
+            .map(|mut caller| {
+                tokio::task::spawn_local(async move {
+                    for id in 1..=each {
+                        caller.call(id).await;
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.expect("a client task");
         }
     });
 }

@@ -306,6 +306,12 @@ impl<T> Receiver<T> {
         }
     }
 
+    /// Whether nothing is queued now.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.shared.queue().entries.is_empty()
+    }
+
     /// The next message if one is queued.
     pub(crate) fn take(&self) -> Result<T, TryRecvError> {
         let mut queue = self.shared.queue();

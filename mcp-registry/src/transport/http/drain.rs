@@ -105,7 +105,9 @@ impl Shutdown {
 
     /// Whether [`trigger`](Self::trigger) was called.
     pub fn is_draining(&self) -> bool {
-        self.inner.draining.is_cancelled()
+        // Set by `trigger` before the token is cancelled, and read without a lock: every
+        // connection's task asks on each poll (issue #41).
+        self.inner.since.get().is_some()
     }
 
     /// Resolves once [`trigger`](Self::trigger) is called.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest as _, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt as _;
 use serde_json::Value;
@@ -31,14 +31,7 @@ use crate::protocol::{
 use crate::registry::CallOptions;
 
 pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    // The head moved out of the request, not cloned by `Uri`/`HeaderMap` extractors (issue
-    // #41); reading the body needs only its extensions (the body limit).
-    let (mut parts, body) = request.into_parts();
-    let (uri, headers) = (
-        std::mem::take(&mut parts.uri),
-        std::mem::take(&mut parts.headers),
-    );
-    let request = Request::from_parts(parts, body);
+    let (uri, headers, request) = take_head(request);
     let caller = match admit(&state, "POST", &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
@@ -64,7 +57,10 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
         return auth.refuse(refusal);
     }
     let message = match message {
-        TextMessage::Batch(batch) => return post_batch(&state, &headers, batch, caller).await,
+        // Rare, so boxed: the calls' future stays small (issue #41).
+        TextMessage::Batch(batch) => {
+            return Box::pin(post_batch(&state, &headers, batch, caller)).await;
+        }
         TextMessage::One(Decoded::Invalid(Invalid { id, error })) => {
             return error_response(
                 StatusCode::BAD_REQUEST,
@@ -83,6 +79,16 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
         Some(MODERN_VERSION) => post_modern(&state, &headers, message, caller).await,
         version => post_legacy(&state, &headers, version, message, caller).await,
     }
+}
+
+/// The request's URI and headers moved out of it, not cloned by `Uri`/`HeaderMap`
+/// extractors (issue #41); reading the body needs only its extensions (the body limit).
+/// Apart from `handle_post`, so its future keeps no room for the request's parts.
+fn take_head(request: Request) -> (Uri, HeaderMap, Request) {
+    let (mut parts, body) = request.into_parts();
+    let uri = std::mem::take(&mut parts.uri);
+    let headers = std::mem::take(&mut parts.headers);
+    (uri, headers, Request::from_parts(parts, body))
 }
 
 /// The body of a POST, within [`HttpConfig::body_read_timeout`](super::HttpConfig) (`408`
@@ -285,8 +291,9 @@ async fn post_legacy(
         );
     }
     match message {
+        // Once per session, so boxed: the calls' future stays small (issue #41).
         Decoded::Request(request) if request.method == method::INITIALIZE => {
-            post_initialize(state, request, caller).await
+            Box::pin(post_initialize(state, request, caller)).await
         }
         message => post_in_session(state, headers, message, caller).await,
     }
@@ -359,7 +366,8 @@ async fn post_in_session(
         Err(refused) => return refused,
     };
     if !matches!(message, Decoded::Request(_)) {
-        return post_session_message(state, session_id, &slot, message).await;
+        // Boxed: a call's future keeps no room for a notification's handling (issue #41).
+        return Box::pin(post_session_message(state, session_id, &slot, message)).await;
     }
     let options = call_options(caller, Some(&slot.id));
     respond(state, Mode::Session, options, Some(&slot), |options| {

@@ -15,7 +15,8 @@
 use std::convert::Infallible;
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -45,24 +46,32 @@ enum Phase {
 
 /// One connection's phase, shared by its reader, its service and its watchdog (which reads
 /// it when its timer fires: a phase change wakes nobody, see the module's notes).
+///
+/// All three run in the connection's own task (the response body too: hyper polls and drops
+/// it there), so the phase moves by a plain load and store, with no lock and no atomic
+/// read-modify-write on a request's path (issue #41).
 struct Watch {
-    phase: Mutex<Phase>,
+    /// The phase, [`Phase::encode`]d against `base`.
+    phase: AtomicU64,
+    base: Instant,
 }
 
 impl Watch {
     fn new() -> Arc<Watch> {
+        let base = Instant::now();
         Arc::new(Watch {
-            phase: Mutex::new(Phase::Idle(Instant::now())),
+            phase: AtomicU64::new(Phase::Idle(base).encode(base)),
+            base,
         })
     }
 
     fn update(&self, f: impl FnOnce(Phase) -> Phase) {
-        let mut phase = self.phase.lock().unwrap_or_else(PoisonError::into_inner);
-        *phase = f(*phase);
+        let next = f(self.phase()).encode(self.base);
+        self.phase.store(next, Ordering::Relaxed);
     }
 
     fn phase(&self) -> Phase {
-        *self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+        Phase::decode(self.phase.load(Ordering::Relaxed), self.base)
     }
 
     /// When the connection is to be closed if its phase does not move, and why.
@@ -71,6 +80,35 @@ impl Watch {
             Phase::Idle(since) => Some((since + limits.idle, "idle")),
             Phase::Head(since) => Some((since + limits.header_read, "request head not complete")),
             Phase::Busy(_) => None,
+        }
+    }
+}
+
+impl Phase {
+    const TAG: u32 = 62;
+    const VALUE: u64 = (1 << Phase::TAG) - 1;
+
+    /// The phase as one word: its kind in the top two bits, the rest its count or its
+    /// instant (nanoseconds after `base`: 146 years fit).
+    fn encode(self, base: Instant) -> u64 {
+        let nanos = |at: Instant| {
+            u64::try_from(at.saturating_duration_since(base).as_nanos()).unwrap_or(u64::MAX)
+                & Phase::VALUE
+        };
+        match self {
+            Phase::Idle(at) => nanos(at),
+            Phase::Head(at) => 1 << Phase::TAG | nanos(at),
+            Phase::Busy(n) => 2 << Phase::TAG | (n as u64 & Phase::VALUE),
+        }
+    }
+
+    fn decode(word: u64, base: Instant) -> Phase {
+        let value = word & Phase::VALUE;
+        let at = || base + Duration::from_nanos(value);
+        match word >> Phase::TAG {
+            0 => Phase::Idle(at()),
+            1 => Phase::Head(at()),
+            _ => Phase::Busy(usize::try_from(value).unwrap_or(usize::MAX)),
         }
     }
 }
@@ -328,33 +366,75 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
             .map_or(first, |(at, _)| at.min(first)),
     );
     tokio::pin!(watchdog);
+    let expired = shutdown.expired(limits.drain_delay);
+    tokio::pin!(expired);
     let mut closing = false;
+    // The timer and the shutdown, once polled, wake the task themselves; a poll looks at
+    // them again only when they may have fired (the timer elapsed, the shutdown triggered)
+    // or the timer was reset. A request's polls then cost no lock and no waker
+    // registration besides the connection's (issue #41).
+    let (mut look_at_timer, mut look_at_shutdown) = (true, true);
     loop {
-        tokio::select! {
-            // The connection first, and no random pick per poll: the other two are rare.
-            biased;
-            result = connection.as_mut() => {
+        let event = std::future::poll_fn(|cx| {
+            // The connection first: the other two are rare.
+            if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+                return Poll::Ready(Event::Ended(result));
+            }
+            if !closing && (look_at_shutdown || shutdown.is_draining()) {
+                look_at_shutdown = false;
+                if expired.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Event::Drain);
+                }
+            }
+            if look_at_timer || watchdog.is_elapsed() {
+                look_at_timer = false;
+                if watchdog.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Event::Timer);
+                }
+            }
+            Poll::Pending
+        })
+        .await;
+        match event {
+            Event::Ended(result) => {
                 if let Err(e) = result {
                     tracing::debug!(?peer, error = %e, "HTTP: connection ended with an error");
                 }
                 return;
             }
-            () = shutdown.expired(limits.drain_delay), if !closing => {
+            Event::Drain => {
                 closing = true;
                 connection.as_mut().graceful_shutdown();
             }
-            () = watchdog.as_mut() => {
+            Event::Timer => {
                 let now = Instant::now();
                 let deadline = watch.deadline(&limits);
                 if let Some((at, why)) = deadline
                     && at <= now
                 {
-                    tracing::debug!(?peer, reason = why, "HTTP: closing a connection over its time limit (HttpConfig::header_read_timeout / idle_timeout)");
+                    tracing::debug!(
+                        ?peer,
+                        reason = why,
+                        "HTTP: closing a connection over its time limit (HttpConfig::header_read_timeout / idle_timeout)"
+                    );
                     return;
                 }
                 let next = now + step;
-                watchdog.as_mut().reset(deadline.map_or(next, |(at, _)| at.min(next)));
+                watchdog
+                    .as_mut()
+                    .reset(deadline.map_or(next, |(at, _)| at.min(next)));
+                look_at_timer = true;
             }
         }
     }
+}
+
+/// What woke a connection's task to act.
+enum Event {
+    /// The connection ended (with hyper's error, if any).
+    Ended(Result<(), hyper::Error>),
+    /// The drain delay has passed since the shutdown began.
+    Drain,
+    /// The watchdog's timer fired.
+    Timer,
 }

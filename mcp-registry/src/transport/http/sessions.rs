@@ -267,10 +267,24 @@ impl AppState {
         caller: Option<&AccessClaims>,
         request: Option<&RequestId>,
     ) -> Result<Arc<SessionSlot>, Response> {
+        match self.store() {
+            None => self
+                .session(id, caller)
+                .ok_or_else(|| unknown_session(request, id)),
+            // Boxed: a call's future keeps no room for the store's round trips (issue #41).
+            Some(store) => Box::pin(self.find_shared(store, id, caller, request)).await,
+        }
+    }
+
+    /// [`find_session`](Self::find_session) with a session store.
+    async fn find_shared(
+        &self,
+        store: &dyn SessionStore,
+        id: &str,
+        caller: Option<&AccessClaims>,
+        request: Option<&RequestId>,
+    ) -> Result<Arc<SessionSlot>, Response> {
         let local = self.session(id, caller);
-        let Some(store) = self.store() else {
-            return local.ok_or_else(|| unknown_session(request, id));
-        };
         let idle = self.config.session_idle_timeout;
         let refused = |e: SessionStoreError| store_down(request, &e);
         if let Some(slot) = local {

@@ -120,7 +120,6 @@ where
 {
     let (tx, rx) = outbox::bounded::<Flow>("a POST's SSE stream (its client reads too little)");
     let token = CancellationToken::new();
-    let guard = token.clone().drop_guard();
     let sink = {
         let tx = tx.clone();
         NotificationSink::new(move |n| {
@@ -128,19 +127,21 @@ where
             tx.push(Flow::Notification(n), class);
         })
     };
-    match start(options.notifications(sink).cancellation(token.clone())) {
-        Pending::Ready(answered) => {
-            tx.reply(Flow::Reply(answered));
-        }
+    let started = start(options.notifications(sink).cancellation(token.clone()));
+    // Dropping the response (the client going away) cancels the call.
+    let mut guard = token.drop_guard();
+    let answered = match started {
+        Pending::Ready(answered) => Some(answered),
         // Most calls finish on their first poll: answered here, without a task of their own
         // (a spawn, its wake-ups and the hop through the outbox cost more than the call).
         Pending::Later(id, mut answer) => match (&mut answer).now_or_never() {
-            Some(answered) => {
-                tx.reply(Flow::Reply(answered));
-            }
+            Some(answered) => Some(answered),
             None => {
+                let token = guard.disarm();
+                guard = token.clone().drop_guard();
                 let shutdown = state.config.shutdown.clone();
                 let limit = state.config.drain_timeout;
+                let tx = tx.clone();
                 tokio::spawn(async move {
                     let answered = tokio::select! {
                         answered = answer => answered,
@@ -151,25 +152,21 @@ where
                     };
                     tx.reply(Flow::Reply(answered));
                 });
+                None
             }
         },
-    }
-    match rx.next().await {
-        None | Some(Flow::Reply(None)) => StatusCode::ACCEPTED.into_response(),
-        Some(Flow::Reply(Some((id, answer)))) => {
-            drop(guard.disarm());
-            let status = mode.status(&answer);
-            let retry = match &answer {
-                Answer::Error(e) if status == StatusCode::TOO_MANY_REQUESTS => {
-                    quota::retry_after_seconds(e)
-                }
-                _ => None,
-            };
-            match reply_text(id, answer) {
-                Some(reply) => with_retry_after(text_response(status, reply), retry),
-                None => StatusCode::ACCEPTED.into_response(),
-            }
+    };
+    if let Some(answered) = answered {
+        // No notification came first: the reply, without the hop through the queue.
+        if rx.is_empty() {
+            return reply_response(mode, answered, guard);
         }
+        tx.reply(Flow::Reply(answered));
+    }
+    drop(tx);
+    match rx.next().await {
+        None => StatusCode::ACCEPTED.into_response(),
+        Some(Flow::Reply(answered)) => reply_response(mode, answered, guard),
         Some(Flow::Notification(first)) => {
             match resume.and_then(|slot| StreamLog::of(state, &slot.id, slot.events())) {
                 Some(log) => resumable_sse(first, rx, guard, log),
@@ -178,6 +175,26 @@ where
                     .into_response(),
             }
         }
+    }
+}
+
+/// The response for the reply `answered` (`202` when there is none); the call is over, so
+/// `guard` is disarmed when there is one.
+fn reply_response(mode: Mode, answered: Answered, guard: DropGuard) -> Response {
+    let Some((id, answer)) = answered else {
+        return StatusCode::ACCEPTED.into_response();
+    };
+    drop(guard.disarm());
+    let status = mode.status(&answer);
+    let retry = match &answer {
+        Answer::Error(e) if status == StatusCode::TOO_MANY_REQUESTS => {
+            quota::retry_after_seconds(e)
+        }
+        _ => None,
+    };
+    match reply_text(id, answer) {
+        Some(reply) => with_retry_after(text_response(status, reply), retry),
+        None => StatusCode::ACCEPTED.into_response(),
     }
 }
 
