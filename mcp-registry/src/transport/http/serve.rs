@@ -438,3 +438,24 @@ enum Event {
     /// The watchdog's timer fired.
     Timer,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::time::Instant;
+
+    use super::Phase;
+
+    #[test]
+    fn a_phase_survives_its_encoding() {
+        let base = Instant::now();
+        let later = base + Duration::from_millis(1_234);
+        let round = |p: Phase| Phase::decode(p.encode(base), base);
+        assert!(matches!(round(Phase::Idle(base)), Phase::Idle(at) if at == base));
+        assert!(matches!(round(Phase::Head(later)), Phase::Head(at) if at == later));
+        assert!(matches!(round(Phase::Idle(later)), Phase::Idle(at) if at == later));
+        assert!(matches!(round(Phase::Busy(1)), Phase::Busy(1)));
+        assert!(matches!(round(Phase::Busy(70_000)), Phase::Busy(70_000)));
+    }
+}
