@@ -115,6 +115,25 @@ async fn a_trickled_body_is_refused_with_408() {
     assert!(reply.contains("HttpConfig::body_read_timeout"), "{reply}");
 }
 
+/// `serve` calls its endpoint's `POST` without axum's router (issue #41): the body's limit
+/// holds there too, for a body without a length.
+#[tokio::test]
+async fn a_chunked_body_over_the_limit_is_refused_with_413() {
+    let addr = start(quiet().max_body_bytes(1024)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+                Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for _ in 0..8 {
+        let chunk = format!("200\r\n{}\r\n", " ".repeat(512));
+        if stream.write_all(chunk.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    let head = response_head(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 413"), "{head}");
+}
+
 #[tokio::test]
 async fn past_the_connection_cap_new_connections_wait_for_a_free_slot() {
     let addr = start(quiet().max_connections(2)).await;

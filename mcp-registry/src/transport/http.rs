@@ -76,7 +76,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -152,6 +152,12 @@ pub const HEADER_MISMATCH: ErrorCode = ErrorCode::HEADER_MISMATCH;
 /// let app: axum::Router = router(Registry::new(), "math", HttpConfig::default());
 /// ```
 pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
+    endpoint(registry, server, config).router
+}
+
+/// The router of [`router`], and what [`serve`] calls without it: the endpoint's `POST`
+/// (no response layer runs on it; DPoP's nonces need theirs).
+fn endpoint(registry: Registry, server: &str, config: HttpConfig) -> serve::App {
     let state = Arc::new(AppState::new(registry, server, config.clone()));
     if let Some(store) = &config.session_store {
         store.attach(SessionEvents::new(&state));
@@ -175,6 +181,11 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
             );
         }
     }
+    #[cfg_attr(not(feature = "http-dpop"), allow(unused_mut))]
+    let mut direct = Some(serve::Direct {
+        state: state.clone(),
+        path: config.path.clone(),
+    });
     #[cfg(feature = "http-dpop")]
     if let Some(dpop) = config
         .auth
@@ -183,6 +194,7 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
         .cloned()
     {
         // Every response carries the current DPoP nonce (none when nonces are off).
+        direct = None;
         app = app.layer(axum::middleware::map_response(
             move |mut response: Response| {
                 let dpop = dpop.clone();
@@ -193,8 +205,13 @@ pub fn router(registry: Registry, server: &str, config: HttpConfig) -> Router {
             },
         ));
     }
-    app.layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .with_state(state)
+    // The body's limits are the `POST` handler's own (`read_body`), so they hold on both ways
+    // in, with no layer for them.
+    let router = app.with_state(state);
+    serve::App {
+        router,
+        direct: direct.map(Arc::new),
+    }
 }
 
 /// The protected resource metadata (RFC 9728). Public, so no token and no origin check; the
@@ -253,7 +270,7 @@ pub async fn serve_listener(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, server, "serving MCP over Streamable HTTP");
-    let app = router(registry, server, config.clone());
+    let app = endpoint(registry, server, config.clone());
     serve::accept_loop(listener, app, &config).await;
     Ok(())
 }

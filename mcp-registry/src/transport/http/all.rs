@@ -73,7 +73,10 @@ pub async fn serve_all_listener(
 ) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     tracing::info!(%addr, "serving every MCP server of a registry over Streamable HTTP");
-    let app = router_all(registry, config.clone());
+    let app = serve::App {
+        router: router_all(registry, config.clone()),
+        direct: None,
+    };
     serve::accept_loop(listener, app, &config).await;
     Ok(())
 }

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest as _, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt as _;
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde_json::Value;
 
 use super::auth::AccessClaims;
@@ -92,25 +93,26 @@ fn take_head(request: Request) -> (Uri, HeaderMap, Request) {
 }
 
 /// The body of a POST, within [`HttpConfig::body_read_timeout`](super::HttpConfig) (`408`
-/// after it) and the size limit (`DefaultBodyLimit`, which holds for bodies without a length).
+/// after it) and [`HttpConfig::max_body_bytes`](super::HttpConfig) (`413` past it, for
+/// bodies with a length or without). The limit is kept here, not by a router layer, so it
+/// holds however the request arrives (`serve` calls this endpoint without axum's router).
 async fn read_body(state: &AppState, request: Request) -> Result<Bytes, Response> {
     let limit = state.config.body_read_timeout;
-    match tokio::time::timeout(limit, Bytes::from_request(request, &())).await {
-        Ok(Ok(body)) => Ok(body),
-        Ok(Err(e)) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(error_response(
-            e.status(),
+    let max = state.config.max_body_bytes;
+    let body = Limited::new(request.into_body(), max).collect();
+    match tokio::time::timeout(limit, body).await {
+        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => Err(error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
             None,
             ErrorCode::INVALID_REQUEST,
-            format!(
-                "the body is over the limit of {} bytes (HttpConfig::max_body_bytes)",
-                state.config.max_body_bytes
-            ),
+            format!("the body is over the limit of {max} bytes (HttpConfig::max_body_bytes)"),
         )),
         Ok(Err(e)) => Err(error_response(
-            e.status(),
+            StatusCode::BAD_REQUEST,
             None,
             ErrorCode::INVALID_REQUEST,
-            e.body_text(),
+            format!("the request body could not be read: {e}"),
         )),
         Err(_) => Err(error_response(
             StatusCode::REQUEST_TIMEOUT,

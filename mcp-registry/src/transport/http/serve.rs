@@ -22,6 +22,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::Method;
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -30,6 +32,8 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tower_service::Service as _;
 
+use super::post::handle_post;
+use super::sessions::AppState;
 use super::{HttpConfig, Shutdown};
 use crate::transport::stall::Stalled;
 
@@ -109,6 +113,41 @@ impl Phase {
             0 => Phase::Idle(at()),
             1 => Phase::Head(at()),
             _ => Phase::Busy(usize::try_from(value).unwrap_or(usize::MAX)),
+        }
+    }
+}
+
+/// What a connection serves: the router, and the endpoint whose `POST` is called without it
+/// (`serve`'s own endpoint: axum's routing, its boxing of the handler's future and its
+/// layers cost more than the rest of a call's way to the registry; issue #41).
+#[derive(Clone)]
+pub(super) struct App {
+    pub(super) router: Router,
+    pub(super) direct: Option<Arc<Direct>>,
+}
+
+/// An endpoint whose `POST` is called directly.
+pub(super) struct Direct {
+    pub(super) state: Arc<AppState>,
+    /// Its path: a `POST` there is the endpoint's, as the router would route it.
+    pub(super) path: String,
+}
+
+/// Where one request goes.
+enum Route {
+    Post(Arc<AppState>),
+    Router(Router),
+}
+
+impl App {
+    fn route<B>(&self, request: &hyper::Request<B>) -> Route {
+        match &self.direct {
+            Some(direct)
+                if request.method() == Method::POST && request.uri().path() == direct.path =>
+            {
+                Route::Post(direct.state.clone())
+            }
+            _ => Route::Router(self.router.clone()),
         }
     }
 }
@@ -249,7 +288,7 @@ const DRAIN_GRACE: Duration = Duration::from_secs(5);
 /// ([`Shutdown::hand_over`]: legacy sessions saved, tasks released), and waits for the
 /// connections to close (at most [`HttpConfig::drain_timeout`] and [`DRAIN_GRACE`]). Accepting failures are logged and
 /// retried.
-pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &HttpConfig) {
+pub(super) async fn accept_loop(listener: TcpListener, app: App, config: &HttpConfig) {
     let slots = Arc::new(Semaphore::new(config.max_connections));
     let shutdown = config.shutdown.clone();
     // Readiness turns false at the trigger; accepting goes on for the drain delay, while the
@@ -278,12 +317,7 @@ pub(super) async fn accept_loop(listener: TcpListener, app: Router, config: &Htt
 }
 
 /// Accepts connections and serves each, for ever (failures are logged and retried).
-async fn accept_all(
-    listener: &TcpListener,
-    app: Router,
-    config: &HttpConfig,
-    slots: &Arc<Semaphore>,
-) {
+async fn accept_all(listener: &TcpListener, app: App, config: &HttpConfig, slots: &Arc<Semaphore>) {
     let limits = Limits {
         header_read: config.header_read_timeout,
         idle: config.idle_timeout,
@@ -335,7 +369,7 @@ async fn accept_all(
 /// During the delay it stays open: a load balancer keeps its connections to this replica
 /// until its health check takes the replica out, and reconnecting on every request (had
 /// each response said `Connection: close`) would only load the replica it leaves.
-async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdown: Shutdown) {
+async fn serve_connection(stream: TcpStream, app: App, limits: Limits, shutdown: Shutdown) {
     // Replies are written whole; small SSE events must not wait for an ACK.
     let _ = stream.set_nodelay(true);
     let peer = stream.peer_addr().ok();
@@ -348,9 +382,13 @@ async fn serve_connection(stream: TcpStream, app: Router, limits: Limits, shutdo
         let watch = watch.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let answering = Answering::start(&watch);
-            let mut app = app.clone();
+            let route = app.route(&request);
             async move {
-                let response = app.call(request.map(Body::new)).await?;
+                let request = request.map(Body::new);
+                let response = match route {
+                    Route::Post(state) => handle_post(State(state), request).await,
+                    Route::Router(mut router) => router.call(request).await?,
+                };
                 Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, answering })))
             }
         })
