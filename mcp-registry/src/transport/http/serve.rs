@@ -29,7 +29,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 use tower_service::Service as _;
 
 use super::post::handle_post;
@@ -395,23 +395,19 @@ async fn serve_connection(stream: TcpStream, app: App, limits: Limits, shutdown:
     };
     let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
     tokio::pin!(connection);
-    // Every deadline a phase change sets is at least `step` away (see the module's notes).
-    let step = limits.header_read.min(limits.idle).max(MIN_STEP);
-    let first = Instant::now() + step;
-    let watchdog = tokio::time::sleep_until(
-        watch
-            .deadline(&limits)
-            .map_or(first, |(at, _)| at.min(first)),
-    );
-    tokio::pin!(watchdog);
+    let (first, step) = Watchdog::first(&watch, &limits);
+    let timer = tokio::time::sleep_until(first);
+    tokio::pin!(timer);
+    let mut watchdog = Watchdog {
+        timer,
+        step,
+        armed: true,
+    };
     let expired = shutdown.expired(limits.drain_delay);
     tokio::pin!(expired);
-    let mut closing = false;
-    // The timer and the shutdown, once polled, wake the task themselves; a poll looks at
-    // them again only when they may have fired (the timer elapsed, the shutdown triggered)
-    // or the timer was reset. A request's polls then cost no lock and no waker
-    // registration besides the connection's (issue #41).
-    let (mut look_at_timer, mut look_at_shutdown) = (true, true);
+    // The timer and the shutdown, once polled, wake the task themselves: a request's polls
+    // look at them only when they may have fired (issue #41: no lock, no waker registered).
+    let (mut closing, mut look_at_shutdown) = (false, true);
     loop {
         let event = std::future::poll_fn(|cx| {
             // The connection first: the other two are rare.
@@ -424,13 +420,7 @@ async fn serve_connection(stream: TcpStream, app: App, limits: Limits, shutdown:
                     return Poll::Ready(Event::Drain);
                 }
             }
-            if look_at_timer || watchdog.is_elapsed() {
-                look_at_timer = false;
-                if watchdog.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Event::Timer);
-                }
-            }
-            Poll::Pending
+            watchdog.poll_fired(cx).map(|()| Event::Timer)
         })
         .await;
         match event {
@@ -445,11 +435,7 @@ async fn serve_connection(stream: TcpStream, app: App, limits: Limits, shutdown:
                 connection.as_mut().graceful_shutdown();
             }
             Event::Timer => {
-                let now = Instant::now();
-                let deadline = watch.deadline(&limits);
-                if let Some((at, why)) = deadline
-                    && at <= now
-                {
+                if let Some(why) = watchdog.over_limit(&watch, &limits) {
                     tracing::debug!(
                         ?peer,
                         reason = why,
@@ -457,13 +443,56 @@ async fn serve_connection(stream: TcpStream, app: App, limits: Limits, shutdown:
                     );
                     return;
                 }
-                let next = now + step;
-                watchdog
-                    .as_mut()
-                    .reset(deadline.map_or(next, |(at, _)| at.min(next)));
-                look_at_timer = true;
             }
         }
+    }
+}
+
+/// A connection's one timer: armed at most `step` (the shorter of the two limits) ahead, so
+/// no deadline a phase change sets can come before it (see the module's notes).
+struct Watchdog<'a> {
+    timer: Pin<&'a mut Sleep>,
+    step: Duration,
+    /// Set or reset since it was last polled: polled to register it.
+    armed: bool,
+}
+
+impl<'a> Watchdog<'a> {
+    /// When the timer of a new connection first fires, and its `step`.
+    fn first(watch: &Watch, limits: &Limits) -> (Instant, Duration) {
+        let step = limits.header_read.min(limits.idle).max(MIN_STEP);
+        let first = Instant::now() + step;
+        let at = watch
+            .deadline(limits)
+            .map_or(first, |(at, _)| at.min(first));
+        (at, step)
+    }
+
+    /// Ready when the timer has fired; looks at it only when it may have.
+    fn poll_fired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if !(self.armed || self.timer.is_elapsed()) {
+            return Poll::Pending;
+        }
+        self.armed = false;
+        self.timer.as_mut().poll(cx)
+    }
+
+    /// Once the timer fired: the limit the connection is over (it is to be closed), or `None`
+    /// with the timer armed again.
+    fn over_limit(&mut self, watch: &Watch, limits: &Limits) -> Option<&'static str> {
+        let now = Instant::now();
+        let deadline = watch.deadline(limits);
+        if let Some((at, why)) = deadline
+            && at <= now
+        {
+            return Some(why);
+        }
+        let next = now + self.step;
+        self.timer
+            .as_mut()
+            .reset(deadline.map_or(next, |(at, _)| at.min(next)));
+        self.armed = true;
+        None
     }
 }
 
