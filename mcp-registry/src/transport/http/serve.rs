@@ -135,6 +135,10 @@ pub(super) struct Direct {
 
 /// Where one request goes.
 enum Route {
+    /// The endpoint's `POST`. Its future (2.9 KB) is boxed per request, and the allocator
+    /// hands the same warm block back; kept in each connection's in-flight slot instead, 500
+    /// connections' slots spread over the cache (CPU per call 1.12x the floor's at 500
+    /// clients, against 1.00x boxed).
     Post(Arc<AppState>),
     Router(Router),
 }
@@ -386,7 +390,7 @@ async fn serve_connection(stream: TcpStream, app: App, limits: Limits, shutdown:
             async move {
                 let request = request.map(Body::new);
                 let response = match route {
-                    Route::Post(state) => handle_post(State(state), request).await,
+                    Route::Post(state) => Box::pin(handle_post(State(state), request)).await,
                     Route::Router(mut router) => router.call(request).await?,
                 };
                 Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, answering })))
