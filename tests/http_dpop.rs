@@ -1,5 +1,6 @@
 //! DPoP-bound access tokens on the Streamable HTTP server (RFC 9449, feature `http-dpop`),
-//! driven through the axum router in-process with proofs signed here, on a fixed clock.
+//! driven through the axum router in-process (and once through `serve`, over loopback) with
+//! proofs signed here, on a fixed clock.
 
 use crate::common;
 
@@ -16,7 +17,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_registry::client::auth::SigningKey;
 use mcp_registry::transport::http::auth::{AccessClaims, Auth, BearerToken, TokenError};
 use mcp_registry::transport::http::dpop::{Dpop, thumbprint};
-use mcp_registry::transport::http::{HttpConfig, router};
+use mcp_registry::transport::http::{HttpConfig, router, serve_listener};
 use mcp_registry::{Registry, Server, Tool};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -478,4 +479,65 @@ async fn one_key_cannot_fill_the_replay_cache_for_everyone() {
     claims["iat"] = json!(later);
     let reply = call(&app, &dpop(BOUND), &[&greedy.proof(&claims)]).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+}
+
+/// `serve` calls its endpoint's `POST` without the router, except with DPoP, whose nonces a
+/// router layer puts on every response: a reply over the wire carries the nonce too.
+#[tokio::test]
+async fn a_served_reply_carries_the_nonce_too() {
+    let prover = Prover::new();
+    let (auth, _clock) = auth(vec![(BOUND, prover.jkt())], |d| {
+        d.nonces(std::time::Duration::from_secs(60))
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let config = HttpConfig::default().auth(auth);
+    tokio::spawn(serve_listener(listener, registry(), "s", config));
+    // No nonce yet: refused, with one; then a proof with it.
+    let refused = post_over_tcp(addr, &prover.proof(&Prover::claims(BOUND, "w-1"))).await;
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let nonce = refused
+        .lines()
+        .find_map(|l| l.strip_prefix("dpop-nonce: "))
+        .expect("a DPoP-Nonce")
+        .to_owned();
+    let mut claims = Prover::claims(BOUND, "w-2");
+    claims["nonce"] = json!(nonce);
+    let reply = post_over_tcp(addr, &prover.proof(&claims)).await;
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(
+        reply.lines().any(|l| l == format!("dpop-nonce: {nonce}")),
+        "every response carries the nonce: {reply}"
+    );
+}
+
+/// The response, head and body, to a stateless `tools/call` of `echo` sent over a new
+/// connection to `addr` with the bound token and `proof`.
+async fn post_over_tcp(addr: std::net::SocketAddr, proof: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}
+    })
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: echo\r\nAuthorization: {}\r\nDPoP: {proof}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        dpop(BOUND),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = String::new();
+    let read = stream.read_to_string(&mut reply);
+    tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .expect("a reply in time")
+        .unwrap();
+    reply
 }
