@@ -515,22 +515,11 @@ async fn a_served_reply_carries_the_nonce_too() {
 /// connection to `addr` with the bound token and `proof`.
 async fn post_over_tcp(addr: std::net::SocketAddr, proof: &str) -> String {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "echo", "arguments": {}, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }}
-    })
-    .to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: echo\r\nAuthorization: {}\r\nDPoP: {proof}\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        dpop(BOUND),
-        body.len()
+    let headers = format!(
+        "Authorization: {}\r\nDPoP: {proof}\r\nConnection: close\r\n",
+        dpop(BOUND)
     );
+    let request = common::http::raw_modern_call(1, "echo", json!({}), &headers);
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut reply = String::new();

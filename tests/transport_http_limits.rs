@@ -297,21 +297,8 @@ async fn a_client_that_never_reads_its_stream_is_disconnected() {
         "s",
         quiet().write_timeout(SHORT),
     ));
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "endless", "arguments": {}, "_meta": {
-            "progressToken": "p",
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}
-        }}
-    })
-    .to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: endless\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
+    let meta = serde_json::json!({"progressToken": "p"});
+    let request = common::http::raw_modern_call(7, "endless", meta, "");
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     // Never read: the server's writes block once the socket buffers are full.

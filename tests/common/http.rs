@@ -131,3 +131,25 @@ pub fn modern(id: i64, method: &str, params: Value) -> String {
     });
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
+
+/// A 2026-07-28 `tools/call` of `tool` (no arguments) as raw HTTP/1.1 to `/mcp`, for tests
+/// that talk to a served endpoint over a socket: `meta` joins the `_meta` every modern
+/// request carries, and `headers` (each line ending in `\r\n`) join the required ones.
+pub fn raw_modern_call(id: i64, tool: &str, meta: Value, headers: &str) -> String {
+    let mut body: Value = serde_json::from_str(&modern(
+        id,
+        "tools/call",
+        json!({"name": tool, "arguments": {}}),
+    ))
+    .unwrap();
+    if let (Some(into), Value::Object(extra)) = (body["params"]["_meta"].as_object_mut(), meta) {
+        into.extend(extra);
+    }
+    let body = body.to_string();
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
