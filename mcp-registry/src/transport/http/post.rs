@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -32,7 +32,7 @@ use crate::protocol::{
 use crate::registry::CallOptions;
 
 pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    let (uri, headers, request) = take_head(request);
+    let (uri, headers, body) = split(request);
     let caller = match admit(&state, "POST", &uri, &headers).await {
         Ok(caller) => caller,
         Err(refused) => return refused,
@@ -40,7 +40,7 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
     if let Some(refused) = check_post_headers(&state, &headers) {
         return refused;
     }
-    let body = match read_body(&state, request).await {
+    let body = match read_body(&state, body).await {
         Ok(body) => body,
         Err(refused) => return refused,
     };
@@ -82,24 +82,22 @@ pub(super) async fn handle_post(State(state): State<Arc<AppState>>, request: Req
     }
 }
 
-/// The request's URI and headers moved out of it, not cloned by `Uri`/`HeaderMap`
-/// extractors (issue #41); reading the body needs only its extensions (the body limit).
-/// Apart from `handle_post`, so its future keeps no room for the request's parts.
-fn take_head(request: Request) -> (Uri, HeaderMap, Request) {
-    let (mut parts, body) = request.into_parts();
-    let uri = std::mem::take(&mut parts.uri);
-    let headers = std::mem::take(&mut parts.headers);
-    (uri, headers, Request::from_parts(parts, body))
+/// The request's URI, headers and body, moved out of it (not cloned by `Uri`/`HeaderMap`
+/// extractors, issue #41); the rest of its head is dropped here, so `handle_post`'s future
+/// keeps no room for it.
+fn split(request: Request) -> (Uri, HeaderMap, Body) {
+    let (parts, body) = request.into_parts();
+    (parts.uri, parts.headers, body)
 }
 
 /// The body of a POST, within [`HttpConfig::body_read_timeout`](super::HttpConfig) (`408`
 /// after it) and [`HttpConfig::max_body_bytes`](super::HttpConfig) (`413` past it, for
 /// bodies with a length or without). The limit is kept here, not by a router layer, so it
 /// holds however the request arrives (`serve` calls this endpoint without axum's router).
-async fn read_body(state: &AppState, request: Request) -> Result<Bytes, Response> {
+async fn read_body(state: &AppState, body: Body) -> Result<Bytes, Response> {
     let limit = state.config.body_read_timeout;
     let max = state.config.max_body_bytes;
-    let body = Limited::new(request.into_body(), max).collect();
+    let body = Limited::new(body, max).collect();
     match tokio::time::timeout(limit, body).await {
         Ok(Ok(body)) => Ok(body.to_bytes()),
         Ok(Err(e)) if e.is::<LengthLimitError>() => Err(error_response(
