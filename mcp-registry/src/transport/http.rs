@@ -182,10 +182,7 @@ fn endpoint(registry: Registry, server: &str, config: HttpConfig) -> serve::App 
         }
     }
     #[cfg_attr(not(feature = "http-dpop"), allow(unused_mut))]
-    let mut direct = Some(serve::Direct {
-        state: state.clone(),
-        path: config.path.clone(),
-    });
+    let mut direct = Some(state.clone());
     #[cfg(feature = "http-dpop")]
     if let Some(dpop) = config
         .auth
@@ -208,10 +205,7 @@ fn endpoint(registry: Registry, server: &str, config: HttpConfig) -> serve::App 
     // The body's limits are the `POST` handler's own (`read_body`), so they hold on both ways
     // in, with no layer for them.
     let router = app.with_state(state);
-    serve::App {
-        router,
-        direct: direct.map(Arc::new),
-    }
+    serve::App { router, direct }
 }
 
 /// The protected resource metadata (RFC 9728). Public, so no token and no origin check; the

@@ -123,14 +123,9 @@ impl Phase {
 #[derive(Clone)]
 pub(super) struct App {
     pub(super) router: Router,
-    pub(super) direct: Option<Arc<Direct>>,
-}
-
-/// An endpoint whose `POST` is called directly.
-pub(super) struct Direct {
-    pub(super) state: Arc<AppState>,
-    /// Its path: a `POST` there is the endpoint's, as the router would route it.
-    pub(super) path: String,
+    /// The endpoint whose `POST` (to its configured path, as the router would route it) is
+    /// called directly.
+    pub(super) direct: Option<Arc<AppState>>,
 }
 
 /// Where one request goes.
@@ -146,10 +141,11 @@ enum Route {
 impl App {
     fn route<B>(&self, request: &hyper::Request<B>) -> Route {
         match &self.direct {
-            Some(direct)
-                if request.method() == Method::POST && request.uri().path() == direct.path =>
+            Some(state)
+                if request.method() == Method::POST
+                    && request.uri().path() == state.config.path =>
             {
-                Route::Post(direct.state.clone())
+                Route::Post(state.clone())
             }
             _ => Route::Router(self.router.clone()),
         }
