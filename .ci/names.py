@@ -33,6 +33,24 @@ for path in sorted(SRC.rglob("*.rs")):
         found[match.group(1)].append(f"{path.relative_to(SRC.parent)}:{number + 1}")
 
 clashes = {name: places for name, places in found.items() if len(places) > 1}
+
+# The rendered docs, when given (`names.py target/doc/mcp_registry/all.html`): a type documented
+# twice, such as a re-export inlined beside its definition, is a clash too.
+if len(sys.argv) > 1:
+    html = pathlib.Path(sys.argv[1]).read_text()
+    kinds = ("structs", "enums", "unions", "traits", "types", "traitaliases")
+    shown = collections.defaultdict(list)
+    for kind, body in re.findall(r'<h3 id="([a-z-]+)">[^<]*</h3><ul class="all-items">(.*?)</ul>', html, re.S):
+        if kind not in kinds:
+            continue
+        for path in re.findall(r'<a href="[^"]+">([^<]+)</a>', body):
+            shown[path.split("::")[-1]].append(path)
+    if not shown:
+        print(f"{sys.argv[1]}: no documented types found (has rustdoc's page changed?)")
+        sys.exit(1)
+    for name, paths in shown.items():
+        if len(paths) > 1:
+            clashes.setdefault(name, [f"docs: {p}" for p in paths])
 for name, places in sorted(clashes.items()):
     print(f"public name `{name}` is defined {len(places)} times: {', '.join(places)}")
 if clashes:

@@ -20,7 +20,8 @@
 //!
 //! `HTTP_FLOOR_QUICK=1`, or running without `--bench` (as `cargo test --benches` does), runs a
 //! few hundred calls per row so the benchmark cannot rot; `HTTP_FLOOR_ROUNDS`, `HTTP_FLOOR_SECS`
-//! and `HTTP_FLOOR_CLIENTS` (comma-separated) change a full run.
+//! and `HTTP_FLOOR_CLIENTS` (comma-separated) change a full run;
+//! `HTTP_FLOOR_RUNTIME=current_thread` serves both from tokio's single-threaded runtime.
 
 #[path = "http_floor/load.rs"]
 mod load;
@@ -219,8 +220,13 @@ impl ServerProcess {
 fn serve_forever(which: &str) {
     // The runtime's queue discipline decides the tail of a saturated server (benches/README.md):
     // `HTTP_FLOOR_GLOBAL_QUEUE_INTERVAL` and `HTTP_FLOOR_EVENT_INTERVAL` set tokio's knobs of
-    // the same names, for both servers.
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    // the same names, for both servers; `HTTP_FLOOR_RUNTIME=current_thread` runs both on
+    // tokio's single-threaded scheduler instead (one core is all each server has).
+    let mut builder = if std::env::var("HTTP_FLOOR_RUNTIME").as_deref() == Ok("current_thread") {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
     let knob = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
     if let Some(n) = knob("HTTP_FLOOR_GLOBAL_QUEUE_INTERVAL") {
         builder.global_queue_interval(n);

@@ -46,7 +46,11 @@ pub use machine::{
     ServerRequestKind, TimedOut, VersionPreference,
 };
 pub use mount::{MountError, RemoteServer};
-pub use policy::{Approval, ApprovalRequest, Backoff, CallPolicy, RequestOptions};
+// The registry's own approval types, named here too because a `CallPolicy` takes them: shown
+// as a re-export, so the docs hold each type once.
+#[doc(no_inline)]
+pub use policy::{Approval, ApprovalRequest};
+pub use policy::{Backoff, CallPolicy, RequestOptions};
 pub use request::{
     AnyRequest, CallTool, ClientRequest, Complete, GetPrompt, ReadResource, RequestTarget,
 };
