@@ -8,6 +8,12 @@
 //! Cardinality stays bounded: a method the crate does not know is recorded as `_OTHER`, and a
 //! tool's or prompt's name only when the request reached one (an unknown name is an error
 //! without it).
+//!
+//! The cost: each request is timed and its attributes made whether or not a meter provider
+//! is set (OpenTelemetry's API cannot tell its no-op provider from a real one): about 160 ns
+//! and 1,400 instructions per in-process `tools/call` on the development machine
+//! (`benches/call_path.rs`, built with and without the feature), before what an SDK's
+//! provider adds. A build without `otel` pays nothing for metrics.
 
 use std::sync::OnceLock;
 use std::time::Instant;
