@@ -4,7 +4,7 @@ links left out) may not run up the order of `order` below, and no two top-level 
 two files (a module and its own children aside) may import each other. Exits 1 on a breach."""
 import os,re,sys,collections
 root='mcp-registry/src'
-order=['random','name','schema','protocol','apps','telemetry','tool','completion','prompt','resource','skill','server','task','registry','macro_support','dispatch','catalog','transport','replicas','client','agent','testing','guide','lib']
+order=['sync','random','name','schema','protocol','apps','telemetry','tool','completion','prompt','resource','skill','server','task','registry','macro_support','dispatch','catalog','transport','replicas','client','agent','testing','guide','lib']
 floor={m:i for i,m in enumerate(order)}
 # root re-exports: name -> module
 lib=open(os.path.join(root,'lib.rs')).read()

@@ -110,6 +110,7 @@ pub mod schema;
 #[doc(hidden)]
 pub mod server;
 pub mod skill;
+mod sync;
 pub mod task;
 pub mod telemetry;
 #[cfg(feature = "testing")]

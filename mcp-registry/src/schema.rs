@@ -19,6 +19,7 @@ use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, RwLock};
 
+use crate::sync::RwLockExt;
 use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value};
@@ -70,18 +71,13 @@ fn generate<T: JsonSchema + ?Sized>() -> Value {
 fn cached<T: JsonSchema + ?Sized + 'static>() -> Cached {
     let id = TypeId::of::<T>();
     // A poisoned lock only means another thread panicked mid-insert of a complete value.
-    if let Some(c) = CACHE.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+    if let Some(c) = CACHE.read_unpoisoned().get(&id) {
         return c.clone();
     }
     let schema = Arc::new(generate::<T>());
     let output = Arc::new(OutputSchema::from_schema(&schema));
     let entry = Cached { schema, output };
-    CACHE
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(id)
-        .or_insert(entry)
-        .clone()
+    CACHE.write_unpoisoned().entry(id).or_insert(entry).clone()
 }
 
 /// The schema of `T` under the project's profile (cached).

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::registry::Registry;
+use crate::sync::{MutexExt, RwLockExt};
 
 /// Why a session operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,21 +90,16 @@ impl SessionRegistries {
         Self::default()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Slot>>> {
-        self.sessions.read().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Arc<Slot>>> {
-        self.sessions.write().unwrap_or_else(|e| e.into_inner())
-    }
-
     fn slot(&self, session_id: &str) -> Option<Arc<Slot>> {
-        self.read().get(session_id).cloned()
+        self.sessions.read_unpoisoned().get(session_id).cloned()
     }
 
     /// Registers `registry` for `session_id`, returning the registry it replaces.
     pub fn register(&self, session_id: impl Into<String>, registry: Registry) -> Option<Registry> {
-        let old = self.write().insert(session_id.into(), Slot::new(registry));
+        let old = self
+            .sessions
+            .write_unpoisoned()
+            .insert(session_id.into(), Slot::new(registry));
         old.map(|old| {
             old.retire();
             old.registry.clone()
@@ -125,7 +121,7 @@ impl SessionRegistries {
         if let Some(registry) = self.get(session_id) {
             return registry;
         }
-        let mut sessions = self.write();
+        let mut sessions = self.sessions.write_unpoisoned();
         sessions
             .entry(session_id.to_owned())
             .or_insert_with(|| Slot::new(make()))
@@ -141,7 +137,7 @@ impl SessionRegistries {
     ) -> Result<R, SessionError> {
         let unknown = || SessionError::UnknownSession(session_id.to_owned());
         let slot = self.slot(session_id).ok_or_else(unknown)?;
-        let _updating = slot.updating.lock().unwrap_or_else(|e| e.into_inner());
+        let _updating = slot.updating.lock_unpoisoned();
         if slot.retired.load(Ordering::Acquire) {
             return Err(unknown());
         }
@@ -151,25 +147,25 @@ impl SessionRegistries {
     /// Removes the registry of `session_id` and returns it (`None` when absent). An update
     /// already running on it is not interrupted; updates that start later fail.
     pub fn unregister(&self, session_id: &str) -> Option<Registry> {
-        let slot = self.write().remove(session_id)?;
+        let slot = self.sessions.write_unpoisoned().remove(session_id)?;
         slot.retire();
         Some(slot.registry.clone())
     }
 
     /// The session ids, sorted.
     pub fn session_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.read().keys().cloned().collect();
+        let mut ids: Vec<String> = self.sessions.read_unpoisoned().keys().cloned().collect();
         ids.sort();
         ids
     }
 
     /// How many sessions have a registry.
     pub fn len(&self) -> usize {
-        self.read().len()
+        self.sessions.read_unpoisoned().len()
     }
 
     /// Whether no session has a registry.
     pub fn is_empty(&self) -> bool {
-        self.read().is_empty()
+        self.sessions.read_unpoisoned().is_empty()
     }
 }

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::protocol::ToolDescriptor;
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 /// A tool's pinned definition and its digest.
@@ -223,7 +224,7 @@ impl MemoryPinStore {
 
 impl PinStore for MemoryPinStore {
     fn load(&self) -> BoxFuture<'_, Result<Vec<StoredPin>, PinError>> {
-        let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        let pins = self.pins.lock_unpoisoned();
         let all = pins
             .iter()
             .map(|((s, t), p)| StoredPin::new(s, t, p.clone()))
@@ -232,7 +233,7 @@ impl PinStore for MemoryPinStore {
     }
 
     fn save<'a>(&'a self, pins: &'a [StoredPin]) -> BoxFuture<'a, Result<(), PinError>> {
-        let mut held = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut held = self.pins.lock_unpoisoned();
         for p in pins {
             held.insert((p.server.clone(), p.tool.clone()), p.pin.clone());
         }
@@ -294,7 +295,7 @@ impl PinStore for FilePinStore {
         let (path, lock, pins) = (self.path.clone(), self.lock.clone(), pins.to_vec());
         Box::pin(async move {
             blocking(move || {
-                let _writer = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                let _writer = lock.lock_unpoisoned();
                 let mut held = read_file(&path)?;
                 for p in pins {
                     held.insert((p.server, p.tool), p.pin);

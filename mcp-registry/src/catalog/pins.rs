@@ -4,13 +4,14 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 use tokio::sync::watch;
 
 use super::pin_store::{MemoryPinStore, PinError, PinStore, StoredPin, ToolPin};
 use crate::protocol::ToolDescriptor;
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 /// How many changed definitions of one tool the host is remembered to have been asked about.
@@ -196,10 +197,7 @@ impl Pins {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.inner
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.state.lock_unpoisoned()
     }
 
     /// Checks `tool` of `server` against its pin: `Ok` when it is trusted (pinned now if it

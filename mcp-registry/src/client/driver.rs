@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
@@ -27,6 +27,7 @@ use crate::protocol::{
     ErrorCode, ErrorObject, InputRequiredResult, ProtocolEra, ProtocolVersion, RequestId,
     ToolDescriptor, UnsupportedVersionData, method,
 };
+use crate::sync::MutexExt;
 use tokio::sync::Notify;
 
 use super::ClientError;
@@ -121,7 +122,7 @@ impl Drop for Inner {
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+    m.lock_unpoisoned()
 }
 
 /// The machine's clock: tokio's, so a paused test clock drives timeouts too.

@@ -5,7 +5,7 @@
 //! `Mcp-Param-*`, on every POST.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -30,6 +30,7 @@ use crate::protocol::{
     ErrorCode, ErrorObject, ErrorResponse, META_PROTOCOL_VERSION, ProtocolEra, ProtocolVersion,
     RequestId,
 };
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 use resume::read_reply;
 
@@ -168,10 +169,7 @@ impl HttpTransport {
 
 impl Shared {
     fn session(&self) -> Option<HeaderValue> {
-        self.session
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.session.lock_unpoisoned().clone()
     }
 
     fn base_headers(&self, version: Option<&str>) -> HeaderMap {
@@ -389,19 +387,13 @@ impl Transport for HttpTransport {
             let status = response.status();
             let is_initialize = matches!(&message.kind, OutboundKind::Request { method, .. } if method == "initialize");
             if status == StatusCode::NOT_FOUND && shared.session().is_some() && !is_initialize {
-                *shared
-                    .session
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = None;
+                *shared.session.lock_unpoisoned() = None;
                 return Err(TransportError::SessionExpired);
             }
             if let Some(session) = response.headers().get(SESSION)
                 && is_initialize
             {
-                *shared
-                    .session
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(session.clone());
+                *shared.session.lock_unpoisoned() = Some(session.clone());
             }
             let OutboundKind::Request { id, .. } = message.kind else {
                 if !status.is_success() {
@@ -414,17 +406,10 @@ impl Transport for HttpTransport {
             let legacy = !modern;
             // Registered under the lock the task takes to remove it: a reply read at once
             // cannot remove the entry before it is inserted (which would leave it for good).
-            let mut streams = shared
-                .streams
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut streams = shared.streams.lock_unpoisoned();
             let task = tokio::spawn(async move {
                 read_reply(&task_shared, &task_id, response, version, legacy).await;
-                task_shared
-                    .streams
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&task_id);
+                task_shared.streams.lock_unpoisoned().remove(&task_id);
             });
             streams.insert(id, task.abort_handle());
             drop(streams);
@@ -433,13 +418,7 @@ impl Transport for HttpTransport {
     }
 
     fn cancelled(&self, id: &RequestId) {
-        if let Some(stream) = self
-            .inner
-            .streams
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(id)
-        {
+        if let Some(stream) = self.inner.streams.lock_unpoisoned().remove(id) {
             stream.abort();
         }
     }
@@ -476,14 +455,10 @@ impl Transport for HttpTransport {
             }
             let reader = Arc::clone(shared);
             let task = tokio::spawn(resume::standalone(reader, response, version));
-            shared
-                .streams
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(
-                    RequestId::from("standalone GET stream"),
-                    task.abort_handle(),
-                );
+            shared.streams.lock_unpoisoned().insert(
+                RequestId::from("standalone GET stream"),
+                task.abort_handle(),
+            );
         })
     }
 
@@ -494,19 +469,10 @@ impl Transport for HttpTransport {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             let shared = &self.inner;
-            for (_, stream) in shared
-                .streams
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .drain()
-            {
+            for (_, stream) in shared.streams.lock_unpoisoned().drain() {
                 stream.abort();
             }
-            let session = shared
-                .session
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let session = shared.session.lock_unpoisoned().take();
             if let Some(session) = session {
                 let mut headers = shared.headers.clone();
                 headers.insert(SESSION, session);
@@ -525,13 +491,7 @@ impl Transport for HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
-        for (_, stream) in self
-            .inner
-            .streams
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-        {
+        for (_, stream) in self.inner.streams.lock_unpoisoned().drain() {
             stream.abort();
         }
     }

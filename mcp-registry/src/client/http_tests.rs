@@ -3,17 +3,14 @@
 use super::*;
 use crate::client::transport::{Inbound, Outbound, OutboundKind};
 use crate::protocol::RequestId;
+use crate::sync::MutexExt;
 use crate::transport::http::{HttpConfig, serve_listener};
 use crate::{Registry, Server};
 
 impl HttpTransport {
     /// How many replies are being read (their abort handles kept).
     fn open_streams(&self) -> usize {
-        self.inner
-            .streams
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.inner.streams.lock_unpoisoned().len()
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
@@ -22,6 +22,7 @@ use crate::resource::{
     Resource, ResourceBuilder, ResourceRequest, ResourceTemplate, ResourceTemplateBuilder,
 };
 use crate::server::{ConnectionState, RemoteLink, Server, ServerBuildError};
+use crate::sync::MutexExt;
 use crate::tool::{Arguments, BoxFuture, HandlerResult, Tool, ToolContext, ToolError, ToolHandler};
 
 type ConnectFn = dyn Fn() -> BoxFuture<'static, Result<Client, ClientError>> + Send + Sync;
@@ -672,5 +673,5 @@ fn read_through(
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+    m.lock_unpoisoned()
 }

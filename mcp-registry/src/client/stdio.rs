@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use super::ClientError;
 use super::lines::{Line, LineReader, reply_id};
 use super::transport::{DEFAULT_MAX_MESSAGE_BYTES, Inbound, Outbound, Transport, TransportError};
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 /// How many stderr lines are kept to explain an early exit.
@@ -78,7 +79,7 @@ impl StdioTransport {
                 {
                     let line = String::from_utf8_lossy(&line).into_owned();
                     tracing::info!(target: "mcp_registry::client::stdio", server = %program, "{line}");
-                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    let mut tail = tail.lock_unpoisoned();
                     if tail.len() == STDERR_TAIL {
                         tail.pop_front();
                     }
@@ -169,7 +170,7 @@ async fn exit_reason(
         Some(status) => format!("MCP server `{program}` exited ({status})"),
         None => format!("MCP server `{program}` closed its stdout"),
     };
-    let tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+    let tail = tail.lock_unpoisoned();
     if !tail.is_empty() {
         reason.push_str("; its stderr ended with: ");
         reason.push_str(&Vec::from(tail.clone()).join(" | "));

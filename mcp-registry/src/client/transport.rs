@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use crate::dispatch::ServerSession;
 use crate::protocol::{ProtocolVersion, RequestId};
 use crate::registry::{CallOptions, Registry};
+use crate::sync::MutexExt;
 use crate::tool::{BoxFuture, NotificationSink};
 
 /// The longest message a client accepts from a server by default (a stdio line, an HTTP
@@ -226,12 +227,7 @@ impl Transport for InProcessTransport {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.session.shutdown();
-            if let Some(forward) = self
-                .forward
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take()
-            {
+            if let Some(forward) = self.forward.lock_unpoisoned().take() {
                 forward.abort();
             }
         })

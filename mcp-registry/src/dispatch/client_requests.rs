@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize as _, Serialize};
@@ -14,6 +14,7 @@ use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
     ErrorCode, ErrorObject, JsonRpcRequest, ListRootsResult, RequestId, method,
 };
+use crate::sync::MutexExt;
 use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
 
 /// Requests the session sent its client, by the server-side id their replies carry.
@@ -42,7 +43,7 @@ impl ClientRequests {
     }
 
     fn waiting(&self) -> MutexGuard<'_, Waiting> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+        self.waiting.lock_unpoisoned()
     }
 
     /// The request `id` waiting for its reply, taken out of the table.

@@ -14,13 +14,14 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::sync::mpsc::error::TryRecvError;
 
 use crate::protocol::{META_SUBSCRIPTION_ID, method};
+use crate::sync::MutexExt;
 use crate::tool::NotificationSink;
 
 /// The most messages a session's outbox holds besides its coalesced `list_changed`
@@ -112,7 +113,7 @@ struct Shared<T> {
 
 impl<T> Shared<T> {
     fn queue(&self) -> MutexGuard<'_, Queue<T>> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+        self.queue.lock_unpoisoned()
     }
 }
 

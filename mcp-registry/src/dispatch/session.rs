@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use serde::Deserialize as _;
 use serde_json::{Map, Value};
@@ -27,6 +27,7 @@ use super::client_requests::ClientRequests;
 use super::outbox::{self, Outgoing};
 use crate::protocol::{ClientCapabilities, LoggingLevel, Notification, ProtocolVersion, method};
 use crate::registry::{Registry, UpdateHook, WithOptions};
+use crate::sync::MutexExt;
 use crate::tool::{BoxFuture, Caller, NotificationSink};
 use in_flight::InFlightTable;
 
@@ -250,11 +251,7 @@ impl ServerSession {
     /// Sends `notifications/resources/updated` for `uri` when this initialized session
     /// subscribed to it; says whether it did.
     fn send_update(inner: &Inner, uri: &str) -> bool {
-        let subscribed = inner
-            .subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(uri);
+        let subscribed = inner.subscriptions.lock_unpoisoned().contains(uri);
         if !subscribed || !Self::lifecycle_of(inner).is_initialized() {
             return false;
         }
@@ -275,19 +272,11 @@ impl ServerSession {
     }
 
     fn subscribed(&self) -> MutexGuard<'_, HashSet<String>> {
-        self.inner
-            .subscriptions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.subscriptions.lock_unpoisoned()
     }
 
     fn lifecycle_of(inner: &Inner) -> Lifecycle {
-        inner
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .lifecycle
-            .clone()
+        inner.state.lock_unpoisoned().lifecycle.clone()
     }
 
     /// The server this session talks to.
@@ -312,10 +301,7 @@ impl ServerSession {
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.inner
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.state.lock_unpoisoned()
     }
 
     /// Puts the session in the error state: legacy requests other than `ping` and

@@ -14,6 +14,7 @@ use crate::prompt::{
 };
 use crate::protocol::PromptArgument;
 use crate::server::ServerBuilder;
+use crate::sync::RwLockExt;
 use crate::tool::ToolContext;
 
 /// What `#[mcp_prompt]` generates next to a function, under the function's name in the type
@@ -182,7 +183,7 @@ pub fn cached_prompt(
 ) -> Prompt {
     type Cache = std::sync::RwLock<std::collections::HashMap<std::any::TypeId, Prompt>>;
     static PROMPTS: std::sync::LazyLock<Cache> = std::sync::LazyLock::new(Default::default);
-    if let Some(prompt) = PROMPTS.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    if let Some(prompt) = PROMPTS.read_unpoisoned().get(&key) {
         return prompt.clone();
     }
     let mut builder = Prompt::builder(meta.name);
@@ -206,8 +207,7 @@ pub fn cached_prompt(
         name: meta.name,
     });
     PROMPTS
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
+        .write_unpoisoned()
         .entry(key)
         .or_insert(built)
         .clone()

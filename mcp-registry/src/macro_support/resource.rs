@@ -15,6 +15,7 @@ use crate::resource::{
     ResourceTemplate,
 };
 use crate::server::ServerBuilder;
+use crate::sync::RwLockExt;
 
 /// What `#[mcp_resource]` generates next to a function, under the function's name in the
 /// type namespace; `server!(resources = [path])` reaches the resource through it.
@@ -58,8 +59,7 @@ type Cache = RwLock<HashMap<TypeId, Box<dyn Any + Send + Sync>>>;
 fn cached<T: Clone + Send + Sync + 'static>(key: TypeId, build: impl FnOnce() -> T) -> T {
     static CACHE: LazyLock<Cache> = LazyLock::new(Default::default);
     let hit = CACHE
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
+        .read_unpoisoned()
         .get(&key)
         .and_then(|v| v.downcast_ref::<T>().cloned());
     if let Some(hit) = hit {
@@ -67,8 +67,7 @@ fn cached<T: Clone + Send + Sync + 'static>(key: TypeId, build: impl FnOnce() ->
     }
     let built = build();
     CACHE
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
+        .write_unpoisoned()
         .entry(key)
         .or_insert_with(|| Box::new(built.clone()))
         .downcast_ref::<T>()

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::schema::ObjectSchemaBuilder;
 use crate::server::{Server, ServerBuildError, ServerBuilder};
+use crate::sync::RwLockExt;
 use crate::tool::param::ToolParam;
 use crate::tool::{
     Arguments, BoxFuture, HandlerResult, Tool, ToolBuilder, ToolContext, ToolError, ToolHandler,
@@ -107,16 +108,11 @@ pub fn cached_tool(
 ) -> Tool {
     type Cache = std::sync::RwLock<std::collections::HashMap<std::any::TypeId, Tool>>;
     static TOOLS: std::sync::LazyLock<Cache> = std::sync::LazyLock::new(Default::default);
-    if let Some(tool) = TOOLS.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    if let Some(tool) = TOOLS.read_unpoisoned().get(&key) {
         return tool.clone();
     }
     let built = build_tool(meta, signature, output_schema);
-    TOOLS
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(key)
-        .or_insert(built)
-        .clone()
+    TOOLS.write_unpoisoned().entry(key).or_insert(built).clone()
 }
 
 /// A server built once per process.

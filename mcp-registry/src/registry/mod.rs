@@ -47,6 +47,7 @@ pub use tools::{CallFuture, CallRequest, ToolCall};
 
 use crate::protocol;
 use crate::server::{ConnectionState, RemoteLink, Server, ServerRegistration};
+use crate::sync::MutexExt;
 use crate::tool::Extensions;
 pub(crate) use snapshot::{ServerEntry, Snapshot, Target, split_qualified};
 pub(crate) use union::UnionIdentity;
@@ -362,7 +363,7 @@ impl Registry {
         &self,
         change: impl FnOnce(&mut BTreeMap<Arc<str>, ServerEntry>) -> (Vec<String>, R),
     ) -> R {
-        let _writer = self.inner.write.lock().unwrap_or_else(|e| e.into_inner());
+        let _writer = self.inner.write.lock_unpoisoned();
         let mut servers = self.inner.state.load().servers.clone();
         let (changed, out) = change(&mut servers);
         if !changed.is_empty() {

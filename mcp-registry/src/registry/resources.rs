@@ -4,7 +4,7 @@
 //! One request kind in two layers, named alike: its MCP methods in `dispatch/resources.rs`.
 
 use std::future::IntoFuture;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -18,6 +18,7 @@ use super::{CallOptions, Registry};
 use crate::protocol::{self, ErrorCode, ProtocolVersion, ReadResourceResult};
 use crate::resource::{Resource, ResourceError, ResourceFuture, ResourceRequest, ResourceTemplate};
 use crate::server::{Origin, Server};
+use crate::sync::MutexExt;
 use crate::tool::{BoxFuture, ToolContext};
 
 /// Why [`Registry::read_resource`] produced no contents. On the wire every kind is a
@@ -315,7 +316,7 @@ pub(crate) struct ResourceUpdates {
 
 impl ResourceUpdates {
     fn hooks(&self) -> std::sync::MutexGuard<'_, Vec<Weak<UpdateHook>>> {
-        self.hooks.lock().unwrap_or_else(PoisonError::into_inner)
+        self.hooks.lock_unpoisoned()
     }
 }
 

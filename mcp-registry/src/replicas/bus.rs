@@ -8,7 +8,7 @@
 //! ([`RemoteChanges::resync`]), so clients list again.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::{Redis, RedisUnavailable};
 use crate::registry::{ChangeBus, RemoteChanges, SharedChange};
+use crate::sync::MutexExt;
 #[cfg(feature = "http")]
 use crate::transport::http::{SessionEvent, SessionEvents};
 
@@ -136,12 +137,7 @@ impl RedisBus {
             return;
         };
         self.inner.started.get_or_init(|| {
-            let queued = self
-                .inner
-                .queued
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let queued = self.inner.queued.lock_unpoisoned().take();
             if let Some(queued) = queued {
                 runtime.spawn(publish_queued(
                     self.inner.redis.clone(),
@@ -182,11 +178,7 @@ impl RedisBus {
     #[cfg(feature = "http")]
     pub(super) fn attach_sessions(&self, events: SessionEvents) {
         self.start();
-        let mut sessions = self
-            .inner
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut sessions = self.inner.sessions.lock_unpoisoned();
         sessions.push(events);
     }
 
@@ -208,11 +200,7 @@ impl ChangeBus for RedisBus {
 
     fn attach(&self, changes: RemoteChanges) {
         self.start();
-        let mut registries = self
-            .inner
-            .registries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut registries = self.inner.registries.lock_unpoisoned();
         registries.push(changes);
     }
 }
@@ -232,15 +220,12 @@ impl Inner {
         }
         match envelope.message {
             Message::Registry(change) => {
-                let mut registries = self
-                    .registries
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
+                let mut registries = self.registries.lock_unpoisoned();
                 registries.retain(|r| r.apply(change.clone()));
             }
             #[cfg(feature = "http")]
             Message::Session(event) => {
-                let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut sessions = self.sessions.lock_unpoisoned();
                 sessions.retain(|s| s.deliver(event.clone()));
             }
         }
@@ -248,10 +233,7 @@ impl Inner {
 
     /// After a reconnection: every list may have changed meanwhile.
     fn resync(&self) {
-        let mut registries = self
-            .registries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut registries = self.registries.lock_unpoisoned();
         registries.retain(RemoteChanges::resync);
     }
 }

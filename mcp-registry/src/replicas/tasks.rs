@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use super::{Redis, RedisUnavailable};
 use crate::protocol::{ErrorCode, ErrorObject};
+use crate::sync::MutexExt;
 use crate::task::{
     TaskChange, TaskEnd, TaskPage, TaskRecord, TaskRuns, TaskStore, TaskStoreError, millis,
 };
@@ -558,7 +559,7 @@ impl Inner {
 
     /// Starts the heartbeat of this replica's tasks, unless it runs already.
     fn watch(self: &Arc<Self>) {
-        let mut watcher = self.watcher.lock().unwrap_or_else(|e| e.into_inner());
+        let mut watcher = self.watcher.lock_unpoisoned();
         if watcher.as_ref().is_some_and(|w| !w.is_finished()) {
             return;
         }

@@ -16,6 +16,7 @@ use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
     InputRequest, ListRootsResult, ProgressNotificationParams, method,
 };
+use crate::sync::MutexExt;
 use crate::tool::round::Escalation;
 use crate::tool::{BoxFuture, InputError, InputHandler, NotificationSink};
 use serde::Deserialize as _;
@@ -26,7 +27,7 @@ pub(super) struct Waiting(Mutex<HashMap<String, oneshot::Sender<Value>>>);
 
 impl Waiting {
     fn senders(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Value>>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.lock_unpoisoned()
     }
 
     /// Gives `answer` to the ask under `key`; `false` when nothing waits for it.

@@ -48,6 +48,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{DetailedTask, LegacyTask, TaskStatus};
+use crate::sync::MutexExt;
 use crate::tool::{BoxFuture, Caller, Extensions, NotificationSink};
 
 /// How a registry runs tasks.
@@ -246,13 +247,13 @@ impl Prepared {
         listener: Option<NotificationSink>,
         own_token: bool,
     ) -> NotificationSink {
-        *lock(&self.listener) = listener;
+        *self.listener.lock_unpoisoned() = listener;
         let status = self.input.status_sink();
         let listener = self.listener.clone();
         NotificationSink::new(move |note| {
             let progress = note.get("method").and_then(serde_json::Value::as_str)
                 == Some(crate::protocol::method::PROGRESS);
-            let heard = lock(&listener).clone();
+            let heard = listener.lock_unpoisoned().clone();
             if let Some(heard) = heard
                 && (own_token || !progress)
             {
@@ -267,12 +268,8 @@ impl Prepared {
     /// The requester no longer hears the run (its request was answered with the task):
     /// its sink is let go, and the run's progress reaches only the task's status message.
     pub(crate) fn stop_listening(&self) {
-        lock(&self.listener).take();
+        self.listener.lock_unpoisoned().take();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What [`Tasks::cancel`] found.
@@ -321,7 +318,7 @@ impl Tasks {
     }
 
     fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
-        lock(&self.live)
+        self.live.lock_unpoisoned()
     }
 
     /// What the call of a task about to start needs: its cancellation, and where its asks go.

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::TaskRuns;
 use crate::protocol::{ErrorObject, InputRequest, TaskStatus};
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 /// One task as a store keeps it: its state, and its result once it has one. Times are
@@ -325,7 +326,7 @@ impl MemoryTaskStore {
     }
 
     fn tasks(&self) -> std::sync::MutexGuard<'_, Tasks> {
-        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+        self.tasks.lock_unpoisoned()
     }
 }
 

@@ -17,6 +17,7 @@ use crate::protocol::{
     ClientCapabilities, LoggingLevel, LoggingMessageParams, META_CLIENT_CAPABILITIES, Notification,
     ProgressNotificationParams, ProtocolVersion, RequestId, method,
 };
+use crate::sync::MutexExt;
 
 /// Typed values a host attaches to a registry or to one call, read by tools through
 /// [`ToolContext::get`]. Cloning is cheap (the map is shared).
@@ -387,7 +388,7 @@ impl ToolContext {
             return Err(ProgressError::Completed);
         }
         // Held while sending, so concurrent reports leave in increasing order.
-        let mut last = state.last.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = state.last.lock_unpoisoned();
         if let Some(previous) = *last
             && progress <= previous
         {
@@ -560,7 +561,7 @@ impl Completion {
         if let Some(state) = self.0.take() {
             // Taken under the lock, so a report racing the completion is either sent before
             // the reply or refused.
-            let _last = state.last.lock().unwrap_or_else(|e| e.into_inner());
+            let _last = state.last.lock_unpoisoned();
             state.completed.store(true, Ordering::Release);
         }
     }

@@ -24,6 +24,7 @@ use super::request_state::{StatePayload, StateScope, arguments_digest, caller_di
 use crate::protocol::{
     ClientCapabilities, ErrorCode, ErrorObject, InputRequest, InputRequiredResult,
 };
+use crate::sync::MutexExt;
 
 /// The arguments a state is bound to: their digest, or the text they came in (digested only
 /// when a state is issued: most calls never ask).
@@ -142,7 +143,7 @@ impl Round {
     }
 
     fn run(&self) -> std::sync::MutexGuard<'_, Run> {
-        self.run.lock().unwrap_or_else(|e| e.into_inner())
+        self.run.lock_unpoisoned()
     }
 
     /// Asks `capability`'s request with `params` under `key` (or the next default key): the

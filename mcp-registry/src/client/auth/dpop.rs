@@ -3,7 +3,7 @@
 //! nonce the server last handed out.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::AuthError;
 use super::jose::{self, SigningKey};
+use crate::sync::MutexExt;
 
 /// The `DPoP` request header (the proof).
 pub(crate) const DPOP: HeaderName = HeaderName::from_static("dpop");
@@ -74,8 +75,7 @@ impl Dpop {
     ) -> Result<String, AuthError> {
         let nonce = self
             .nonces
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .lock_unpoisoned()
             .get(&Self::origin(url))
             .cloned();
         let claims = ProofClaims {
@@ -105,7 +105,7 @@ impl Dpop {
         let Some(nonce) = headers.get(DPOP_NONCE).and_then(|v| v.to_str().ok()) else {
             return false;
         };
-        let mut nonces = self.nonces.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut nonces = self.nonces.lock_unpoisoned();
         let previous = nonces.insert(Self::origin(url), nonce.to_owned());
         previous.as_deref() != Some(nonce)
     }

@@ -41,9 +41,10 @@ mod token;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 pub(crate) use flow::{Authorizer, Challenge};
@@ -324,7 +325,7 @@ impl MemoryTokenStore {
 
 impl fmt::Debug for MemoryTokenStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tokens = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+        let tokens = self.tokens.lock_unpoisoned();
         f.debug_struct("MemoryTokenStore")
             .field("resources", &tokens.keys().collect::<Vec<_>>())
             .finish()
@@ -333,25 +334,17 @@ impl fmt::Debug for MemoryTokenStore {
 
 impl TokenStore for MemoryTokenStore {
     fn load(&self, resource: &str) -> Option<Tokens> {
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(resource)
-            .cloned()
+        self.tokens.lock_unpoisoned().get(resource).cloned()
     }
 
     fn save(&self, resource: &str, tokens: Tokens) {
         self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .lock_unpoisoned()
             .insert(resource.to_owned(), tokens);
     }
 
     fn clear(&self, resource: &str) {
-        self.tokens
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(resource);
+        self.tokens.lock_unpoisoned().remove(resource);
     }
 }
 

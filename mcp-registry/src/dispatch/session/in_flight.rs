@@ -8,13 +8,14 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::{MutexGuard, PoisonError};
+use std::sync::MutexGuard;
 
 use tokio_util::sync::CancellationToken;
 
 use super::ServerSession;
 use crate::protocol::RequestId;
 use crate::registry::CallOptions;
+use crate::sync::MutexExt;
 
 /// The requests in flight: the first in a slot of its own, the others by id. A session
 /// mostly has one request at a time: entering and leaving the slot hashes nothing (issue #41:
@@ -148,10 +149,7 @@ impl InFlightTable {
 
 impl ServerSession {
     pub(super) fn in_flight(&self) -> MutexGuard<'_, InFlightTable> {
-        self.inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.in_flight.lock_unpoisoned()
     }
 
     /// Cancels the in-flight request `id`, as `notifications/cancelled` does (every request

@@ -2,12 +2,13 @@
 //! bounded (buckets full again are dropped; past the cap, the longest idle).
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use super::{Quota, Take};
+use crate::sync::MutexExt;
 
 /// Below this many buckets the map is never swept.
 const MIN_SWEEP: usize = 1024;
@@ -46,7 +47,7 @@ impl MemoryBuckets {
 
     /// Takes a token from `key`'s bucket at `now`: one hash lookup under the mutex.
     pub(super) fn take(&self, key: &str, quota: Quota, now: Instant) -> Take {
-        let mut map = self.map.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut map = self.map.lock_unpoisoned();
         if let Some(bucket) = map.buckets.get_mut(key) {
             return take(bucket, quota, now);
         }
@@ -66,11 +67,7 @@ impl MemoryBuckets {
     /// How many buckets are kept.
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.map
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .buckets
-            .len()
+        self.map.lock_unpoisoned().buckets.len()
     }
 }
 

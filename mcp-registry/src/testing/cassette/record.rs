@@ -1,7 +1,7 @@
 //! [`RecordingTransport`]: any transport, with every message it carries written down.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -10,6 +10,7 @@ use super::normalize::Normalizer;
 use super::{CassetteFile, ClientMessage, FORMAT, Interaction, ServerMessage, recorded_params};
 use crate::client::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
 use crate::protocol::{ProtocolVersion, RequestId};
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 /// A transport that passes everything to the one it wraps and records it, for a
@@ -41,7 +42,7 @@ struct Recorder {
 }
 
 fn lock(recorder: &Mutex<Recorder>) -> MutexGuard<'_, Recorder> {
-    recorder.lock().unwrap_or_else(PoisonError::into_inner)
+    recorder.lock_unpoisoned()
 }
 
 impl RecordingTransport {

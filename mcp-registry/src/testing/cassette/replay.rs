@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -12,6 +12,7 @@ use super::{
     CASSETTE_RECORD_ENV, CassetteFile, ClientMessage, ServerMessage, match_key, recorded_params,
 };
 use crate::client::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
+use crate::sync::MutexExt;
 use crate::tool::BoxFuture;
 
 /// A transport that answers from a [`CassetteFile`] instead of a server: each request gets
@@ -136,7 +137,7 @@ fn with_params(mut wire: Value, params: &Option<Value>) -> Value {
 
 impl Transport for ReplayTransport {
     fn send(&self, message: Outbound) -> BoxFuture<'_, Result<(), TransportError>> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.state.lock_unpoisoned();
         let params = message.message.get("params");
         let result = match &message.kind {
             OutboundKind::Request { id, method, .. } => {

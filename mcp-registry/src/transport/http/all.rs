@@ -17,6 +17,7 @@ use super::sessions::AppState;
 use super::{HttpConfig, error_response, router, serve};
 use crate::protocol::ErrorCode;
 use crate::registry::{ALL_SERVERS, Registry};
+use crate::sync::MutexExt;
 
 /// An axum router serving every enabled server of `registry` as one
 /// ([`ALL_SERVERS`](crate::ALL_SERVERS)) at the configured path (default `/mcp`), and each
@@ -120,7 +121,7 @@ impl Endpoints {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Router>> {
-        self.routers.lock().unwrap_or_else(|e| e.into_inner())
+        self.routers.lock_unpoisoned()
     }
 
     /// The router of `server`, at `{base}/{server}`.

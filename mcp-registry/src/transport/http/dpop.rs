@@ -17,10 +17,11 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::random::RandomUnavailable;
+use crate::sync::MutexExt;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use axum::response::Response;
 use base64::Engine;
@@ -194,7 +195,7 @@ impl Dpop {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock_unpoisoned()
     }
 
     /// The nonce to hand out now (rotated when due); `None` when nonces are off; an error

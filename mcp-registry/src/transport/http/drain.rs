@@ -2,7 +2,7 @@
 //! every router given it through [`HttpConfig::shutdown`](super::HttpConfig::shutdown).
 
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::sessions::AppState;
 use crate::protocol::{ErrorCode, ErrorObject};
+use crate::sync::MutexExt;
 
 /// The `retry:` hint (in milliseconds) an SSE stream ends with when its server drains: how
 /// long the client waits before it reconnects (through the load balancer, to another
@@ -177,10 +178,7 @@ impl Shutdown {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Weak<AppState>>> {
-        self.inner
-            .states
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.states.lock_unpoisoned()
     }
 }
 

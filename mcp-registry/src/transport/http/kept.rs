@@ -2,11 +2,12 @@
 //! `resume`): bounded per stream and per session, dropped with the session.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use tokio::sync::Notify;
 
 use super::shared::{KeptEvent, KeptEvents};
+use crate::sync::MutexExt;
 
 /// How many streams (the most recent) a session keeps in memory.
 const MAX_STREAMS: usize = 16;
@@ -28,7 +29,7 @@ pub(super) struct MemoryStreams {
 
 impl MemoryStreams {
     pub(super) fn append(&self, stream: &str, data: &str, last: bool, cap: usize) -> u64 {
-        let mut guard = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut guard = self.streams.lock_unpoisoned();
         let (streams, order) = &mut *guard;
         if !streams.contains_key(stream) {
             if order.len() >= MAX_STREAMS
@@ -52,7 +53,7 @@ impl MemoryStreams {
     }
 
     pub(super) fn read(&self, stream: &str) -> Option<KeptEvents> {
-        let guard = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        let guard = self.streams.lock_unpoisoned();
         let kept = guard.0.get(stream)?;
         Some(KeptEvents::new(
             kept.events.iter().cloned().collect(),

@@ -1,7 +1,7 @@
 //! The legacy sessions a server keeps (lookup, cap, idle sweeps) and the state the handlers
 //! share.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -19,6 +19,7 @@ use crate::dispatch::{Outgoing, ServerSession};
 use crate::protocol::decode::IncomingResponse;
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::Registry;
+use crate::sync::MutexExt;
 
 /// How often, at most, requests sweep away idle legacy sessions.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -77,12 +78,7 @@ impl SessionSlot {
     /// Ends the session: its calls are cancelled and its `GET` stream, if open, ends.
     fn end(&self) {
         self.session.shutdown();
-        if let Some(stream) = self
-            .stream
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(stream) = self.stream.lock_unpoisoned().take() {
             stream.cancel();
         }
     }
@@ -147,7 +143,7 @@ impl AppState {
     }
 
     fn sessions(&self) -> MutexGuard<'_, Sessions> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+        self.sessions.lock_unpoisoned()
     }
 
     /// Ends idle sessions when the last sweep is [`SWEEP_EVERY`] old; every request calls

@@ -2,7 +2,7 @@
 //! `GET` stream of what the server sends on its own, and `DELETE`.
 
 use std::convert::Infallible;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
@@ -27,6 +27,7 @@ use crate::dispatch::{Answer, Step, reply_text};
 use crate::protocol::{ErrorCode, RequestId};
 use crate::registry::CallOptions;
 use crate::registry::quota::{self, RATE_LIMITED};
+use crate::sync::MutexExt;
 use crate::tool::{BoxFuture, NotificationSink};
 
 /// The header naming the last SSE event a client received, to resume its stream after.
@@ -368,11 +369,7 @@ async fn resume(
 /// the server noticing yet) opens it again, and the one it lost ends.
 fn take_stream(slot: &SessionSlot, session_id: &str) -> CancellationToken {
     let token = CancellationToken::new();
-    let previous = slot
-        .stream
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .replace(token.clone());
+    let previous = slot.stream.lock_unpoisoned().replace(token.clone());
     if let Some(previous) = previous {
         tracing::debug!(
             session = session_id,
