@@ -10,8 +10,8 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, Lit, LitBool, LitInt, LitStr, Meta, Path, Token};
 
-use crate::ast::Kind;
 use crate::ctxt::Errors;
+use crate::kind::Kind;
 
 /// An annotation hint: `read_only` (true) or `read_only = false`.
 pub(crate) type Hint = bool;

@@ -5,9 +5,10 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::ast::{AnnotatedFn, Kind};
+use crate::ast::AnnotatedFn;
 use crate::ctxt::Errors;
 use crate::expand;
+use crate::kind::Kind;
 
 /// `#[mcp_tool]`, `#[mcp_prompt]` or `#[mcp_resource]` on a function with mistakes.
 pub(crate) fn annotated(def: &AnnotatedFn, errors: &Errors) -> TokenStream {

@@ -10,14 +10,15 @@ mod attr;
 mod ctxt;
 mod expand;
 mod fallback;
+mod kind;
 mod methods;
 mod uri;
 mod valid;
 
 use proc_macro::TokenStream;
 
-use crate::ast::Kind;
 use crate::ctxt::Errors;
+use crate::kind::Kind;
 
 /// The one path of the three attributes: parse, check, then expand or fall back.
 fn annotate(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {

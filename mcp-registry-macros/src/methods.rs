@@ -15,8 +15,9 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, ImplItem, ImplItemFn, Pat, Path, Type};
 
-use crate::ast::{AnnotatedFn, Kind, ServerInput};
+use crate::ast::{AnnotatedFn, ServerInput};
 use crate::ctxt::Errors;
+use crate::kind::Kind;
 
 /// `#[mcp_server(..)]` on `impl Type { .. }`.
 pub(crate) fn mcp_server(args: TokenStream, input: TokenStream) -> TokenStream {

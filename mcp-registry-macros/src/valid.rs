@@ -8,9 +8,10 @@ use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{Pat, ReturnType, Type};
 
-use crate::ast::{AnnotatedFn, Kind, Param, ServerInput};
+use crate::ast::{AnnotatedFn, Param, ServerInput};
 use crate::ctxt::Errors;
 use crate::expand::MAX_PARAMS;
+use crate::kind::Kind;
 use crate::uri;
 
 /// Finds `impl Trait` inside a type.

@@ -13,7 +13,8 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Path};
 
-use crate::ast::{AnnotatedFn, Kind};
+use crate::ast::AnnotatedFn;
+use crate::kind::Kind;
 
 mod prompt;
 pub(crate) mod resource;
