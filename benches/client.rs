@@ -11,7 +11,7 @@
 //! Each iteration awaits one call on a current-thread runtime.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_registry::client::{CallPolicy, Client, RemoteServer};
+use mcp_registry::client::{Client, RemoteServer, RequestPolicy};
 use mcp_registry::{Registry, Server, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -65,7 +65,7 @@ fn bench(c: &mut Criterion) {
     });
 
     // No retries: a benchmark should see every failure.
-    let no_retries = || Client::builder().policy("tools/call", CallPolicy::new().retries(0));
+    let no_retries = || Client::builder().policy("tools/call", RequestPolicy::new().retries(0));
     let client = runtime
         .block_on(no_retries().connect_in_process(registry(), "math"))
         .expect("connects");

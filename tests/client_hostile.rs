@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mcp_registry::client::transport::TransportError;
-use mcp_registry::client::{CallPolicy, Client, ClientBuilder, ClientError};
+use mcp_registry::client::{Client, ClientBuilder, ClientError, RequestPolicy};
 use mcp_registry::protocol::ProtocolVersion;
 use serde_json::json;
 
@@ -17,7 +17,7 @@ const INIT_REPLY: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":
 fn builder() -> ClientBuilder {
     Client::builder()
         .protocol_version(ProtocolVersion::V2025_06_18)
-        .policy("tools/call", CallPolicy::new().retries(0))
+        .policy("tools/call", RequestPolicy::new().retries(0))
 }
 
 fn reply(id: u64, text: &str) -> String {

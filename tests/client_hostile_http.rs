@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_registry::client::transport::TransportError;
-use mcp_registry::client::{Backoff, CallPolicy, Client, ClientBuilder, ClientError};
+use mcp_registry::client::{Backoff, Client, ClientBuilder, ClientError, RequestPolicy};
 use mcp_registry::protocol::ProtocolVersion;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -145,7 +145,7 @@ where
 fn builder() -> ClientBuilder {
     Client::builder()
         .protocol_version(ProtocolVersion::V2025_06_18)
-        .policy("tools/call", CallPolicy::new().retries(0))
+        .policy("tools/call", RequestPolicy::new().retries(0))
 }
 
 async fn bounded<T>(future: impl Future<Output = T>) -> T {
@@ -320,7 +320,7 @@ async fn failing_once(
 fn retrying() -> ClientBuilder {
     builder().policy(
         "tools/call",
-        CallPolicy::new()
+        RequestPolicy::new()
             .retries(2)
             .backoff(Backoff::custom(|_| Duration::from_millis(1))),
     )

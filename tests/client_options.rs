@@ -1,4 +1,4 @@
-//! The client's call policy and list options against a scripted server: approval, retries
+//! The client's request policy and list options against a scripted server: approval, retries
 //! and backoff (on tokio's paused clock), timeouts that cancel on the wire, the telemetry a
 //! `tracing` layer receives; the tool cache, its TTL and its invalidation, filters and
 //! qualified names over several servers.
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_registry::client::transport::{Inbound, Outbound, OutboundKind, Transport, TransportError};
 use mcp_registry::client::{
-    Approval, Backoff, CallPolicy, Client, ClientBuilder, ClientError, RequestOptions,
+    Approval, Backoff, Client, ClientBuilder, ClientError, RequestOptions, RequestPolicy,
 };
 use mcp_registry::protocol::ProtocolVersion;
 use mcp_registry::tool::BoxFuture;
@@ -181,7 +181,7 @@ async fn retryable_failures_are_retried_with_exponential_backoff() {
 
 #[tokio::test(start_paused = true)]
 async fn the_last_failure_is_returned_after_all_retries() {
-    let policy = CallPolicy::new().retries(2);
+    let policy = RequestPolicy::new().retries(2);
     let steps = [
         Step::Error(-32603),
         Step::Error(-32603),
@@ -216,7 +216,7 @@ async fn tool_errors_and_invalid_params_are_never_retried() {
 #[tokio::test(start_paused = true)]
 async fn a_custom_backoff_is_a_function_of_the_retry_number() {
     let backoff = Backoff::custom(|retry| Duration::from_secs(u64::from(retry) * 7));
-    let policy = CallPolicy::new().backoff(backoff);
+    let policy = RequestPolicy::new().backoff(backoff);
     let steps = [Step::TransportFails, Step::TransportFails, ok()];
     let (client, seen) = connect(Client::builder().policy("tools/call", policy), steps).await;
     client.call_tool("t", json!({})).await.unwrap();
@@ -225,7 +225,7 @@ async fn a_custom_backoff_is_a_function_of_the_retry_number() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_cancels_on_the_wire_and_is_retried() {
-    let policy = CallPolicy::new().retries(1);
+    let policy = RequestPolicy::new().retries(1);
     let (client, seen) = connect(
         Client::builder().policy("tools/call", policy),
         [Step::Hang, ok()],
@@ -261,7 +261,7 @@ async fn a_timeout_cancels_on_the_wire_and_is_retried() {
 #[tokio::test(start_paused = true)]
 async fn a_request_is_configured_on_its_builder() {
     let (client, seen) = connect(Client::builder(), [Step::Hang, Step::Hang, ok()]).await;
-    let no_retry = CallPolicy::new().retries(0);
+    let no_retry = RequestPolicy::new().retries(0);
     let started = Instant::now();
     let error = client
         .call_tool("t", json!({}))
@@ -311,7 +311,7 @@ async fn a_request_is_configured_on_its_builder() {
 
 #[tokio::test(start_paused = true)]
 async fn every_attempt_timing_out_ends_in_a_timeout_error() {
-    let policy = CallPolicy::new().retries(1);
+    let policy = RequestPolicy::new().retries(1);
     let (client, seen) = connect(
         Client::builder().policy("tools/call", policy),
         [Step::Hang, Step::Hang],
@@ -332,7 +332,7 @@ async fn a_denial_sends_nothing_and_carries_the_reason() {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let policy = {
         let asked = asked.clone();
-        CallPolicy::new().approval(move |request| {
+        RequestPolicy::new().approval(move |request| {
             asked.lock().unwrap().push(request.clone());
             async move {
                 if request.tool == "rm" {
@@ -370,7 +370,7 @@ async fn a_denial_sends_nothing_and_carries_the_reason() {
 #[tokio::test(start_paused = true)]
 async fn a_per_call_policy_overrides_the_clients() {
     let (client, seen) = connect(Client::builder(), [Step::Error(-32603), ok()]).await;
-    let options = RequestOptions::new().policy(CallPolicy::new().retries(0));
+    let options = RequestOptions::new().policy(RequestPolicy::new().retries(0));
     assert!(
         client
             .call_tool("t", json!({}))

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_registry::client::{Approval, CallPolicy, Client, ClientError, RequestOptions};
+use mcp_registry::client::{Approval, Client, ClientError, RequestOptions, RequestPolicy};
 use mcp_registry::{Prompt, PromptMessage, Registry, Server, Tool};
 use serde_json::json;
 
@@ -32,8 +32,8 @@ fn registry() -> Registry {
 }
 
 /// A policy denying every request and counting what it was asked.
-fn denying(asked: Arc<AtomicUsize>) -> CallPolicy {
-    CallPolicy::new().approval(move |request| {
+fn denying(asked: Arc<AtomicUsize>) -> RequestPolicy {
+    RequestPolicy::new().approval(move |request| {
         asked.fetch_add(1, Ordering::SeqCst);
         async move { Approval::Deny(format!("{} needs a human", request.tool)) }
     })
@@ -80,7 +80,7 @@ async fn without_a_policy_get_prompt_runs_once_and_a_request_option_policy_wraps
 #[tokio::test(start_paused = true)]
 async fn a_request_times_out_by_the_machines_deadline_and_is_forgotten() {
     let client = Client::builder()
-        .policy("tools/call", CallPolicy::new().retries(0))
+        .policy("tools/call", RequestPolicy::new().retries(0))
         .connect_in_process(registry(), "s")
         .await
         .unwrap();

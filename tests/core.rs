@@ -46,6 +46,8 @@ mod macros;
 mod macros_calls;
 #[path = "methods.rs"]
 mod methods;
+#[path = "old_paths.rs"]
+mod old_paths;
 #[path = "pipeline.rs"]
 mod pipeline;
 #[path = "prompts.rs"]

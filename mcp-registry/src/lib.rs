@@ -57,7 +57,7 @@
 //! - [Serving](guide::serving): stdio, Streamable HTTP, a whole registry as one server,
 //!   authorization.
 //! - [Replicas](guide::replicas): several replicas behind a load balancer.
-//! - [Client and auth](guide::client_and_auth): the MCP client, call policies, traces, remote
+//! - [Client and auth](guide::client_and_auth): the MCP client, request policies, traces, remote
 //!   servers, OAuth 2.1.
 //! - [Agents](guide::agents): your own loop against a model API, agent runtimes.
 //! - [Extensions](guide::extensions): Skills and MCP Apps.

@@ -13,8 +13,8 @@ use super::ClientError;
 use super::driver::{Callbacks, Client, Settings};
 use super::handlers::{ElicitationHandler, Handlers, SamplingHandler};
 use super::machine::{ClientConfig, VersionPreference};
-use super::policy::CallPolicy;
 use super::policy::Policies;
+use super::policy::RequestPolicy;
 use super::transport::{DEFAULT_MAX_MESSAGE_BYTES, InProcessTransport, Inbound, Transport};
 use crate::protocol::{
     ClientCapabilities, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
@@ -184,15 +184,15 @@ impl ClientBuilder {
     /// Deprecated: `policy("tools/call", policy)`.
     #[deprecated(since = "0.1.0", note = "use `policy(\"tools/call\", policy)`")]
     #[doc(hidden)]
-    pub fn call_policy(self, policy: CallPolicy) -> Self {
+    pub fn call_policy(self, policy: RequestPolicy) -> Self {
         self.policy(method::TOOLS_CALL, policy)
     }
 
     /// Retries, backoff, approval and telemetry for every request of `method` (e.g.
     /// `"prompts/get"`, `"resources/read"`); requests of other methods than `tools/call` get
-    /// none unless set. `tools/call` has [`CallPolicy::new`] unless set (3 retries of retryable
+    /// none unless set. `tools/call` has [`RequestPolicy::new`] unless set (3 retries of retryable
     /// failures, no approval).
-    pub fn policy(mut self, method: impl Into<String>, policy: CallPolicy) -> Self {
+    pub fn policy(mut self, method: impl Into<String>, policy: RequestPolicy) -> Self {
         self.policies.set(method, policy);
         self
     }

@@ -61,7 +61,7 @@ pub enum ClientError {
     /// The lifecycle state does not allow the operation.
     #[error(transparent)]
     State(#[from] ClientStateError),
-    /// The [`CallPolicy`](super::CallPolicy)'s approval callback refused the call; nothing was sent.
+    /// The [`RequestPolicy`](super::RequestPolicy)'s approval callback refused the call; nothing was sent.
     #[error("calling {tool} was denied: {reason}")]
     Denied {
         /// The tool.

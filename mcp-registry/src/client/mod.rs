@@ -46,11 +46,13 @@ pub use machine::{
     ServerRequestKind, TimedOut, VersionPreference,
 };
 pub use mount::{MountError, RemoteServer};
-// The registry's own approval types, named here too because a `CallPolicy` takes them: shown
+// The registry's own approval types, named here too because a `RequestPolicy` takes them: shown
 // as a re-export, so the docs hold each type once.
+#[allow(deprecated)]
+pub use policy::CallPolicy;
 #[doc(no_inline)]
 pub use policy::{Approval, ApprovalRequest};
-pub use policy::{Backoff, CallPolicy, RequestOptions};
+pub use policy::{Backoff, RequestOptions, RequestPolicy};
 pub use request::{
     AnyRequest, CallTool, ClientRequest, Complete, GetPrompt, ReadResource, RequestTarget,
 };

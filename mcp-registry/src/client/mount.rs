@@ -56,7 +56,7 @@ pub enum MountError {
 /// prompts, resources and resource templates are listed, called and read through the
 /// registry like those of an in-process server (by `call_tool_by_name`,
 /// `handle_mcp_message`, every transport and agent session), each call forwarded through a
-/// [`Client`] with the client's [`CallPolicy`](super::CallPolicy).
+/// [`Client`] with the client's [`RequestPolicy`](super::RequestPolicy).
 ///
 /// - **Forwarding:** progress the remote reports reaches the caller (under the caller's own
 ///   progress token); a call the caller cancels or times out is cancelled on the remote

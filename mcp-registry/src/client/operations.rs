@@ -201,7 +201,7 @@ impl Client {
     }
 
     /// Calls tool `name` with `arguments` (an object, or `null` for none); set a timeout,
-    /// cancellation, progress token or [`CallPolicy`](super::CallPolicy) on the returned
+    /// cancellation, progress token or [`RequestPolicy`](super::RequestPolicy) on the returned
     /// [`ClientRequest`] before awaiting it.
     ///
     /// The policy (the request's, else the client's) runs first: its approval callback,
@@ -246,7 +246,7 @@ impl Client {
     }
 
     /// Runs `attempt` under the policy for `method` (the options', else the client's; see
-    /// [`CallPolicy`](super::CallPolicy)), or once when there is none. `name` and `arguments`
+    /// [`RequestPolicy`](super::RequestPolicy)), or once when there is none. `name` and `arguments`
     /// are what approval and telemetry see; approval may not change them.
     async fn guarded<T, F, Fut>(
         &self,

@@ -1,5 +1,5 @@
 //! What wraps a request, as tower's retry and timeout layers wrap a service: the
-//! [`CallPolicy`] (approval, retries with backoff, telemetry) decides, the request does not
+//! [`RequestPolicy`] (approval, retries with backoff, telemetry) decides, the request does not
 //! know it is retried; [`RequestOptions`] carry one request's timeout, cancellation, progress
 //! token and policy. Every [`Client::call_tool`](super::Client::call_tool) has a policy; any
 //! other method gets one with [`ClientBuilder::policy`](super::ClientBuilder::policy) or
@@ -110,9 +110,9 @@ impl fmt::Debug for Backoff {
 /// OpenTelemetry layer receives them as they are.
 ///
 /// ```
-/// use mcp_registry::client::{Approval, Backoff, CallPolicy};
+/// use mcp_registry::client::{Approval, Backoff, RequestPolicy};
 /// use std::time::Duration;
-/// let policy = CallPolicy::new()
+/// let policy = RequestPolicy::new()
 ///     .retries(2)
 ///     .backoff(Backoff::custom(|retry| Duration::from_millis(50 * u64::from(retry))))
 ///     .approval(|request| async move {
@@ -125,15 +125,23 @@ impl fmt::Debug for Backoff {
 /// assert_eq!(policy.max_attempts(), 3);
 /// ```
 #[derive(Clone)]
-pub struct CallPolicy {
+pub struct RequestPolicy {
     retries: u32,
     backoff: Backoff,
     approval: Option<Approver>,
 }
 
-impl Default for CallPolicy {
+/// Renamed [`RequestPolicy`]: it governs any request, not only `tools/call`.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `RequestPolicy`: it governs any request"
+)]
+#[doc(hidden)]
+pub type CallPolicy = RequestPolicy;
+
+impl Default for RequestPolicy {
     fn default() -> Self {
-        CallPolicy {
+        RequestPolicy {
             retries: 3,
             backoff: Backoff::DEFAULT,
             approval: None,
@@ -141,9 +149,9 @@ impl Default for CallPolicy {
     }
 }
 
-impl fmt::Debug for CallPolicy {
+impl fmt::Debug for RequestPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallPolicy")
+        f.debug_struct("RequestPolicy")
             .field("retries", &self.retries)
             .field("backoff", &self.backoff)
             .field("approval", &self.approval.is_some())
@@ -151,7 +159,7 @@ impl fmt::Debug for CallPolicy {
     }
 }
 
-impl CallPolicy {
+impl RequestPolicy {
     /// The default: 3 retries (4 attempts at most), [`Backoff::DEFAULT`], no approval.
     pub fn new() -> Self {
         Self::default()
@@ -239,8 +247,8 @@ pub struct RequestOptions {
     /// Asks for `notifications/progress` under this token (they arrive on
     /// [`Client::notifications`](super::Client::notifications)).
     pub progress_token: Option<Value>,
-    /// Overrides the client's [`CallPolicy`] for this request.
-    pub policy: Option<CallPolicy>,
+    /// Overrides the client's [`RequestPolicy`] for this request.
+    pub policy: Option<RequestPolicy>,
 }
 
 impl RequestOptions {
@@ -268,32 +276,32 @@ impl RequestOptions {
     }
 
     /// Retries, backoff and approval for this call, instead of the client's.
-    pub fn policy(mut self, policy: CallPolicy) -> Self {
+    pub fn policy(mut self, policy: RequestPolicy) -> Self {
         self.policy = Some(policy);
         self
     }
 }
 
-/// The policies of a client, by method; `tools/call` has [`CallPolicy::default`] unless set.
+/// The policies of a client, by method; `tools/call` has [`RequestPolicy::default`] unless set.
 #[derive(Clone, Debug)]
-pub(crate) struct Policies(HashMap<String, CallPolicy>);
+pub(crate) struct Policies(HashMap<String, RequestPolicy>);
 
 impl Default for Policies {
     fn default() -> Self {
         Policies(HashMap::from([(
             method::TOOLS_CALL.to_owned(),
-            CallPolicy::default(),
+            RequestPolicy::default(),
         )]))
     }
 }
 
 impl Policies {
-    pub(crate) fn set(&mut self, method: impl Into<String>, policy: CallPolicy) {
+    pub(crate) fn set(&mut self, method: impl Into<String>, policy: RequestPolicy) {
         self.0.insert(method.into(), policy);
     }
 
     /// The policy for a request of `method` with `options`: the options', else the client's.
-    pub(crate) fn pick(&self, method: &str, options: &RequestOptions) -> Option<CallPolicy> {
+    pub(crate) fn pick(&self, method: &str, options: &RequestOptions) -> Option<RequestPolicy> {
         options
             .policy
             .clone()
@@ -358,7 +366,7 @@ fn error_type(error: &ClientError) -> String {
 /// between them; `cancellation` ends a wait). One `tracing` span per request
 /// (`mcp.tool_call` with `server`, `tool`; `mcp.request` with `server`, `method`, `name`).
 pub(crate) async fn run<T, F, Fut>(
-    policy: &CallPolicy,
+    policy: &RequestPolicy,
     request: PolicyRequest<'_>,
     cancellation: Option<&CancellationToken>,
     mut attempt: F,

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ClientError;
 use super::driver::Client;
-use super::policy::{CallPolicy, RequestOptions};
+use super::policy::{RequestOptions, RequestPolicy};
 use crate::protocol::ReadResourceResult;
 use crate::protocol::{CallToolResult, CompleteParams, CompleteResult, GetPromptResult};
 
@@ -97,8 +97,8 @@ impl<T: RequestTarget> ClientRequest<T> {
     }
 
     /// Retries, backoff and approval for this request, instead of the client's
-    /// [`CallPolicy`] for its method.
-    pub fn policy(self, policy: CallPolicy) -> Self {
+    /// [`RequestPolicy`] for its method.
+    pub fn policy(self, policy: RequestPolicy) -> Self {
         self.set(|o| o.policy = Some(policy))
     }
 

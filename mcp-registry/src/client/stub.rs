@@ -7,7 +7,7 @@ use crate::protocol::CallToolResult;
 use crate::tool::BoxFuture;
 use crate::tool::stub::{ToolCallError, ToolCaller};
 
-/// Calls through [`Client::call_tool`] (its call policy, timeout and task handling); a
+/// Calls through [`Client::call_tool`] (its request policy, timeout and task handling); a
 /// result with `isError: true` is the tool's failure.
 impl ToolCaller for Client {
     type Error = ClientError;

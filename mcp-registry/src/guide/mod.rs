@@ -11,7 +11,7 @@
 //! | [`tasks`] | tools run as tasks: call now, fetch the result later | none |
 //! | [`serving`] | stdio and Streamable HTTP, a whole registry as one server, HTTP authorization | `stdio`, `http`, `http-dpop` |
 //! | [`replicas`] | several replicas behind a load balancer, state in Redis | `redis`, `http` |
-//! | [`client_and_auth`] | the MCP client, call policies, traces, remote servers, tool pinning, OAuth 2.1 | `client-stdio`, `client-http`, `client-auth`, `otel` |
+//! | [`client_and_auth`] | the MCP client, request policies, traces, remote servers, tool pinning, OAuth 2.1 | `client-stdio`, `client-http`, `client-auth`, `otel` |
 //! | [`agents`] | your own loop against a model API; agent runtimes such as the Claude Code CLI | `agent`, `client-stdio` |
 //! | [`extensions`] | Skills (SEP-2640) and MCP Apps (SEP-1865) | none |
 //! | [`security`] | the security model: who can see and call what, what is bound to whom, what the server trusts | `http` |

@@ -1,7 +1,7 @@
 //! The host's say before an item runs: [`Approval`] asked with an [`ApprovalRequest`], by a
 //! registry ([`RegistryBuilder::approval`](crate::RegistryBuilder::approval), the innermost
 //! layer) before any of its tools, prompts, resources or completions runs, and by a client's
-//! [`CallPolicy`](crate::client::CallPolicy) before a call is sent.
+//! [`RequestPolicy`](crate::client::RequestPolicy) before a call is sent.
 
 use std::future::Future;
 use std::sync::Arc;
