@@ -115,14 +115,10 @@ pub(super) struct Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        for task in lock(&self.tasks).drain(..) {
+        for task in self.tasks.lock_unpoisoned().drain(..) {
             task.abort();
         }
     }
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock_unpoisoned()
 }
 
 /// The machine's clock: tokio's, so a paused test clock drives timeouts too.
@@ -159,7 +155,7 @@ pub struct Client {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let machine = lock(&self.inner.machine);
+        let machine = self.inner.machine.lock_unpoisoned();
         f.debug_struct("Client")
             .field("lifecycle", machine.lifecycle())
             .field("version", &machine.negotiated_version())
@@ -200,26 +196,26 @@ impl Client {
             timer,
             inner.gone.clone(),
         ));
-        lock(&inner.tasks).extend([reader, clock]);
+        inner.tasks.lock_unpoisoned().extend([reader, clock]);
         Client { inner }
     }
 
     pub(super) fn machine(&self) -> MutexGuard<'_, ClientMachine> {
-        lock(&self.inner.machine)
+        self.inner.machine.lock_unpoisoned()
     }
 
     /// Marks the connection gone with `reason`, failing every pending request.
     pub(super) fn fail_pending(&self, reason: String) {
-        *lock(&self.inner.closed) = Some(reason.clone());
+        *self.inner.closed.lock_unpoisoned() = Some(reason.clone());
         self.inner.gone.cancel();
-        for (_, waiter) in lock(&self.inner.waiters).drain() {
+        for (_, waiter) in self.inner.waiters.lock_unpoisoned().drain() {
             let _ = waiter.send(Reply::Closed(reason.clone()));
         }
     }
 
     /// Ends the driver's tasks (the connection is closed).
     pub(super) fn stop_tasks(&self) {
-        for task in lock(&self.inner.tasks).drain(..) {
+        for task in self.inner.tasks.lock_unpoisoned().drain(..) {
             task.abort();
         }
     }
@@ -322,8 +318,8 @@ impl Client {
         let id = request.id.clone();
         let method = request.method().to_owned();
         let (tx, rx) = oneshot::channel();
-        lock(&self.inner.waiters).insert(id.clone(), tx);
-        if let Some(reason) = lock(&self.inner.closed).clone() {
+        self.inner.waiters.lock_unpoisoned().insert(id.clone(), tx);
+        if let Some(reason) = self.inner.closed.lock_unpoisoned().clone() {
             self.forget(&id);
             return Err(ClientError::Closed(reason));
         }
@@ -331,7 +327,7 @@ impl Client {
         // Under the machine's lock, as the timer task sets `armed`: no deadline is missed.
         let earlier = {
             let machine = self.machine();
-            let armed = *lock(&self.inner.armed);
+            let armed = *self.inner.armed.lock_unpoisoned();
             machine
                 .next_deadline()
                 .is_some_and(|at| armed.is_none_or(|armed| at < armed))
@@ -387,7 +383,7 @@ impl Client {
     /// Forgets pending request `id` in the machine and the waiter table; its method, when it
     /// was pending.
     fn forget(&self, id: &crate::protocol::RequestId) -> Option<String> {
-        lock(&self.inner.waiters).remove(id);
+        self.inner.waiters.lock_unpoisoned().remove(id);
         let mut machine = self.machine();
         let method = machine.pending_method(id).map(str::to_owned);
         machine.forget(id);
@@ -581,7 +577,7 @@ async fn refuse_busy(inner: &Inner, id: RequestId) {
     let outbound = Outbound {
         message: serde_json::to_value(ClientMachine::error_response(id, busy)).unwrap_or_default(),
         kind: OutboundKind::Response,
-        protocol_version: lock(&inner.machine).negotiated_version(),
+        protocol_version: inner.machine.lock_unpoisoned().negotiated_version(),
     };
     if let Err(e) = inner.transport.send(outbound).await {
         tracing::warn!(error = %e, "could not refuse an MCP server request");
@@ -601,12 +597,12 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
                 continue;
             }
             Inbound::Failed { id, error } => {
-                lock(&inner.machine).forget(&id);
+                inner.machine.lock_unpoisoned().forget(&id);
                 deliver(&inner, &id, Reply::Failed(error));
                 continue;
             }
         };
-        let classified = lock(&inner.machine).handle(message);
+        let classified = inner.machine.lock_unpoisoned().handle(message);
         match classified {
             Incoming::Response { id, result, .. } => deliver(&inner, &id, Reply::Result(result)),
             Incoming::Error {
@@ -644,7 +640,7 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
                     let outbound = Outbound {
                         message: reply.unwrap_or_default(),
                         kind: OutboundKind::Response,
-                        protocol_version: lock(&inner.machine).negotiated_version(),
+                        protocol_version: inner.machine.lock_unpoisoned().negotiated_version(),
                     };
                     if let Err(e) = inner.transport.send(outbound).await {
                         tracing::warn!(error = %e, "could not answer an MCP server request");
@@ -668,21 +664,24 @@ async fn read_loop(inner: Weak<Inner>, mut incoming: mpsc::UnboundedReceiver<Inb
 }
 
 fn deliver(inner: &Inner, id: &crate::protocol::RequestId, reply: Reply) {
-    if let Some(waiter) = lock(&inner.waiters).remove(id) {
+    if let Some(waiter) = inner.waiters.lock_unpoisoned().remove(id) {
         let _ = waiter.send(reply);
     }
 }
 
 pub(super) fn invalidate_tool_cache(inner: &Inner) {
     inner.tool_cache_generation.fetch_add(1, Ordering::AcqRel);
-    *lock(&inner.tool_cache) = None;
+    *inner.tool_cache.lock_unpoisoned() = None;
 }
 
 fn close_all(inner: &Inner, reason: String) {
-    let _ = lock(&inner.machine).mark_disconnected(reason.clone());
-    *lock(&inner.closed) = Some(reason.clone());
+    let _ = inner
+        .machine
+        .lock_unpoisoned()
+        .mark_disconnected(reason.clone());
+    *inner.closed.lock_unpoisoned() = Some(reason.clone());
     inner.gone.cancel();
-    for (_, waiter) in lock(&inner.waiters).drain() {
+    for (_, waiter) in inner.waiters.lock_unpoisoned().drain() {
         let _ = waiter.send(Reply::Closed(reason.clone()));
     }
 }
@@ -698,9 +697,9 @@ async fn timer_loop(inner: Weak<Inner>, wake: Arc<Notify>, gone: CancellationTok
     loop {
         let deadline = match inner.upgrade() {
             Some(inner) => {
-                let machine = lock(&inner.machine);
+                let machine = inner.machine.lock_unpoisoned();
                 let deadline = machine.next_deadline();
-                *lock(&inner.armed) = deadline;
+                *inner.armed.lock_unpoisoned() = deadline;
                 deadline
             }
             None => return,
@@ -717,7 +716,7 @@ async fn timer_loop(inner: Weak<Inner>, wake: Arc<Notify>, gone: CancellationTok
             () = gone.cancelled() => return,
         }
         let Some(inner) = inner.upgrade() else { return };
-        let expired = lock(&inner.machine).check_timeouts(now());
+        let expired = inner.machine.lock_unpoisoned().check_timeouts(now());
         for timed_out in expired {
             let id = timed_out.id.clone();
             deliver(&inner, &id, Reply::TimedOut(timed_out));

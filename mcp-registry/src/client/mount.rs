@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
@@ -150,7 +150,7 @@ impl RemoteServer {
             current: Mutex::new(None),
             me: Mutex::new(Weak::new()),
         });
-        *lock(&link.me) = Arc::downgrade(&link);
+        *link.me.lock_unpoisoned() = Arc::downgrade(&link);
         link.connect_and_register(true).await
     }
 }
@@ -171,7 +171,7 @@ struct Link {
 
 impl RemoteLink for Link {
     fn state(&self) -> ConnectionState {
-        lock(&self.state).clone()
+        self.state.lock_unpoisoned().clone()
     }
 
     fn reconnect(self: Arc<Self>) {
@@ -192,11 +192,12 @@ impl RemoteLink for Link {
 
 impl Link {
     fn set_state(&self, state: ConnectionState) {
-        *lock(&self.state) = state;
+        *self.state.lock_unpoisoned() = state;
     }
 
     fn handle(&self) -> Option<Arc<dyn RemoteLink>> {
-        lock(&self.me)
+        self.me
+            .lock_unpoisoned()
             .upgrade()
             .map(|link| link as Arc<dyn RemoteLink>)
     }
@@ -243,14 +244,18 @@ impl Link {
             return Ok(());
         }
         self.set_state(ConnectionState::Connected);
-        let follower = tokio::spawn(follow(lock(&self.me).clone(), client.clone(), changes));
-        *lock(&self.current) = Some((client, follower));
+        let follower = tokio::spawn(follow(
+            self.me.lock_unpoisoned().clone(),
+            client.clone(),
+            changes,
+        ));
+        *self.current.lock_unpoisoned() = Some((client, follower));
         Ok(())
     }
 
     /// The current client, its follower task stopped.
     fn take_current(&self) -> Option<Client> {
-        let (client, follower) = lock(&self.current).take()?;
+        let (client, follower) = self.current.lock_unpoisoned().take()?;
         follower.abort();
         Some(client)
     }
@@ -670,8 +675,4 @@ fn read_through(
         let client = client.clone();
         Box::pin(async move { client.read_resource(request.uri()).await })
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock_unpoisoned()
 }

@@ -14,7 +14,7 @@ use super::ClientError;
 use super::builder::ClientBuilder;
 use std::future::Future;
 
-use super::driver::{Client, Reply, invalidate_tool_cache, lock, parse};
+use super::driver::{Client, Reply, invalidate_tool_cache, parse};
 use super::machine::{ClientLifecycle, ClientStateError, ServerNotification};
 use super::machine::{ClientMachine, RequestSettings};
 use super::pages::every_page;
@@ -30,6 +30,7 @@ use crate::protocol::{
 };
 use crate::protocol::{ListenParams, SubscriptionFilter};
 use crate::registry::Registry;
+use crate::sync::MutexExt;
 
 impl Client {
     /// A builder, to set the client's identity, handlers and version.
@@ -95,7 +96,9 @@ impl Client {
     /// failed, or [`close`](Self::close) was called), with the reason.
     pub async fn closed(&self) -> String {
         self.inner.gone.cancelled().await;
-        lock(&self.inner.closed)
+        self.inner
+            .closed
+            .lock_unpoisoned()
             .clone()
             .unwrap_or_else(|| "the connection closed".into())
     }
@@ -121,7 +124,7 @@ impl Client {
     /// answered from the cache.
     pub async fn list_tools(&self) -> Result<Vec<ToolDescriptor>, ClientError> {
         if let Some(ttl) = self.inner.settings.tool_cache
-            && let Some((at, tools)) = lock(&self.inner.tool_cache).as_ref()
+            && let Some((at, tools)) = self.inner.tool_cache.lock_unpoisoned().as_ref()
             && at.elapsed() < ttl
         {
             return Ok(tools.clone());
@@ -133,7 +136,7 @@ impl Client {
         if self.inner.settings.tool_cache.is_some()
             && self.inner.tool_cache_generation.load(Ordering::Acquire) == generation
         {
-            *lock(&self.inner.tool_cache) = Some((fetched, all.clone()));
+            *self.inner.tool_cache.lock_unpoisoned() = Some((fetched, all.clone()));
         }
         Ok(all)
     }
@@ -185,7 +188,7 @@ impl Client {
         let mut page: ListToolsResult = parse(&method, result)?;
         self.remember_task_tools(&page.tools);
         if self.inner.transport.mirrors_tool_params() {
-            let mut headers = lock(&self.inner.tool_headers);
+            let mut headers = self.inner.tool_headers.lock_unpoisoned();
             page.tools.retain(|tool| match tool_param_headers(&tool.input_schema) {
                 Ok(found) => {
                     headers.insert(tool.name.clone(), found);
@@ -308,7 +311,10 @@ impl Client {
                 }));
             }
         };
-        let headers = match (&arguments, lock(&self.inner.tool_headers).get(name)) {
+        let headers = match (
+            &arguments,
+            self.inner.tool_headers.lock_unpoisoned().get(name),
+        ) {
             (Some(args), Some(found)) => param_headers(found, args),
             _ => Vec::new(),
         };

@@ -17,7 +17,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::ClientError;
-use super::driver::{Client, lock, parse};
+use super::driver::{Client, parse};
 use super::policy::RequestOptions;
 use super::request::ClientRequest;
 use crate::protocol::{
@@ -25,6 +25,7 @@ use crate::protocol::{
     TaskIdParams, TaskRequest, TaskStatus, TaskSupport, ToolDescriptor, UpdateTaskParams, method,
     params_of,
 };
+use crate::sync::MutexExt;
 
 /// How often to poll a task whose server suggests no interval.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);
@@ -176,12 +177,13 @@ impl Client {
         if self.is_modern() {
             return None;
         }
-        (as_task || lock(&self.inner.task_tools).contains(name)).then(TaskRequest::default)
+        (as_task || self.inner.task_tools.lock_unpoisoned().contains(name))
+            .then(TaskRequest::default)
     }
 
     /// Remembers which listed tools run only as tasks.
     pub(super) fn remember_task_tools(&self, tools: &[ToolDescriptor]) {
-        let mut required = lock(&self.inner.task_tools);
+        let mut required = self.inner.task_tools.lock_unpoisoned();
         for tool in tools {
             let support = tool.execution.and_then(|e| e.task_support);
             if support == Some(TaskSupport::Required) {
@@ -249,7 +251,7 @@ impl ClientTask {
             parse::<LegacyTask>(method::TASKS_GET, result)?.into()
         };
         if let Some(ms) = task.poll_interval_ms {
-            *lock(&self.poll) = Duration::from_millis(ms).max(MIN_POLL);
+            *self.poll.lock_unpoisoned() = Duration::from_millis(ms).max(MIN_POLL);
         }
         Ok(task)
     }
@@ -307,7 +309,7 @@ impl ClientTask {
                 TaskStatus::InputRequired if self.modern => self.answer_requests(task).await?,
                 _ => {}
             }
-            let wait = *lock(&self.poll);
+            let wait = *self.poll.lock_unpoisoned();
             match &options.cancellation {
                 Some(token) => {
                     if token
@@ -346,7 +348,7 @@ impl ClientTask {
     async fn answer_requests(&self, task: DetailedTask) -> Result<(), ClientError> {
         let mut answers = Map::new();
         for (key, request) in task.input_requests.unwrap_or_default() {
-            if lock(&self.answered).contains(&key) {
+            if self.answered.lock_unpoisoned().contains(&key) {
                 continue;
             }
             let answer = self
@@ -380,7 +382,7 @@ impl ClientTask {
                 &RequestOptions::default(),
             )
             .await?;
-        lock(&self.answered).extend(keys);
+        self.answered.lock_unpoisoned().extend(keys);
         Ok(())
     }
 

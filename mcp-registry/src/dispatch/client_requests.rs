@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize as _, Serialize};
@@ -42,20 +42,16 @@ impl ClientRequests {
             .store(first, std::sync::atomic::Ordering::Relaxed);
     }
 
-    fn waiting(&self) -> MutexGuard<'_, Waiting> {
-        self.waiting.lock_unpoisoned()
-    }
-
     /// The request `id` waiting for its reply, taken out of the table.
     pub(super) fn take(&self, id: &RequestId) -> Option<oneshot::Sender<IncomingResponse>> {
-        self.waiting().by_id.remove(id)
+        self.waiting.lock_unpoisoned().by_id.remove(id)
     }
 
     /// Ends every wait: the requests waiting hear that the client is gone
     /// ([`InputError::Disconnected`]).
     pub(super) fn clear(&self) {
         // Dropped outside the lock.
-        let waiting = std::mem::take(&mut self.waiting().by_id);
+        let waiting = std::mem::take(&mut self.waiting.lock_unpoisoned().by_id);
         drop(waiting);
     }
 
@@ -64,7 +60,7 @@ impl ClientRequests {
     #[cfg(feature = "stdio")]
     pub(super) fn close(&self) {
         let waiting = {
-            let mut waiting = self.waiting();
+            let mut waiting = self.waiting.lock_unpoisoned();
             waiting.closed = true;
             std::mem::take(&mut waiting.by_id)
         };
@@ -128,7 +124,7 @@ impl SessionInput {
         {
             // Checked and entered under one lock: a client gone in between cannot leave the
             // request waiting for a reply that never comes.
-            let mut waiting = requests.waiting();
+            let mut waiting = requests.waiting.lock_unpoisoned();
             if waiting.closed {
                 return Box::pin(std::future::ready(Err(InputError::Disconnected)));
             }

@@ -14,7 +14,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -111,12 +111,6 @@ struct Shared<T> {
     senders: AtomicUsize,
 }
 
-impl<T> Shared<T> {
-    fn queue(&self) -> MutexGuard<'_, Queue<T>> {
-        self.queue.lock_unpoisoned()
-    }
-}
-
 /// A new outbox: its sending half (the session's) and its receiving half (the transport's).
 pub(crate) fn channel() -> (Sender, Outgoing) {
     let (sender, receiver) =
@@ -174,7 +168,7 @@ impl<T> Drop for Sender<T> {
 impl<T> Sender<T> {
     /// Queues `message` as `class` says; `false` once the receiver is gone.
     pub(crate) fn push(&self, message: T, class: Class) -> bool {
-        let mut queue = self.shared.queue();
+        let mut queue = self.shared.queue.lock_unpoisoned();
         if queue.closed {
             return false;
         }
@@ -280,7 +274,7 @@ pub(crate) struct Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        let mut queue = self.shared.queue();
+        let mut queue = self.shared.queue.lock_unpoisoned();
         queue.closed = true;
         queue.entries.clear();
         queue.pending.clear();
@@ -310,12 +304,12 @@ impl<T> Receiver<T> {
     /// Whether nothing is queued now.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn is_empty(&self) -> bool {
-        self.shared.queue().entries.is_empty()
+        self.shared.queue.lock_unpoisoned().entries.is_empty()
     }
 
     /// The next message if one is queued.
     pub(crate) fn take(&self) -> Result<T, TryRecvError> {
-        let mut queue = self.shared.queue();
+        let mut queue = self.shared.queue.lock_unpoisoned();
         match queue.pop() {
             Some(message) => Ok(message),
             None if self.shared.senders.load(Ordering::Acquire) == 0 => {
@@ -327,18 +321,18 @@ impl<T> Receiver<T> {
 
     /// How many messages are queued.
     pub(crate) fn len(&self) -> usize {
-        self.shared.queue().entries.len()
+        self.shared.queue.lock_unpoisoned().entries.len()
     }
 
     /// How many notifications were dropped for newer ones, in all.
     pub(crate) fn dropped(&self) -> u64 {
-        self.shared.queue().dropped
+        self.shared.queue.lock_unpoisoned().dropped
     }
 
     /// How many responses are queued (what stdio's reading waits on).
     #[cfg_attr(not(feature = "stdio"), allow(dead_code))]
     pub(crate) fn replies(&self) -> usize {
-        self.shared.queue().replies
+        self.shared.queue.lock_unpoisoned().replies
     }
 }
 

@@ -314,12 +314,6 @@ pub(crate) struct ResourceUpdates {
     hooks: Mutex<Vec<Weak<UpdateHook>>>,
 }
 
-impl ResourceUpdates {
-    fn hooks(&self) -> std::sync::MutexGuard<'_, Vec<Weak<UpdateHook>>> {
-        self.hooks.lock_unpoisoned()
-    }
-}
-
 impl Registry {
     /// Reads the resource at `uri` from whichever enabled server has it: a resource at
     /// exactly that URI first (an error when several enabled servers have one), else the
@@ -517,7 +511,7 @@ impl Registry {
     /// told.
     pub(crate) fn tell_resource_updated(&self, uri: &str) -> usize {
         let hooks: Vec<Arc<UpdateHook>> = {
-            let mut hooks = self.inner.updates.hooks();
+            let mut hooks = self.inner.updates.hooks.lock_unpoisoned();
             hooks.retain(|h| h.strong_count() > 0);
             hooks.iter().filter_map(Weak::upgrade).collect()
         };
@@ -526,7 +520,7 @@ impl Registry {
 
     /// Registers a session's update hook, held weakly: it is dropped with the session.
     pub(crate) fn on_resource_updated(&self, hook: &Arc<UpdateHook>) {
-        let mut hooks = self.inner.updates.hooks();
+        let mut hooks = self.inner.updates.hooks.lock_unpoisoned();
         hooks.retain(|h| h.strong_count() > 0);
         hooks.push(Arc::downgrade(hook));
     }

@@ -317,10 +317,6 @@ impl Tasks {
         self.clock.now_ms()
     }
 
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Live>> {
-        self.live.lock_unpoisoned()
-    }
-
     /// What the call of a task about to start needs: its cancellation, and where its asks go.
     pub(crate) fn prepare(self: &Arc<Self>) -> Prepared {
         Prepared {
@@ -370,7 +366,7 @@ impl Tasks {
         if let Some(slot) = &prepared.id_slot {
             let _ = slot.0.set(id.clone());
         }
-        self.live().insert(
+        self.live.lock_unpoisoned().insert(
             id.clone(),
             Live {
                 cancel: prepared.cancel.clone(),
@@ -412,7 +408,8 @@ impl Tasks {
     /// 2025-11-25 `notifications/tasks/status` to the session watching the task, if any.
     fn tell_status(&self, record: &TaskRecord) {
         let watch = self
-            .live()
+            .live
+            .lock_unpoisoned()
             .get(&record.task_id)
             .and_then(|live| live.watch.clone());
         if let Some(watch) = watch {
@@ -446,7 +443,7 @@ impl Tasks {
         if after.status != TaskStatus::Cancelled {
             return Ok(Some(Cancelled::Ended(after)));
         }
-        if let Some(live) = self.live().remove(id) {
+        if let Some(live) = self.live.lock_unpoisoned().remove(id) {
             live.cancel.cancel();
         }
         Ok(Some(Cancelled::Now(after)))
@@ -463,7 +460,11 @@ impl Tasks {
         let Some(record) = self.get(id, requestor).await? else {
             return Ok(None);
         };
-        let waiting = self.live().get(id).map(|live| live.input.clone());
+        let waiting = self
+            .live
+            .lock_unpoisoned()
+            .get(id)
+            .map(|live| live.input.clone());
         let Some(waiting) = waiting else {
             // The task runs in another process (or no longer runs): the store hands the
             // answers on to it, when it is one shared with that process.
@@ -530,7 +531,7 @@ impl Tasks {
             let changed = self.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if self.live().is_empty() {
+            if self.live.lock_unpoisoned().is_empty() {
                 return;
             }
             changed.await;
@@ -543,7 +544,8 @@ impl Tasks {
     #[cfg(feature = "http")]
     pub(crate) async fn release(&self, reason: &str) -> usize {
         let live: Vec<(String, CancellationToken)> = self
-            .live()
+            .live
+            .lock_unpoisoned()
             .iter()
             .map(|(id, live)| (id.clone(), live.cancel.clone()))
             .collect();
@@ -558,14 +560,14 @@ impl Tasks {
             {
                 tracing::warn!(task = %id, error = %e, "could not record a released task as failed");
             }
-            self.live().remove(id);
+            self.live.lock_unpoisoned().remove(id);
             cancel.cancel();
         }
         live.len()
     }
 
     fn finished(&self, id: &str) {
-        self.live().remove(id);
+        self.live.lock_unpoisoned().remove(id);
         self.changed.notify_waiters();
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Weak;
 use serde_json::{Map, Value};
 
 use super::Tasks;
+use crate::sync::MutexExt;
 
 /// The tasks a registry runs in this process, handed to its store by
 /// [`TaskStore::attach`](super::TaskStore::attach).
@@ -39,7 +40,7 @@ impl TaskRuns {
     pub fn running(&self) -> Vec<String> {
         self.0
             .upgrade()
-            .map(|tasks| tasks.live().keys().cloned().collect())
+            .map(|tasks| tasks.live.lock_unpoisoned().keys().cloned().collect())
             .unwrap_or_default()
     }
 
@@ -53,7 +54,11 @@ impl TaskRuns {
         };
         // The run, stopped, records its end (a no-op on an ended record: its status
         // notification still goes out) and leaves the live map itself.
-        let cancel = tasks.live().get(id).map(|live| live.cancel.clone());
+        let cancel = tasks
+            .live
+            .lock_unpoisoned()
+            .get(id)
+            .map(|live| live.cancel.clone());
         if let Some(cancel) = cancel {
             cancel.cancel();
         }
@@ -66,7 +71,11 @@ impl TaskRuns {
         let Some(tasks) = self.0.upgrade() else {
             return 0;
         };
-        let waiting = tasks.live().get(id).map(|live| live.input.clone());
+        let waiting = tasks
+            .live
+            .lock_unpoisoned()
+            .get(id)
+            .map(|live| live.input.clone());
         let Some(waiting) = waiting else {
             return 0;
         };

@@ -324,10 +324,6 @@ impl MemoryTaskStore {
     pub fn new() -> Self {
         Self::default()
     }
-
-    fn tasks(&self) -> std::sync::MutexGuard<'_, Tasks> {
-        self.tasks.lock_unpoisoned()
-    }
 }
 
 impl TaskStore for MemoryTaskStore {
@@ -336,7 +332,7 @@ impl TaskStore for MemoryTaskStore {
         record: TaskRecord,
         live_limit: usize,
     ) -> BoxFuture<'_, Result<(), TaskStoreError>> {
-        let mut tasks = self.tasks();
+        let mut tasks = self.tasks.lock_unpoisoned();
         let live = tasks.live.get(&record.requestor).copied().unwrap_or(0);
         let created = if tasks.by_id.contains_key(&record.task_id) {
             Err(TaskStoreError::Duplicate(record.task_id))
@@ -368,7 +364,8 @@ impl TaskStore for MemoryTaskStore {
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let record = self
-            .tasks()
+            .tasks
+            .lock_unpoisoned()
             .by_id
             .get(task_id)
             .map(|(_, record)| record)
@@ -383,7 +380,7 @@ impl TaskStore for MemoryTaskStore {
         change: TaskChange,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
-        let mut tasks = self.tasks();
+        let mut tasks = self.tasks.lock_unpoisoned();
         let mut ended = None;
         let record = tasks
             .by_id
@@ -411,7 +408,7 @@ impl TaskStore for MemoryTaskStore {
         limit: usize,
         now_ms: u64,
     ) -> BoxFuture<'a, Result<TaskPage, TaskStoreError>> {
-        let tasks = self.tasks();
+        let tasks = self.tasks.lock_unpoisoned();
         let start = cursor
             .and_then(|c| tasks.by_id.get(c))
             .map_or(0, |(place, _)| *place);
@@ -438,7 +435,7 @@ impl TaskStore for MemoryTaskStore {
     }
 
     fn expire(&self, now_ms: u64) -> BoxFuture<'_, Result<usize, TaskStoreError>> {
-        let mut tasks = self.tasks();
+        let mut tasks = self.tasks.lock_unpoisoned();
         let mut dropped = 0;
         while let Some((at, _)) = tasks.expiry.first()
             && *at <= now_ms

@@ -142,10 +142,6 @@ impl Round {
         let _ = self.escalation.set(escalation);
     }
 
-    fn run(&self) -> std::sync::MutexGuard<'_, Run> {
-        self.run.lock_unpoisoned()
-    }
-
     /// Asks `capability`'s request with `params` under `key` (or the next default key): the
     /// answer when the client gave one, [`InputError::NotSupported`] when its request did
     /// not declare the capability, and otherwise never (the run stops for input).
@@ -158,7 +154,7 @@ impl Round {
         let method = capability.method();
         let mut escalated = None;
         {
-            let mut run = self.run();
+            let mut run = self.run.lock_unpoisoned();
             let index = run.asks;
             run.asks += 1;
             let mut key = match key {
@@ -215,13 +211,13 @@ impl Round {
 
     /// Whether the run waits for input it cannot get: it is to be stopped.
     pub(crate) fn waits_for_input(&self) -> bool {
-        let run = self.run();
+        let run = self.run.lock_unpoisoned();
         !run.unanswered.is_empty() || run.invalid.is_some()
     }
 
     /// Keeps `waker` to wake when an ask leaves the run waiting for input.
     pub(crate) fn wake_on_ask(&self, waker: &Waker) {
-        let mut run = self.run();
+        let mut run = self.run.lock_unpoisoned();
         if !run.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
             run.waker = Some(waker.clone());
         }
@@ -229,14 +225,14 @@ impl Round {
 
     /// Marks the run stopped for input (the call ends without the body's result).
     pub(crate) fn stop(&self) {
-        self.run().stopped = true;
+        self.run.lock_unpoisoned().stopped = true;
     }
 
     /// The answer to a run that was stopped for input: `input_required` with the unanswered
     /// asks and a state carrying the answers used, or the error refusing an invalid answer.
     /// `None` for a run that was not stopped.
     pub(crate) fn input_required(&self) -> Option<Result<InputRequiredResult, ErrorObject>> {
-        let run = self.run();
+        let run = self.run.lock_unpoisoned();
         if !run.stopped {
             return None;
         }

@@ -1,7 +1,7 @@
 //! [`RecordingTransport`]: any transport, with every message it carries written down.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -25,7 +25,7 @@ pub struct RecordingTransport {
 impl std::fmt::Debug for RecordingTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RecordingTransport")
-            .field("path", &lock(&self.recorder).path)
+            .field("path", &self.recorder.lock_unpoisoned().path)
             .finish_non_exhaustive()
     }
 }
@@ -39,10 +39,6 @@ struct Recorder {
     open: Vec<(Value, usize, Option<Value>)>,
     /// Whether the file is up to date.
     saved: bool,
-}
-
-fn lock(recorder: &Mutex<Recorder>) -> MutexGuard<'_, Recorder> {
-    recorder.lock_unpoisoned()
 }
 
 impl RecordingTransport {
@@ -70,7 +66,7 @@ impl RecordingTransport {
         let forward = tokio::spawn(async move {
             while let Some(inbound) = incoming.recv().await {
                 if let Inbound::Message(message) = &inbound {
-                    lock(&seen).server(message);
+                    seen.lock_unpoisoned().server(message);
                 }
                 if tx.send(inbound).is_err() {
                     break;
@@ -87,7 +83,7 @@ impl RecordingTransport {
 
     /// Writes the cassette now.
     fn save(&self) {
-        lock(&self.recorder).save();
+        self.recorder.lock_unpoisoned().save();
     }
 }
 
@@ -215,7 +211,7 @@ fn params_token(message: &ServerMessage) -> Option<&Value> {
 
 impl Transport for RecordingTransport {
     fn send(&self, message: Outbound) -> BoxFuture<'_, Result<(), TransportError>> {
-        lock(&self.recorder).client(&message);
+        self.recorder.lock_unpoisoned().client(&message);
         self.inner.send(message)
     }
 

@@ -194,10 +194,6 @@ impl Dpop {
         ALGORITHMS.iter().map(|a| format!("{a:?}")).collect()
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock_unpoisoned()
-    }
-
     /// The nonce to hand out now (rotated when due); `None` when nonces are off; an error
     /// when a new one is due and the OS has no randomness to make it.
     pub(crate) fn current_nonce(&self) -> Result<Option<String>, RandomUnavailable> {
@@ -205,7 +201,7 @@ impl Dpop {
             return Ok(None);
         };
         let now = (self.clock)();
-        let mut state = self.state();
+        let mut state = self.state.lock_unpoisoned();
         match &state.nonce {
             Some((nonce, issued)) if now < issued + lifetime => Ok(Some(nonce.clone())),
             _ => {
@@ -242,7 +238,7 @@ impl Dpop {
             // No nonce can be made: no proof is accepted (fail closed).
             Err(_) => return false,
         };
-        let state = self.state();
+        let state = self.state.lock_unpoisoned();
         nonce.is_some_and(|n| n == current || state.previous_nonce.as_deref() == Some(n))
     }
 
@@ -307,7 +303,7 @@ impl Dpop {
 
     /// Refuses a proof seen before within the window; remembers a new one.
     fn remember(&self, jti: String, jkt: String, iat: u64, now: u64) -> Result<(), DpopRefusal> {
-        let mut state = self.state();
+        let mut state = self.state.lock_unpoisoned();
         let state = &mut *state;
         if state.seen.len() >= PURGE_AT || state.per_key.get(&jkt) >= Some(&self.per_key) {
             let per_key = &mut state.per_key;

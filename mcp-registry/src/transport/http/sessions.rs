@@ -1,7 +1,7 @@
 //! The legacy sessions a server keeps (lookup, cap, idle sweeps) and the state the handlers
 //! share.
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
@@ -142,15 +142,11 @@ impl AppState {
         }
     }
 
-    fn sessions(&self) -> MutexGuard<'_, Sessions> {
-        self.sessions.lock_unpoisoned()
-    }
-
     /// Ends idle sessions when the last sweep is [`SWEEP_EVERY`] old; every request calls
     /// this, so abandoned sessions go away without waiting for an `initialize`.
     pub(super) fn sweep_if_due(&self) {
         let now = Instant::now();
-        let mut sessions = self.sessions();
+        let mut sessions = self.sessions.lock_unpoisoned();
         if now.duration_since(sessions.last_sweep) >= SWEEP_EVERY {
             sessions.sweep(now, self.config.session_idle_timeout);
         }
@@ -166,7 +162,7 @@ impl AppState {
     ) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
         let limit = self.config.session_idle_timeout;
-        let mut sessions = self.sessions();
+        let mut sessions = self.sessions.lock_unpoisoned();
         let live = sessions.live.get_mut(id)?;
         if !owned_by(&live.slot, caller) {
             return None;
@@ -182,7 +178,7 @@ impl AppState {
     /// Ends the session `id`; `false` when there was no live one of `caller`'s.
     pub(super) fn end_session(&self, id: &str, caller: Option<&AccessClaims>) -> bool {
         let limit = self.config.session_idle_timeout;
-        let mut sessions = self.sessions();
+        let mut sessions = self.sessions.lock_unpoisoned();
         if !sessions
             .live
             .get(id)
@@ -219,7 +215,7 @@ impl AppState {
 
     /// Forgets session `id` (ending it), whoever opened it.
     pub(super) fn forget_session(&self, id: &str) {
-        let removed = self.sessions().live.remove(id);
+        let removed = self.sessions.lock_unpoisoned().live.remove(id);
         if let Some(live) = removed {
             live.slot.end();
         }
@@ -230,7 +226,7 @@ impl AppState {
     /// it at once), the kept one stays, serving both, and `slot` is ended.
     pub(super) fn keep_session(&self, slot: SessionSlot) -> Option<Arc<SessionSlot>> {
         let now = Instant::now();
-        let mut sessions = self.sessions();
+        let mut sessions = self.sessions.lock_unpoisoned();
         sessions.sweep(now, self.config.session_idle_timeout);
         if let Some(kept) = sessions.live.get_mut(&*slot.id) {
             kept.last_used = now;
@@ -380,7 +376,8 @@ impl AppState {
             return;
         }
         let live: Vec<(Arc<str>, Arc<SessionSlot>)> = self
-            .sessions()
+            .sessions
+            .lock_unpoisoned()
             .live
             .iter()
             .map(|(id, live)| (id.clone(), live.slot.clone()))
@@ -407,14 +404,15 @@ impl EventSink for AppState {
     fn on_event(&self, event: SessionEvent) {
         match event {
             SessionEvent::Changed { session, record } => {
-                if let Some(live) = self.sessions().live.get(session.as_str()) {
+                if let Some(live) = self.sessions.lock_unpoisoned().live.get(session.as_str()) {
                     live.slot.session.update_from(&record.session);
                 }
             }
             SessionEvent::Ended { session } => self.forget_session(&session),
             SessionEvent::Cancelled { session, request } => {
                 let slot = self
-                    .sessions()
+                    .sessions
+                    .lock_unpoisoned()
                     .live
                     .get(session.as_str())
                     .map(|l| l.slot.clone());
@@ -430,7 +428,8 @@ impl EventSink for AppState {
                 error,
             } => {
                 let slot = self
-                    .sessions()
+                    .sessions
+                    .lock_unpoisoned()
                     .live
                     .get(session.as_str())
                     .map(|l| l.slot.clone());
