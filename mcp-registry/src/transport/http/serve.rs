@@ -461,10 +461,7 @@ impl<'a> Watchdog<'a> {
     /// When the timer of a new connection first fires, and its `step`.
     fn first(watch: &Watch, limits: &Limits) -> (Instant, Duration) {
         let step = limits.header_read.min(limits.idle).max(MIN_STEP);
-        let first = Instant::now() + step;
-        let at = watch
-            .deadline(limits)
-            .map_or(first, |(at, _)| at.min(first));
+        let at = next_fire(watch.deadline(limits), Instant::now() + step);
         (at, step)
     }
 
@@ -487,13 +484,18 @@ impl<'a> Watchdog<'a> {
         {
             return Some(why);
         }
-        let next = now + self.step;
         self.timer
             .as_mut()
-            .reset(deadline.map_or(next, |(at, _)| at.min(next)));
+            .reset(next_fire(deadline, now + self.step));
         self.armed = true;
         None
     }
+}
+
+/// When the watchdog next fires: at the phase's `deadline`, or at `step_away` if that comes
+/// first (or there is none).
+fn next_fire(deadline: Option<(Instant, &'static str)>, step_away: Instant) -> Instant {
+    deadline.map_or(step_away, |(at, _)| at.min(step_away))
 }
 
 /// What woke a connection's task to act.

@@ -129,8 +129,6 @@ where
         })
     };
     let started = start(options.notifications(sink).cancellation(token.clone()));
-    // Dropping the response (the client going away) cancels the call.
-    let mut guard = token.drop_guard();
     let answered = match started {
         Pending::Ready(answered) => Some(answered),
         // Most calls finish on their first poll: answered here, without a task of their own
@@ -138,8 +136,7 @@ where
         Pending::Later(id, mut answer) => match (&mut answer).now_or_never() {
             Some(answered) => Some(answered),
             None => {
-                let token = guard.disarm();
-                guard = token.clone().drop_guard();
+                let token = token.clone();
                 let shutdown = state.config.shutdown.clone();
                 let limit = state.config.drain_timeout;
                 let tx = tx.clone();
@@ -157,6 +154,8 @@ where
             }
         },
     };
+    // Dropping the response (the client going away) cancels the call.
+    let guard = token.drop_guard();
     if let Some(answered) = answered {
         // No notification came first: the reply, without the hop through the queue.
         if rx.is_empty() {
